@@ -1,0 +1,1 @@
+#include "eval/evaluator.h"

@@ -1,0 +1,30 @@
+// The reference evaluator: runs an HLO module on the host with XLA's semantics. It is the
+// oracle every pass and backend is checked against, so it favours clarity over speed.
+#pragma once
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "ir/literal.h"
+#include "ir/module.h"
+
+namespace hloc {
+
+struct EvaluatorOptions {
+  // Collectives run as on one device of a group of this many (all-reduce of one copy, ...).
+  int64_t replica_count = 1;
+  // Guard against runaway loops in bad input: a while loop stops with an error after this many trips.
+  int64_t max_loop_iterations = int64_t{1} << 31;
+};
+
+// Evaluates the entry computation on `args` (one literal per entry parameter, shapes must
+// match ignoring layout). Errors name the instruction that could not be evaluated.
+absl::StatusOr<Literal> EvaluateModule(const HloModule& module, absl::Span<const Literal> args,
+                                       const EvaluatorOptions& options = {});
+
+// Evaluates one computation (used for called computations and by constant folding).
+absl::StatusOr<Literal> EvaluateComputation(const HloComputation& computation,
+                                            absl::Span<const Literal* const> args,
+                                            const EvaluatorOptions& options = {});
+
+}  // namespace hloc

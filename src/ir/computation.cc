@@ -1,0 +1,76 @@
+#include "ir/computation.h"
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "ir/module.h"
+
+namespace hloc {
+
+HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> inst) {
+  inst->set_parent(this);
+  if (inst->unique_id() < 0 && parent_) inst->set_unique_id(parent_->NextUniqueId());
+  HloInstruction* raw = inst.get();
+  if (raw->opcode() == HloOpcode::kParameter) {
+    int64_t n = raw->attrs().parameter_number;
+    if (n >= 0 && n < (int64_t{1} << 20)) {
+      if ((int64_t)params_.size() <= n) params_.resize(n + 1, nullptr);
+      params_[n] = raw;
+    }
+  }
+  instructions_.push_back(std::move(inst));
+  return raw;
+}
+
+absl::Status HloComputation::RemoveInstruction(HloInstruction* inst) {
+  if (inst->user_count() > 0)
+    return absl::FailedPreconditionError(absl::StrCat("cannot remove ", inst->name(), ": it has users"));
+  if (inst == root_)
+    return absl::FailedPreconditionError(absl::StrCat("cannot remove root ", inst->name()));
+  if (inst->opcode() == HloOpcode::kParameter)
+    return absl::FailedPreconditionError(absl::StrCat("cannot remove parameter ", inst->name()));
+  inst->DetachFromOperandsAndUsers();
+  for (auto it = instructions_.begin(); it != instructions_.end(); ++it) {
+    if (it->get() == inst) {
+      instructions_.erase(it);
+      return absl::OkStatus();
+    }
+  }
+  return absl::NotFoundError(absl::StrCat(inst->name(), " is not in computation ", name_));
+}
+
+std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
+  // Iterative DFS over operands and control predecessors, roots visited in definition order.
+  std::vector<HloInstruction*> order;
+  absl::flat_hash_map<const HloInstruction*, int> state;  // 1 = on stack, 2 = done
+  for (const auto& start : instructions_) {
+    if (state[start.get()] == 2) continue;
+    std::vector<std::pair<HloInstruction*, size_t>> stack = {{start.get(), 0}};
+    state[start.get()] = 1;
+    while (!stack.empty()) {
+      auto& [inst, next] = stack.back();
+      size_t nops = inst->operands().size();
+      size_t total = nops + inst->control_predecessors().size();
+      if (next < total) {
+        HloInstruction* dep = next < nops ? inst->operand(next) : inst->control_predecessors()[next - nops];
+        ++next;
+        if (dep->parent() != this || state[dep] != 0) continue;  // cycles are the verifier's to report
+        state[dep] = 1;
+        stack.push_back({dep, 0});
+      } else {
+        state[inst] = 2;
+        order.push_back(inst);
+        stack.pop_back();
+      }
+    }
+  }
+  return order;
+}
+
+HloInstruction* HloComputation::GetInstructionWithName(const std::string& name) const {
+  for (const auto& i : instructions_)
+    if (i->name() == name) return i.get();
+  return nullptr;
+}
+
+}  // namespace hloc

@@ -1,0 +1,111 @@
+// HloModule: computations, the entry, and the module-level configuration that HLO text
+// carries in its header line (entry layout, aliasing, replicas/partitions, ...), plus the
+// stack-frame tables JAX dumps carry.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/computation.h"
+
+namespace hloc {
+
+struct ComputationLayout {
+  std::vector<Shape> parameter_shapes;
+  Shape result_shape;
+};
+
+// input_output_alias={ {0}: (0, {}, may-alias) }
+struct InputOutputAlias {
+  ShapeIndex output_index;
+  int64_t parameter_number = 0;
+  ShapeIndex parameter_index;
+  bool must_alias = false;
+  bool operator==(const InputOutputAlias&) const = default;
+};
+// buffer_donor={ (0, {}) }
+struct BufferDonor {
+  int64_t parameter_number = 0;
+  ShapeIndex parameter_index;
+  bool operator==(const BufferDonor&) const = default;
+};
+
+// The FileNames / FunctionNames / FileLocations / StackFrames tables of JAX dumps.
+struct StackFrameIndex {
+  struct FileLocation {
+    int64_t file_name_id = 0, function_name_id = 0;
+    int64_t line = 0, end_line = 0, column = 0, end_column = 0;
+    bool operator==(const FileLocation&) const = default;
+  };
+  struct StackFrame {
+    int64_t file_location_id = 0, parent_frame_id = 0;
+    bool operator==(const StackFrame&) const = default;
+  };
+  std::vector<std::string> file_names;       // id i+1 at index i
+  std::vector<std::string> function_names;
+  std::vector<FileLocation> file_locations;
+  std::vector<StackFrame> stack_frames;
+  bool empty() const {
+    return file_names.empty() && function_names.empty() && file_locations.empty() &&
+           stack_frames.empty();
+  }
+  bool operator==(const StackFrameIndex&) const = default;
+};
+
+struct HloModuleConfig {
+  int64_t replica_count = 1;
+  int64_t num_partitions = 1;
+  std::optional<ComputationLayout> entry_computation_layout;  // as written in the header
+  std::vector<InputOutputAlias> input_output_alias;
+  std::vector<BufferDonor> buffer_donor;
+  bool alias_passthrough_params = false;
+  std::vector<bool> allow_spmd_sharding_propagation_to_parameters;
+  std::vector<bool> allow_spmd_sharding_propagation_to_output;
+  std::optional<HloSharding> spmd_output_sharding;
+  std::vector<HloSharding> spmd_parameters_shardings;
+  FrontendAttributes frontend_attributes;
+  // Header attributes hloc keeps verbatim (cross_program_prefetches=, ...).
+  std::vector<std::pair<std::string, std::string>> raw_attributes;
+};
+
+class HloModule {
+ public:
+  explicit HloModule(std::string name) : name_(std::move(name)) {}
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string n) { name_ = std::move(n); }
+
+  HloComputation* AddComputation(std::unique_ptr<HloComputation> c, bool is_entry = false);
+  // Removes a computation that nothing calls.
+  absl::Status RemoveComputation(HloComputation* c);
+  const std::vector<std::unique_ptr<HloComputation>>& computations() const { return computations_; }
+  // Callees before callers, the entry last (the order XLA prints).
+  std::vector<HloComputation*> MakeComputationPostOrder() const;
+  HloComputation* entry_computation() const { return entry_; }
+  void set_entry_computation(HloComputation* c) { entry_ = c; }
+  HloComputation* GetComputationWithName(const std::string& name) const;
+
+  HloModuleConfig& config() { return config_; }
+  const HloModuleConfig& config() const { return config_; }
+  // is_scheduled=true: every computation's instruction order is its schedule.
+  bool is_scheduled() const { return is_scheduled_; }
+  void set_is_scheduled(bool v) { is_scheduled_ = v; }
+
+  StackFrameIndex& stack_frames() { return stack_frames_; }
+  const StackFrameIndex& stack_frames() const { return stack_frames_; }
+
+  // Unique ids for new instructions.
+  int64_t NextUniqueId() { return next_unique_id_++; }
+
+ private:
+  std::string name_;
+  std::vector<std::unique_ptr<HloComputation>> computations_;
+  HloComputation* entry_ = nullptr;
+  HloModuleConfig config_;
+  bool is_scheduled_ = false;
+  StackFrameIndex stack_frames_;
+  int64_t next_unique_id_ = 0;
+};
+
+}  // namespace hloc
