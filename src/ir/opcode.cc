@@ -30,7 +30,7 @@ bool IsElementwiseUnary(HloOpcode op) {
   switch (op) {
     case O::kAbs: case O::kBitcastConvert: case O::kCbrt: case O::kCeil: case O::kClz:
     case O::kConvert: case O::kCopy: case O::kCos: case O::kErf: case O::kExp: case O::kExpm1:
-    case O::kFloor: case O::kImag: case O::kIsFinite: case O::kLog: case O::kLog1p:
+    case O::kFloor: case O::kImag: case O::kIsFinite: case O::kLog: case O::kLog1p: case O::kLogistic:
     case O::kNegate: case O::kNot: case O::kPopulationCount: case O::kReal:
     case O::kReducePrecision: case O::kRoundNearestAfz: case O::kRoundNearestEven:
     case O::kRsqrt: case O::kSign: case O::kSin: case O::kSqrt: case O::kTan: case O::kTanh:

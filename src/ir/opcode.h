@@ -72,6 +72,7 @@ namespace hloc {
   X(kIsFinite, "is-finite", 1)                                   \
   X(kLog, "log", 1)                                              \
   X(kLog1p, "log-plus-one", 1)                                   \
+  X(kLogistic, "logistic", 1)                                    \
   X(kMap, "map", kVariadic)                                      \
   X(kMaximum, "maximum", 2)                                      \
   X(kMinimum, "minimum", 2)                                      \
