@@ -1,9 +1,12 @@
 // Comparison of computed outputs with reference outputs: the relative-norm error
 // ||out - ref|| / ||ref|| per output, with the thresholds of corpus/README.md.
 #pragma once
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ir/literal.h"
+#include "ir/module.h"
 
 namespace hloc {
 
@@ -12,6 +15,12 @@ struct CompareResult {
   double error = 0;       // relative-norm error (0 for exact integer/pred matches)
   double threshold = 0;   // what it was held to
   std::string message;    // why it failed (shape/type mismatch, N of M elements differ, ...)
+  // Elements that differ: for integers and pred any difference; for floats a NaN/inf
+  // mismatch or a difference above threshold * rms(ref). first_difference is the
+  // multi-dimensional index of the first one (empty when none, or for a scalar).
+  int64_t differing_elements = 0;
+  int64_t element_count = 0;
+  std::vector<int64_t> first_difference;
 };
 
 // Default threshold for an output element type compared with a GPU-produced reference:
@@ -21,7 +30,20 @@ double DefaultTolerance(PrimitiveType type, bool fed_by_dot_or_conv);
 
 // Compares two array literals of the same shape (ignoring layout). NaN equals NaN; an inf
 // must match an inf of the same sign; integers and pred compare exactly (tolerance ignored).
-// When ||ref|| is 0 the error is ||out - ref|| itself.
+// When ||ref|| is 0 the error is ||out - ref|| itself. Complex numbers compare by the
+// magnitude of the difference. Tuples compare element by element (ok when all are; the
+// error is the largest, the message names the first failing element's index).
 CompareResult CompareLiterals(const Literal& out, const Literal& ref, double tolerance);
+
+// The array leaves of a literal in order (a tuple's elements, nested tuples flattened; an
+// array is its own single leaf): how outputs.npz names outputs out0..outM.
+std::vector<const Literal*> FlattenLeaves(const Literal& literal);
+
+// One flag per array leaf of the entry root's shape (in FlattenLeaves order): whether a dot,
+// convolution, ragged-dot or a cuBLAS/cuDNN custom-call can feed that output, looking
+// through the root tuple's operands and into called computations. It is conservative (a
+// while loop's every output counts as fed when its body has a dot), which only loosens the
+// threshold from 1e-4 to 2e-3. Empty when the module has no entry.
+std::vector<bool> OutputsFedByDotOrConvolution(const HloModule& module);
 
 }  // namespace hloc

@@ -13,6 +13,9 @@ namespace hloc {
 struct EvaluatorOptions {
   // Collectives run as on one device of a group of this many (all-reduce of one copy, ...).
   int64_t replica_count = 1;
+  // What replica-id and partition-id return (the evaluator runs as this one device).
+  int64_t replica_id = 0;
+  int64_t partition_id = 0;
   // Guard against runaway loops in bad input: a while loop stops with an error after this many trips.
   int64_t max_loop_iterations = int64_t{1} << 31;
 };

@@ -12,7 +12,8 @@
 namespace hloc {
 
 struct HloSharding {
-  enum class Kind { kReplicated, kMaximal, kTiled, kManual, kUnknown, kTuple, kMesh };
+  // kUnreduced: "{unreduced}" (added for the parser; XLA's HloSharding::Unreduced).
+  enum class Kind { kReplicated, kMaximal, kTiled, kManual, kUnknown, kTuple, kMesh, kUnreduced };
   enum class SubgroupType { kTuple, kReplicated, kManual, kUnreduced };
   Kind kind = Kind::kReplicated;
   int64_t device = 0;                       // kMaximal

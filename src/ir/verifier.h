@@ -1,5 +1,6 @@
-// HloVerifier: structural checks and shape inference for every opcode. Errors name the
-// instruction and computation and say what is wrong.
+// HloVerifier: structural checks and shape inference for every opcode, after XLA's HloVerifier
+// (xla/service/hlo_verifier.cc). Errors name the computation and instruction and say what is
+// wrong: "computation %main, instruction %add.3 (add): Expected instruction to have shape ...".
 #pragma once
 #include "absl/status/status.h"
 #include "ir/module.h"
@@ -9,10 +10,16 @@ namespace hloc {
 struct VerifierOptions {
   // Check that each instruction's shape is the one shape inference gives (XLA's ShapeVerifier).
   bool verify_shapes = true;
-  // Layouts are compared only where they matter (XLA's layout_sensitive=false default).
+  // Also compare layouts where an instruction passes data through unchanged (get-tuple-element,
+  // tuple, call, while, conditional, opt-barrier, copy-done) and in the entry computation
+  // layout. Off by default, like XLA's layout_sensitive=false.
   bool layout_sensitive = false;
-  // Allow mixed float precisions on elementwise ops (XLA's allow_mixed_precision).
+  // Allow mixed float precisions (bf16 with f32) where XLA's allow_mixed_precision does: operands
+  // of one instruction may differ in float type, and results may differ from the inferred
+  // float type for instructions that compute a new value.
   bool allow_mixed_precision = false;
+  // Accept '?' (unbounded dynamic) dimensions; XLA rejects them unless asked.
+  bool allow_unbounded_dynamism = false;
 };
 
 absl::Status VerifyModule(const HloModule& module, const VerifierOptions& options = {});

@@ -1,1 +1,60 @@
-int main() { return 0; }
+// hloc: the command-line driver. `hloc SUBCOMMAND ...`; each subcommand is in its own file.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "tools/cli.h"
+
+namespace {
+
+constexpr char kUsage[] = R"HELP(hloc: a compiler for XLA's HLO
+
+Usage: hloc <command> [options] FILE
+
+Commands:
+  verify FILE                  parse an HLO module and run the verifier
+  print FILE                   parse an HLO module and print it back in XLA's text format
+  eval FILE --inputs IN.npz    run the module on the host reference evaluator
+
+Options:
+  -h, --help                   show this help (also 'hloc <command> --help')
+  --version                    show the version
+
+FILE may be '-' to read standard input. Exit status: 0 on success, 1 when the input is bad
+or a check fails (parse or verification error, evaluation error, output mismatch), 2 on a
+command-line error.
+)HELP";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace hloc::cli;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::cerr << kUsage;
+    return kExitUsage;
+  }
+  const std::string command = args[0];
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (command == "-h" || command == "--help" || command == "help") {
+    if (command == "help" && !rest.empty()) {
+      // `hloc help eval` is `hloc eval --help`.
+      std::vector<std::string> help_args = {"--help"};
+      if (rest[0] == "verify") return RunVerify(help_args);
+      if (rest[0] == "print") return RunPrint(help_args);
+      if (rest[0] == "eval") return RunEval(help_args);
+      return UsageError("", "unknown command '" + rest[0] + "'");
+    }
+    std::cout << kUsage;
+    return kExitOk;
+  }
+  if (command == "--version" || command == "version") {
+    std::cout << "hloc " << kVersion << "\n";
+    return kExitOk;
+  }
+  if (command == "verify") return RunVerify(rest);
+  if (command == "print") return RunPrint(rest);
+  if (command == "eval") return RunEval(rest);
+  if (!command.empty() && command[0] == '-') return UsageError("", "unknown option '" + command + "'");
+  return UsageError("", "unknown command '" + command + "' (commands: verify, print, eval)");
+}

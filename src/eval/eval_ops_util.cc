@@ -1,0 +1,413 @@
+#include "eval/eval_ops_util.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/float_types.h"
+
+namespace hloc {
+namespace evalops {
+
+absl::StatusOr<int64_t> CheckedProduct(absl::Span<const int64_t> dims) {
+  constexpr int64_t kLimit = int64_t{1} << 62;
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0) return absl::InvalidArgumentError(absl::StrCat("negative dimension size ", d));
+    if (d != 0 && n > kLimit / d)
+      return absl::InvalidArgumentError("element count overflows 2^62");
+    n *= d;
+  }
+  return n;
+}
+
+absl::Status CheckDimList(absl::Span<const int64_t> dims, int64_t rank, const std::string& what) {
+  std::vector<bool> seen(rank > 0 ? rank : 0, false);
+  for (int64_t d : dims) {
+    if (d < 0 || d >= rank)
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " {", absl::StrJoin(dims, ","), "} has ", d, " outside [0, ", rank, ")"));
+    if (seen[d])
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " {", absl::StrJoin(dims, ","), "} repeats ", d));
+    seen[d] = true;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckArrayLiteral(const Literal& l, const std::string& what) {
+  if (!l.shape().IsArray())
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " must be an array, got ", l.shape().ToString(false)));
+  return absl::OkStatus();
+}
+
+absl::Status CheckResultDims(const Shape& shape, absl::Span<const int64_t> dims,
+                             const std::string& what) {
+  if (!shape.IsArray() || shape.dimensions() != std::vector<int64_t>(dims.begin(), dims.end()))
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " has shape ", shape.ToString(false), " but its operands give dimensions [",
+        absl::StrJoin(dims, ","), "]"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<const Shape*> ResultLeaf(const Shape& shape, int64_t i, int64_t count) {
+  if (count == 1 && shape.IsArray()) return &shape;
+  if (!shape.IsTuple() || shape.tuple_shapes().size() != static_cast<size_t>(count))
+    return absl::InvalidArgumentError(absl::StrCat("result shape ", shape.ToString(false),
+                                                   " should be a tuple of ", count, " arrays"));
+  const Shape& leaf = shape.tuple_shapes(i);
+  if (!leaf.IsArray())
+    return absl::InvalidArgumentError(
+        absl::StrCat("result element ", i, " of ", shape.ToString(false), " is not an array"));
+  return &leaf;
+}
+
+absl::Status Malformed(const HloInstruction& inst, const std::string& why) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(std::string(HloOpcodeString(inst.opcode())), " ", inst.name(), ": ", why));
+}
+
+ValueClass ClassOf(PrimitiveType t) {
+  if (t == PrimitiveType::PRED) return ValueClass::kPred;
+  if (IsComplex(t)) return ValueClass::kComplex;
+  if (IsFloatingPoint(t)) return ValueClass::kFloat;
+  if (IsUnsignedIntegral(t)) return ValueClass::kUnsigned;
+  return ValueClass::kSigned;
+}
+
+std::vector<double> LoadDoubles(const Literal& l) {
+  const int64_t n = l.element_count();
+  std::vector<double> out(n);
+  switch (l.element_type()) {
+    case PrimitiveType::F32: {
+      const float* p = l.data<float>();
+      for (int64_t i = 0; i < n; ++i) out[i] = p[i];
+      break;
+    }
+    case PrimitiveType::F64:
+      if (n > 0) std::memcpy(out.data(), l.untyped_data(), n * sizeof(double));
+      break;
+    default:
+      for (int64_t i = 0; i < n; ++i) out[i] = l.GetDouble(i);
+  }
+  return out;
+}
+
+std::vector<int64_t> LoadInts(const Literal& l) {
+  const int64_t n = l.element_count();
+  std::vector<int64_t> out(n);
+  if (l.element_type() == PrimitiveType::S32) {
+    const int32_t* p = l.data<int32_t>();
+    for (int64_t i = 0; i < n; ++i) out[i] = p[i];
+    return out;
+  }
+  for (int64_t i = 0; i < n; ++i) out[i] = l.GetInt(i);
+  return out;
+}
+
+std::vector<std::complex<double>> LoadComplex(const Literal& l) {
+  const int64_t n = l.element_count();
+  std::vector<std::complex<double>> out(n);
+  for (int64_t i = 0; i < n; ++i) out[i] = l.GetComplex(i);
+  return out;
+}
+
+double RoundToElementType(PrimitiveType t, double x) {
+  switch (t) {
+    case PrimitiveType::F64:
+      return x;
+    case PrimitiveType::F32:
+      return static_cast<float>(x);
+    case PrimitiveType::BF16: {
+      float f = static_cast<float>(x);
+      if (std::isnan(f)) return f;
+      uint32_t b;
+      std::memcpy(&b, &f, 4);
+      // Round to nearest even on the 16 bits that are dropped; overflow carries into inf.
+      b += 0x7FFF + ((b >> 16) & 1);
+      b &= 0xFFFF0000u;
+      std::memcpy(&f, &b, 4);
+      return f;
+    }
+    default:
+      return RoundToType(t, x);
+  }
+}
+
+int64_t WrapInt(PrimitiveType t, int64_t v) {
+  if (t == PrimitiveType::PRED) return v != 0;
+  const int w = BitWidth(t);
+  if (w >= 64 || w <= 0) return v;
+  const uint64_t mask = (uint64_t{1} << w) - 1;
+  uint64_t u = static_cast<uint64_t>(v) & mask;
+  if (IsSignedIntegral(t) && ((u >> (w - 1)) & 1)) u |= ~mask;
+  return static_cast<int64_t>(u);
+}
+
+int64_t TotalOrderKey(PrimitiveType t, uint64_t bits) {
+  const int w = BitWidth(t);
+  if (t == PrimitiveType::F8E8M0FNU || w <= 1) return static_cast<int64_t>(bits);  // no sign bit
+  const uint64_t sign = (bits >> (w - 1)) & 1;
+  const int64_t mag = static_cast<int64_t>(bits & ((w >= 64 ? ~uint64_t{0} >> 1 : (uint64_t{1} << (w - 1)) - 1)));
+  // Negative values order by descending magnitude below every non-negative one; -0 < +0.
+  return sign ? -mag - 1 : mag;
+}
+
+std::optional<BinaryReducer> MatchBinaryReducer(const HloComputation* comp, PrimitiveType type) {
+  if (comp == nullptr || comp->num_parameters() != 2) return std::nullopt;
+  const HloInstruction* p0 = comp->parameter_instruction(0);
+  const HloInstruction* p1 = comp->parameter_instruction(1);
+  const HloInstruction* root = comp->root_instruction();
+  if (!p0 || !p1 || !root) return std::nullopt;
+  for (const HloInstruction* i : {p0, p1, root})
+    if (!i->shape().IsArray() || i->shape().rank() != 0 || i->shape().element_type() != type)
+      return std::nullopt;
+  if (root->operand_count() != 2) return std::nullopt;
+  const HloInstruction* a = root->operand(0);
+  const HloInstruction* b = root->operand(1);
+  if (!((a == p0 && b == p1) || (a == p1 && b == p0))) return std::nullopt;
+  const bool logical = IsIntegral(type) || type == PrimitiveType::PRED;
+  switch (root->opcode()) {
+    case HloOpcode::kAdd: return BinaryReducer::kAdd;
+    case HloOpcode::kMultiply: return BinaryReducer::kMultiply;
+    case HloOpcode::kMaximum:
+      if (IsComplex(type)) return std::nullopt;
+      return BinaryReducer::kMaximum;
+    case HloOpcode::kMinimum:
+      if (IsComplex(type)) return std::nullopt;
+      return BinaryReducer::kMinimum;
+    case HloOpcode::kAnd: if (logical) return BinaryReducer::kAnd; return std::nullopt;
+    case HloOpcode::kOr: if (logical) return BinaryReducer::kOr; return std::nullopt;
+    case HloOpcode::kXor: if (logical) return BinaryReducer::kXor; return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+absl::StatusOr<ScalarReducer> ScalarReducer::Create(BinaryReducer op, PrimitiveType type) {
+  if (!IsArrayType(type)) return absl::InvalidArgumentError("reducer on a non-array type");
+  const ValueClass cls = ClassOf(type);
+  const bool bitwise = op == BinaryReducer::kAnd || op == BinaryReducer::kOr || op == BinaryReducer::kXor;
+  if (bitwise && (cls == ValueClass::kFloat || cls == ValueClass::kComplex))
+    return absl::InvalidArgumentError(absl::StrCat("bitwise reducer on ", std::string(PrimitiveTypeName(type))));
+  if (cls == ValueClass::kComplex && (op == BinaryReducer::kMaximum || op == BinaryReducer::kMinimum))
+    return absl::InvalidArgumentError("maximum/minimum of complex values");
+  return ScalarReducer(op, type);
+}
+
+Value ScalarReducer::Load(const Literal& l, int64_t i) const {
+  Value v;
+  switch (cls_) {
+    case ValueClass::kFloat: v.f = l.GetDouble(i); break;
+    case ValueClass::kComplex: v.c = l.GetComplex(i); break;
+    default: v.i = l.GetInt(i); break;
+  }
+  return v;
+}
+
+void ScalarReducer::Store(Literal& l, int64_t i, const Value& v) const {
+  switch (cls_) {
+    case ValueClass::kFloat: l.SetDouble(i, v.f); break;
+    case ValueClass::kComplex: l.SetComplex(i, v.c); break;
+    default: l.SetInt(i, v.i); break;
+  }
+}
+
+Value ScalarReducer::Combine(const Value& a, const Value& b) const {
+  Value r;
+  switch (cls_) {
+    case ValueClass::kFloat: {
+      // XLA's maximum/minimum propagate NaN (the first NaN operand wins).
+      if (op_ == BinaryReducer::kMaximum || op_ == BinaryReducer::kMinimum) {
+        if (std::isnan(a.f)) { r.f = a.f; return r; }
+        if (std::isnan(b.f)) { r.f = b.f; return r; }
+        if (op_ == BinaryReducer::kMaximum) r.f = (a.f < b.f) ? b.f : a.f;
+        else r.f = (b.f < a.f) ? b.f : a.f;
+        return r;
+      }
+      if (type_ == PrimitiveType::F64) {
+        r.f = op_ == BinaryReducer::kAdd ? a.f + b.f : a.f * b.f;
+      } else {
+        // Narrow types compute in f32 and round the result, as XLA (Eigen) does.
+        const float x = static_cast<float>(a.f), y = static_cast<float>(b.f);
+        const float z = op_ == BinaryReducer::kAdd ? x + y : x * y;
+        r.f = type_ == PrimitiveType::F32 ? static_cast<double>(z) : RoundToElementType(type_, z);
+      }
+      return r;
+    }
+    case ValueClass::kComplex: {
+      std::complex<double> z = op_ == BinaryReducer::kAdd ? a.c + b.c : a.c * b.c;
+      if (type_ == PrimitiveType::C64)
+        z = {static_cast<float>(z.real()), static_cast<float>(z.imag())};
+      r.c = z;
+      return r;
+    }
+    case ValueClass::kPred: {
+      const bool x = a.i != 0, y = b.i != 0;
+      switch (op_) {
+        case BinaryReducer::kAdd: case BinaryReducer::kOr: case BinaryReducer::kMaximum: r.i = x || y; break;
+        case BinaryReducer::kMultiply: case BinaryReducer::kAnd: case BinaryReducer::kMinimum: r.i = x && y; break;
+        case BinaryReducer::kXor: r.i = x != y; break;
+      }
+      return r;
+    }
+    case ValueClass::kSigned:
+    case ValueClass::kUnsigned: {
+      const uint64_t x = static_cast<uint64_t>(a.i), y = static_cast<uint64_t>(b.i);
+      const bool is_unsigned = cls_ == ValueClass::kUnsigned;
+      uint64_t z = 0;
+      switch (op_) {
+        case BinaryReducer::kAdd: z = x + y; break;
+        case BinaryReducer::kMultiply: z = x * y; break;
+        case BinaryReducer::kAnd: z = x & y; break;
+        case BinaryReducer::kOr: z = x | y; break;
+        case BinaryReducer::kXor: z = x ^ y; break;
+        case BinaryReducer::kMaximum:
+          z = is_unsigned ? (x < y ? y : x) : (a.i < b.i ? y : x);
+          break;
+        case BinaryReducer::kMinimum:
+          z = is_unsigned ? (y < x ? y : x) : (b.i < a.i ? y : x);
+          break;
+      }
+      r.i = WrapInt(type_, static_cast<int64_t>(z));
+      return r;
+    }
+  }
+  return r;
+}
+
+std::optional<ScalarReducer> FastReducerFor(const HloComputation* comp, PrimitiveType type) {
+  std::optional<BinaryReducer> op = MatchBinaryReducer(comp, type);
+  if (!op) return std::nullopt;
+  absl::StatusOr<ScalarReducer> r = ScalarReducer::Create(*op, type);
+  if (!r.ok()) return std::nullopt;
+  return *r;
+}
+
+std::optional<ScalarCompare> MatchScalarCompare(const HloComputation* comp, PrimitiveType type,
+                                                int64_t num_params) {
+  if (comp == nullptr || comp->num_parameters() != num_params || num_params < 2) return std::nullopt;
+  const HloInstruction* p0 = comp->parameter_instruction(0);
+  const HloInstruction* p1 = comp->parameter_instruction(1);
+  const HloInstruction* root = comp->root_instruction();
+  if (!p0 || !p1 || !root || root->opcode() != HloOpcode::kCompare || root->operand_count() != 2)
+    return std::nullopt;
+  for (const HloInstruction* i : {p0, p1})
+    if (!i->shape().IsArray() || i->shape().rank() != 0 || i->shape().element_type() != type)
+      return std::nullopt;
+  if (!root->shape().IsArray() || root->shape().rank() != 0 ||
+      root->shape().element_type() != PrimitiveType::PRED || !root->attrs().comparison_direction)
+    return std::nullopt;
+  ScalarCompare c;
+  c.direction = *root->attrs().comparison_direction;
+  if (root->operand(0) == p1 && root->operand(1) == p0) {
+    // compare(p1, p0) with direction D is compare(p0, p1) with D mirrored.
+    switch (c.direction) {
+      case ComparisonDirection::kLt: c.direction = ComparisonDirection::kGt; break;
+      case ComparisonDirection::kGt: c.direction = ComparisonDirection::kLt; break;
+      case ComparisonDirection::kLe: c.direction = ComparisonDirection::kGe; break;
+      case ComparisonDirection::kGe: c.direction = ComparisonDirection::kLe; break;
+      default: break;
+    }
+  } else if (!(root->operand(0) == p0 && root->operand(1) == p1)) {
+    return std::nullopt;
+  }
+  const ValueClass cls = ClassOf(type);
+  if (cls == ValueClass::kComplex) return std::nullopt;
+  ComparisonType t = root->attrs().comparison_type;
+  if (cls == ValueClass::kFloat) {
+    if (t == ComparisonType::kDefault) t = ComparisonType::kFloat;
+    if (t != ComparisonType::kFloat && t != ComparisonType::kTotalOrder) return std::nullopt;
+  } else {
+    // Integers: total order is their ordinary order; the signedness comes from the type.
+    if (t == ComparisonType::kFloat) return std::nullopt;
+    t = cls == ValueClass::kSigned ? ComparisonType::kSigned : ComparisonType::kUnsigned;
+  }
+  c.type = t;
+  return c;
+}
+
+std::optional<CompareKeys> CompareKeys::Make(const Literal& l, const ScalarCompare& c) {
+  const PrimitiveType t = l.element_type();
+  const ValueClass cls = ClassOf(t);
+  if (cls == ValueClass::kComplex || !l.shape().IsArray()) return std::nullopt;
+  CompareKeys k;
+  k.dir_ = c.direction;
+  const int64_t n = l.element_count();
+  switch (c.type) {
+    case ComparisonType::kFloat:
+      if (cls != ValueClass::kFloat) return std::nullopt;
+      k.use_double_ = true;
+      k.d_ = LoadDoubles(l);
+      return k;
+    case ComparisonType::kTotalOrder:
+      if (cls != ValueClass::kFloat) return std::nullopt;
+      k.k_.resize(n);
+      for (int64_t i = 0; i < n; ++i) k.k_[i] = TotalOrderKey(t, l.GetRawBits(i));
+      return k;
+    case ComparisonType::kSigned:
+      if (cls == ValueClass::kFloat) return std::nullopt;
+      k.k_ = LoadInts(l);
+      return k;
+    case ComparisonType::kUnsigned:
+      if (cls == ValueClass::kFloat) return std::nullopt;
+      k.k_.resize(n);
+      // Flipping the top bit makes signed order agree with unsigned order.
+      for (int64_t i = 0; i < n; ++i)
+        k.k_[i] = static_cast<int64_t>(l.GetUint(i) ^ (uint64_t{1} << 63));
+      return k;
+    default:
+      return std::nullopt;
+  }
+}
+
+ScalarArgs::ScalarArgs(absl::Span<const PrimitiveType> types) {
+  args_.reserve(types.size());
+  for (PrimitiveType t : types) args_.emplace_back(Shape(t, {}));
+  for (const Literal& l : args_) ptrs_.push_back(&l);
+}
+
+absl::StatusOr<Literal> CallScalarComputation(EvalContext& ctx, const HloComputation& comp,
+                                              absl::Span<const Literal* const> args,
+                                              absl::Span<const PrimitiveType> types,
+                                              const HloInstruction& inst) {
+  if (!ctx.call) return Malformed(inst, "no evaluator to call computations with");
+  absl::StatusOr<Literal> result = ctx.call(comp, args);
+  if (!result.ok()) return result.status();
+  const int64_t count = static_cast<int64_t>(types.size());
+  const Shape& s = result->shape();
+  auto bad = [&]() {
+    std::vector<std::string> names;
+    for (PrimitiveType t : types) names.push_back(absl::StrCat(std::string(PrimitiveTypeName(t)), "[]"));
+    return Malformed(inst, absl::StrCat("computation ", comp.name(), " returned ", s.ToString(false),
+                                        ", expected ", count == 1 ? "" : "(",
+                                        absl::StrJoin(names, ", "), count == 1 ? "" : ")"));
+  };
+  auto scalar_of = [](const Shape& x, PrimitiveType t) {
+    return x.IsArray() && x.rank() == 0 && x.element_type() == t;
+  };
+  if (count == 1 && s.IsArray()) {
+    if (!scalar_of(s, types[0])) return bad();
+    return result;
+  }
+  if (!s.IsTuple() || s.tuple_shapes().size() != types.size() ||
+      result->tuple_size() != count)
+    return bad();
+  for (int64_t i = 0; i < count; ++i)
+    if (!scalar_of(result->tuple_element(i).shape(), types[i])) return bad();
+  return result;
+}
+
+const Literal& ScalarLeaf(const Literal& result, int64_t i) {
+  if (result.shape().IsArray()) return result;
+  return result.tuple_element(i);
+}
+
+int64_t ReplicaCount(const EvalContext& ctx) {
+  return ctx.options ? ctx.options->replica_count : 1;
+}
+
+}  // namespace evalops
+}  // namespace hloc

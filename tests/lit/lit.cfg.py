@@ -1,0 +1,56 @@
+# lit configuration for hloc's FileCheck tests: `python3 /usr/lib/llvm-19/build/utils/lit/lit.py -sv tests/lit`.
+# RUN lines use the plain tool names hloc, FileCheck and not (substituted with absolute paths),
+# %corpus for tests/corpus and %python for this Python.
+import os
+import re
+import shutil
+import sys
+
+import lit.formats
+
+config.name = "hloc"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".hlo", ".test"]
+# Inputs/ folders hold data files that RUN lines read, not tests.
+config.excludes = ["Inputs", "README.md", "lit.cfg.py"]
+
+config.test_source_root = os.path.dirname(os.path.abspath(__file__))
+repo_root = os.path.dirname(os.path.dirname(config.test_source_root))
+build_dir = os.environ.get("HLOC_BUILD_DIR", os.path.join(repo_root, "build"))
+# Temporary files (%t) go under the build folder, never into the source tree.
+config.test_exec_root = os.path.join(build_dir, "lit-out")
+
+
+def find_tool(name, env_var, candidates):
+    path = os.environ.get(env_var)
+    if path:
+        return os.path.abspath(path)
+    for candidate in candidates:
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    found = shutil.which(name)
+    if found:
+        return found
+    lit_config.fatal(f"cannot find {name}: set {env_var} or put it on PATH")
+
+
+llvm_bin = "/usr/lib/llvm-19/bin"
+hloc = find_tool("hloc", "HLOC_BIN", [os.path.join(build_dir, "hloc")])
+filecheck = find_tool("FileCheck", "FILECHECK", [os.path.join(llvm_bin, "FileCheck")])
+not_tool = find_tool("not", "NOT", [os.path.join(llvm_bin, "not")])
+lit_config.note(f"hloc: {hloc}")
+
+# Whole-word substitutions, as LLVM's ToolSubst does: not inside paths or other words.
+def tool_pattern(name):
+    return r"(?<![\w./%+-])" + re.escape(name) + r"(?![\w./-])"
+
+
+config.substitutions.append(("%corpus", os.path.join(repo_root, "tests", "corpus")))
+config.substitutions.append(("%python", sys.executable))
+config.substitutions.append((tool_pattern("FileCheck"), filecheck))
+config.substitutions.append((tool_pattern("hloc"), hloc))
+config.substitutions.append((tool_pattern("not"), not_tool))
+
+# A clean, predictable environment; LLVM's test tools (count, ...) on PATH.
+config.environment["LC_ALL"] = "C"
+config.environment["PATH"] = os.pathsep.join([llvm_bin, config.environment.get("PATH", os.environ.get("PATH", ""))])
