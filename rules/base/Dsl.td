@@ -1,0 +1,92 @@
+//===- rules/base/Dsl.td - the rewrite-rule language of hloc ------------------===//
+//
+// A rule reads as a one-line math comment and a pattern:
+//
+//   // A + 0 => A
+//   def AddZero : Rule<(Add $a, (Zero)), (replaceWith $a)>;
+//   // transpose(transpose(A)) => transpose(A) with the composed permutation
+//   def TransposeTranspose : Rule<(Transpose:$t2 (Transpose:$t1 $a)),
+//                                 (Transpose $a, (ComposePerm $t1, $t2))>;
+//
+// Patterns (the first DAG):
+//   (Op args...)        an instruction with that opcode and exactly that many operands, each
+//                       matching its arg; `(Op:$x ...)` binds it to $x.
+//   $x                  any instruction, bound to $x; a repeated $x must be the same instruction.
+//   (Matcher extra...)  an instruction for which the matcher's C++ predicate holds; extra int or
+//                       string args are passed after it: (ScalarConstant 2); `(Zero:$z)` binds it.
+// Constraints (the third argument, a list of DAGs): (Constraint $x, $y, 3, "s") calls its C++
+//   predicate on bound instructions and literal args; all must hold.
+// Results (the second DAG):
+//   (replaceWith $x)    the root is replaced by the bound instruction $x.
+//   (Op args...)        a new instruction: $-args are operands, nested (Op ...) are new
+//                       operands built first, (AttrFn ...) args set its shape/attributes, and
+//                       (Builder ...) args are operands built by C++. `(Op:$n ...)` names it so a
+//                       later part of the result can reuse it. Shapes are inferred unless an
+//                       AttrFn sets one. The root's replacement must have the root's shape
+//                       (ignoring layout) or the rule refuses.
+//   (Builder args...)   the replacement is built by C++ (e.g. a constant).
+// A rule refuses (does nothing) whenever a predicate fails, an AttrFn/Builder returns
+// false/nullptr, or shape inference fails; instructions it created are then discarded.
+//
+// Each record below names a C++ function (its Fn) in the hloc namespace; the generator
+// emits calls to it, so the rule files hold no C++. Signatures:
+//   Matcher:    bool Fn(const HloInstruction* inst, <extra args as int64_t / const char*>)
+//   Constraint: bool Fn(RewriteContext& ctx, <args: const HloInstruction* or int64_t / const char*>)
+//   AttrFn:     bool Fn(RewriteContext& ctx, NewInstruction& out, <args as for Constraint>)
+//   Builder:    HloInstruction* Fn(RewriteContext& ctx, <args as for Constraint>)
+//   NativeRule: bool Fn(RewriteContext& ctx, HloInstruction* root, <bound $-values in order>)
+//===----------------------------------------------------------------------===//
+
+// An HLO opcode, by XLA's text name (rules/base/Ops.td defines one per opcode).
+class Op<string name> {
+  string Name = name;
+}
+
+class Matcher<string summary, string fn> {
+  string Summary = summary;
+  string Fn = fn;
+}
+
+class Constraint<string summary, string fn> {
+  string Summary = summary;
+  string Fn = fn;
+}
+
+class AttrFn<string summary, string fn> {
+  string Summary = summary;
+  string Fn = fn;
+}
+
+class Builder<string summary, string fn> {
+  string Summary = summary;
+  string Fn = fn;
+}
+
+// A hardware capability or compilation mode a rule needs (profile capabilities by name).
+class Requirement<string summary> {
+  string Summary = summary;
+}
+
+// Result operator: replace the root by a bound value.
+def replaceWith;
+
+class Rule<dag pattern, dag result, list<dag> constraints = []> {
+  dag Pattern = pattern;
+  dag Result = result;
+  list<dag> Constraints = constraints;
+  string Pass = "";           // the rewrite pass that runs it, e.g. "algsimp" (required)
+  string Group = "";          // YAML enables/disables rules by name or by group
+  int Priority = 0;           // higher tries first; declaration order breaks ties
+  list<Requirement> Requires = [];
+  bit Commutative = 0;        // also match with the root's two operands swapped
+  string Summary = "";        // defaults to the comment above the def, else the pattern text
+  string Native = "";         // set by NativeRule
+}
+
+// The escape hatch: match `pattern` (and constraints) declaratively, then let C++ build and
+// apply the replacement. If a rule file needs this for more than a few rules, the DSL is
+// missing a matcher or builder: add one instead.
+class NativeRule<dag pattern, string fn, list<dag> constraints = []>
+    : Rule<pattern, (replaceWith), constraints> {
+  let Native = fn;
+}

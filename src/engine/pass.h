@@ -1,0 +1,87 @@
+// A pass: a name, typed options, and Run(module) -> changed. Passes are registered by name
+// (XLA's names: "algsimp", "dce", "cse", ...) so YAML manifests can list, order, configure and
+// disable them without a rebuild.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/module.h"
+
+namespace hloc {
+
+struct HardwareProfile;
+
+enum class OptionType { kBool, kInt, kFloat, kString, kStringList };
+using OptionValue = std::variant<bool, int64_t, double, std::string, std::vector<std::string>>;
+
+struct PassOptionSpec {
+  std::string name;
+  OptionType type = OptionType::kBool;
+  OptionValue default_value;
+  std::string description;
+};
+
+// Option values of one pass instance, already checked against its specs by the manifest loader.
+class PassOptions {
+ public:
+  void Set(const std::string& name, OptionValue v) { values_[name] = std::move(v); }
+  bool Has(const std::string& name) const { return values_.count(name) > 0; }
+  bool GetBool(const std::string& name) const { return std::get<bool>(values_.at(name)); }
+  int64_t GetInt(const std::string& name) const { return std::get<int64_t>(values_.at(name)); }
+  double GetFloat(const std::string& name) const { return std::get<double>(values_.at(name)); }
+  const std::string& GetString(const std::string& name) const { return std::get<std::string>(values_.at(name)); }
+  const std::vector<std::string>& GetStringList(const std::string& name) const {
+    return std::get<std::vector<std::string>>(values_.at(name));
+  }
+  const std::map<std::string, OptionValue>& values() const { return values_; }
+
+ private:
+  std::map<std::string, OptionValue> values_;
+};
+
+// What every pass may consult while it runs.
+struct PassContext {
+  const HardwareProfile* profile = nullptr;  // null: no profile chosen
+  bool trace_rules = false;                  // --trace-rules: rewrite passes log each firing
+  std::ostream* trace_out = nullptr;         // where traces go (stderr by default)
+  // Rule and group names disabled/enabled from YAML (rewrite passes honour these).
+  std::vector<std::string> disabled_rules;
+  std::vector<std::string> enabled_rules;    // non-empty: only these rules/groups run
+};
+
+class HloPass {
+ public:
+  virtual ~HloPass() = default;
+  // Returns whether the module changed. Errors abort the pipeline with the pass's name.
+  virtual absl::StatusOr<bool> Run(HloModule& module, PassContext& context) = 0;
+};
+
+struct PassInfo {
+  std::string name;         // XLA's pass name
+  std::string description;  // one line, shown by --list-passes
+  std::vector<PassOptionSpec> options;
+  std::function<std::unique_ptr<HloPass>(const PassOptions&)> factory;
+};
+
+class PassRegistry {
+ public:
+  // The registry with every pass of hloc registered (RegisterAllPasses is called once).
+  static PassRegistry& Global();
+  void Register(PassInfo info);
+  const PassInfo* Find(const std::string& name) const;
+  std::vector<const PassInfo*> All() const;  // sorted by name
+
+ private:
+  std::map<std::string, PassInfo> passes_;
+};
+
+// Defined in src/passes/registry.cc: calls each area's Register*Passes(PassRegistry&).
+void RegisterAllPasses(PassRegistry& registry);
+
+}  // namespace hloc

@@ -1,0 +1,26 @@
+// Hardware profiles (configs/*.yaml): the facts cost models and rule requirements consult.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace hloc {
+
+struct HardwareProfile {
+  std::string name;               // "h200"
+  std::string kind;               // "gpu" or "cpu"
+  std::string pipeline;           // the manifest this profile patches ("gpu" -> pipelines/gpu.yaml)
+  int64_t sm_count = 0;           // streaming multiprocessors (GPU) or cores (CPU)
+  double memory_bandwidth = 0;    // bytes/s
+  double peak_flops_f32 = 0;      // FLOP/s
+  double peak_flops_bf16 = 0;     // FLOP/s (tensor cores where present)
+  int64_t shared_memory_per_block = 0;  // bytes
+  int64_t l2_cache_size = 0;      // bytes
+  int compute_capability_major = 0, compute_capability_minor = 0;
+  int64_t memory_size = 0;        // bytes of device (or host) memory
+  bool has_tensor_cores = false;
+  // Capability names rules may require (HasTensorCores, HasFp8, ...), derived from the facts.
+  std::map<std::string, bool> capabilities;
+};
+
+}  // namespace hloc

@@ -1,0 +1,104 @@
+// The runtime of declarative rewrite rules. hloc-tblgen turns each `def X : Rule<...>` in
+// rules/**/*.td into one straight-line C++ function (RuleFn) that matches at a root
+// instruction and, when it fires, builds the replacement through a RewriteContext. The
+// rewrite driver (RunRewriteRules) applies a pass's rules to a fixed point.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/pass.h"
+#include "ir/module.h"
+
+namespace hloc {
+
+// What a result-DAG node asks for beyond its opcode and operands: an explicit shape (for ops
+// whose shape is not inferable: broadcast, reshape, convert, iota, ...), attributes, called
+// computations. Attribute functions (rules' AttrFn records) fill it.
+struct NewInstruction {
+  std::optional<Shape> shape;
+  InstructionAttributes attrs;
+  std::vector<HloComputation*> called_computations;
+};
+
+class RewriteContext {
+ public:
+  RewriteContext(HloComputation* computation, PassContext* pass_context)
+      : computation_(computation), pass_context_(pass_context) {}
+
+  HloComputation* computation() const { return computation_; }
+  PassContext* pass_context() const { return pass_context_; }
+
+  // Creates an instruction in the current computation, named after `name_hint` with a unique
+  // suffix. The shape is spec.shape if set, else inferred (InferShape); when inference fails the
+  // instruction is not created and nullptr is returned (the rule then refuses to fire).
+  // Metadata is copied from the instruction being rewritten (set by the driver).
+  HloInstruction* Create(HloOpcode opcode, std::vector<HloInstruction*> operands,
+                         NewInstruction spec = {}, const std::string& name_hint = "");
+  // A constant of `type`, scalar `value`, broadcast to `like`'s dimensions (no broadcast for scalars).
+  HloInstruction* ScalarLike(const HloInstruction* like, double value);
+  // Replaces every use of `old` (and the root, if it is) with `replacement`. Refuses (false)
+  // if the shapes differ ignoring layout; keeps `old`'s layout on a new instruction.
+  bool Replace(HloInstruction* old, HloInstruction* replacement);
+
+  // Set by the driver for each attempt: the root being rewritten.
+  void set_root(HloInstruction* root) { root_ = root; }
+  HloInstruction* root() const { return root_; }
+  // Instructions created by the current attempt (the driver deletes them if the rule refuses).
+  std::vector<HloInstruction*>& created() { return created_; }
+
+ private:
+  HloComputation* computation_;
+  PassContext* pass_context_;
+  HloInstruction* root_ = nullptr;
+  std::vector<HloInstruction*> created_;
+};
+
+using RuleFn = bool (*)(RewriteContext& ctx, HloInstruction* root);
+
+// One generated rule. Strings point into the generated code's static storage.
+struct RuleInfo {
+  const char* name;        // the def's name: "AddZero"
+  const char* pass;        // the rewrite pass that runs it: "algsimp"
+  const char* group;       // for enabling/disabling in YAML: "identities"
+  int priority;            // higher first; declaration order breaks ties
+  const char* file;        // "rules/simplify/AlgebraicSimplifier.td"
+  int line;
+  int root_opcode;         // static_cast<int>(HloOpcode) of the pattern root, or -1 for any
+  const char* const* requires;  // names of Requirement records (HasTensorCores, ...)
+  int num_requires;
+  const char* summary;     // the rule's summary: its comment or its pattern text
+  RuleFn fn;
+};
+
+// All generated rules of the build, registered once (generated code calls RegisterRule).
+class RuleRegistry {
+ public:
+  static RuleRegistry& Global();
+  void Register(const RuleInfo* rule);
+  // Rules of one rewrite pass, sorted by priority (desc) then declaration order.
+  std::vector<const RuleInfo*> RulesForPass(const std::string& pass) const;
+  const std::vector<const RuleInfo*>& all() const { return rules_; }
+
+ private:
+  std::vector<const RuleInfo*> rules_;
+};
+
+// Defined in generated code (build/gen/rules/all_rules.cc): registers every rule file's rules.
+void RegisterAllGeneratedRules(RuleRegistry& registry);
+
+struct RewriteStats {
+  std::map<std::string, int64_t> firings;  // rule name -> times fired
+  int64_t iterations = 0;
+};
+
+// Applies `pass`'s enabled rules (PassContext's enable/disable lists; Requires checked against
+// the profile) to every instruction of every computation, worklist-driven, until nothing
+// fires or `max_iterations` sweeps. With context.trace_rules, each firing prints the rule,
+// its file:line, and the instruction before and after.
+absl::StatusOr<bool> RunRewriteRules(HloModule& module, const std::string& pass, PassContext& context,
+                                     int64_t max_iterations, RewriteStats* stats = nullptr);
+
+}  // namespace hloc
