@@ -35,7 +35,19 @@
 //   AttrFn:     bool Fn(RewriteContext& ctx, NewInstruction& out, <args as for Constraint>)
 //   Builder:    HloInstruction* Fn(RewriteContext& ctx, <args as for Constraint>)
 //   NativeRule: bool Fn(RewriteContext& ctx, HloInstruction* root, <bound $-values in order>)
+// Instruction arguments are passed as HloInstruction* (so `const HloInstruction*` parameters
+// work too), ints as int64_t and strings as const char*.
+//
+// Also (additions used by hloc-tblgen):
+//   ?  or  ?:$x         in a pattern: any instruction, unbound (or bound to $x).
+//   Zero                a bare Matcher record in a pattern means (Zero).
+//   (Unless (C $x ...)) in Constraints: the constraint must NOT hold.
+//   def : CppHeader<"passes/simplify/algsimp_helpers.h">;  the generated code #includes it, so
+//                       a rule file's own Matcher/Constraint/... functions are declared.
 //===----------------------------------------------------------------------===//
+
+#ifndef HLOC_BASE_DSL_TD
+#define HLOC_BASE_DSL_TD
 
 // An HLO opcode, by XLA's text name (rules/base/Ops.td defines one per opcode).
 class Op<string name> {
@@ -70,6 +82,14 @@ class Requirement<string summary> {
 // Result operator: replace the root by a bound value.
 def replaceWith;
 
+// Constraint operator: (Unless (IsFloat $x)) holds when the inner constraint does not.
+def Unless;
+
+// A C++ header the generated code includes (declares a rule file's own C++ functions).
+class CppHeader<string path> {
+  string Path = path;
+}
+
 class Rule<dag pattern, dag result, list<dag> constraints = []> {
   dag Pattern = pattern;
   dag Result = result;
@@ -90,3 +110,5 @@ class NativeRule<dag pattern, string fn, list<dag> constraints = []>
     : Rule<pattern, (replaceWith), constraints> {
   let Native = fn;
 }
+
+#endif  // HLOC_BASE_DSL_TD

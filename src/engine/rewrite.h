@@ -3,8 +3,12 @@
 // instruction and, when it fires, builds the replacement through a RewriteContext. The
 // rewrite driver (RunRewriteRules) applies a pass's rules to a fixed point.
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <unordered_set>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -48,12 +52,27 @@ class RewriteContext {
   HloInstruction* root() const { return root_; }
   // Instructions created by the current attempt (the driver deletes them if the rule refuses).
   std::vector<HloInstruction*>& created() { return created_; }
+  // Removes the instructions created since created().size() was `mark` (newest first). They
+  // must have no users outside themselves: generated code calls this when a rule refuses
+  // part-way through building its result.
+  void DiscardCreatedSince(size_t mark);
+  // (old, replacement) for every successful Replace since the driver last cleared it.
+  std::vector<std::pair<HloInstruction*, HloInstruction*>>& replaced() { return replaced_; }
+  // Names already used in the module (Create keeps new names unique). The driver shares one
+  // table between the computations of a module; when unset, Create builds it on first use.
+  void set_used_names(std::shared_ptr<std::unordered_set<std::string>> names) {
+    used_names_ = std::move(names);
+  }
 
  private:
+  std::string UniqueName(const std::string& hint);
+
   HloComputation* computation_;
   PassContext* pass_context_;
   HloInstruction* root_ = nullptr;
   std::vector<HloInstruction*> created_;
+  std::vector<std::pair<HloInstruction*, HloInstruction*>> replaced_;
+  std::shared_ptr<std::unordered_set<std::string>> used_names_;
 };
 
 using RuleFn = bool (*)(RewriteContext& ctx, HloInstruction* root);
@@ -67,7 +86,7 @@ struct RuleInfo {
   const char* file;        // "rules/simplify/AlgebraicSimplifier.td"
   int line;
   int root_opcode;         // static_cast<int>(HloOpcode) of the pattern root, or -1 for any
-  const char* const* requires;  // names of Requirement records (HasTensorCores, ...)
+  const char* const* requirements;  // names of Requirement records (HasTensorCores, ...); C++20 reserves "requires"
   int num_requires;
   const char* summary;     // the rule's summary: its comment or its pattern text
   RuleFn fn;

@@ -50,6 +50,11 @@ absl::StatusOr<Literal> ConvertLiteral(const Literal& in, PrimitiveType type);
 // dynamic-reshape.
 bool IsHandledShapeOp(HloOpcode op);
 absl::StatusOr<Literal> EvalShapeOp(const HloInstruction& inst, Operands ops);
+// select (a pred, scalar or not, picks between two arrays of any type) and bitcast-convert
+// (same width: reinterpret each element's bits; different widths: split or merge elements
+// along a new most-minor dimension, least significant part first): byte-level, here.
+absl::StatusOr<Literal> EvalSelect(const HloInstruction& inst, Operands ops);
+absl::StatusOr<Literal> EvalBitcastConvert(const HloInstruction& inst, const Literal& in);
 // dynamic-update-slice into `target`, which holds the value of operand 0 (taken over by the
 // caller when it was the operand's last use). ops[0] is not read.
 absl::Status DynamicUpdateSliceInPlace(const HloInstruction& inst, Literal& target, Operands ops);

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/float_types.h"
@@ -361,6 +362,271 @@ std::optional<CompareKeys> CompareKeys::Make(const Literal& l, const ScalarCompa
     default:
       return std::nullopt;
   }
+}
+
+Value LoadValue(const Literal& l, int64_t i) {
+  Value v;
+  switch (ClassOf(l.element_type())) {
+    case ValueClass::kFloat: v.f = l.GetDouble(i); break;
+    case ValueClass::kComplex: v.c = l.GetComplex(i); break;
+    default: v.i = l.GetInt(i); break;
+  }
+  return v;
+}
+
+void StoreValue(Literal& l, int64_t i, const Value& v) {
+  switch (ClassOf(l.element_type())) {
+    case ValueClass::kFloat: l.SetDouble(i, v.f); break;
+    case ValueClass::kComplex: l.SetComplex(i, v.c); break;
+    default: l.SetInt(i, v.i); break;
+  }
+}
+
+namespace {
+
+bool IsScalarArray(const Shape& s) { return s.IsArray() && s.rank() == 0; }
+
+// Float arithmetic as XLA's evaluator does it: f64 in double, every other float type in f32
+// with the result rounded to the type.
+template <typename Op>
+double FloatOp(PrimitiveType t, double a, double b, Op op) {
+  if (t == PrimitiveType::F64) return op(a, b);
+  const float r = op(static_cast<float>(a), static_cast<float>(b));
+  return t == PrimitiveType::F32 ? r : RoundToElementType(t, r);
+}
+
+// Complex arithmetic: c64 in complex<float>, c128 in complex<double>.
+template <typename Op>
+std::complex<double> ComplexOp(PrimitiveType t, std::complex<double> a, std::complex<double> b, Op op) {
+  if (t == PrimitiveType::C128) return op(a, b);
+  const std::complex<float> r = op(std::complex<float>(a), std::complex<float>(b));
+  return {r.real(), r.imag()};
+}
+
+}  // namespace
+
+std::optional<ScalarProgram> ScalarProgram::Compile(const HloComputation* comp) {
+  if (comp == nullptr || comp->root_instruction() == nullptr) return std::nullopt;
+  ScalarProgram p;
+  for (int64_t i = 0; i < comp->num_parameters(); ++i) {
+    const HloInstruction* param = comp->parameter_instruction(i);
+    if (param == nullptr || !IsScalarArray(param->shape())) return std::nullopt;
+    p.param_types_.push_back(param->shape().element_type());
+  }
+  absl::flat_hash_map<const HloInstruction*, int> index;
+  const HloInstruction* root = comp->root_instruction();
+  for (const HloInstruction* inst : comp->MakeInstructionPostOrder()) {
+    if (inst == root && inst->opcode() == HloOpcode::kTuple) continue;
+    if (!IsScalarArray(inst->shape())) return std::nullopt;
+    Step s;
+    s.op = inst->opcode();
+    s.type = inst->shape().element_type();
+    s.cls = ClassOf(s.type);
+    std::vector<int> opnds;
+    for (const HloInstruction* o : inst->operands()) {
+      auto it = index.find(o);
+      if (it == index.end()) return std::nullopt;
+      opnds.push_back(it->second);
+    }
+    auto operand_type = [&](int k) { return p.steps_[opnds[k]].type; };
+    auto same_types = [&]() {
+      for (size_t k = 0; k < opnds.size(); ++k)
+        if (operand_type(k) != s.type) return false;
+      return true;
+    };
+    const bool is_float = s.cls == ValueClass::kFloat, is_complex = s.cls == ValueClass::kComplex;
+    const bool is_int = s.cls == ValueClass::kSigned || s.cls == ValueClass::kUnsigned;
+    const bool is_pred = s.cls == ValueClass::kPred;
+    bool ok = false;
+    switch (s.op) {
+      case HloOpcode::kParameter:
+        s.param = inst->attrs().parameter_number;
+        ok = s.param >= 0 && s.param < p.num_params() && p.param_types_[s.param] == s.type;
+        break;
+      case HloOpcode::kConstant:
+        if (inst->attrs().literal && inst->attrs().literal->shape().IsArray() &&
+            inst->attrs().literal->element_type() == s.type && inst->attrs().literal->element_count() == 1) {
+          s.constant = LoadValue(*inst->attrs().literal, 0);
+          ok = true;
+        }
+        break;
+      case HloOpcode::kCompare:
+        if (opnds.size() == 2 && is_pred && operand_type(0) == operand_type(1) &&
+            inst->attrs().comparison_direction) {
+          s.operand_type = operand_type(0);
+          s.dir = *inst->attrs().comparison_direction;
+          s.ctype = inst->attrs().comparison_type;
+          const ValueClass oc = ClassOf(s.operand_type);
+          ok = oc != ValueClass::kComplex || s.dir == ComparisonDirection::kEq || s.dir == ComparisonDirection::kNe;
+        }
+        break;
+      case HloOpcode::kSelect:
+        ok = opnds.size() == 3 && operand_type(0) == PrimitiveType::PRED && operand_type(1) == s.type &&
+             operand_type(2) == s.type;
+        break;
+      case HloOpcode::kAnd: case HloOpcode::kOr: case HloOpcode::kXor:
+        ok = opnds.size() == 2 && same_types() && (is_int || is_pred);
+        break;
+      case HloOpcode::kNot:
+        ok = opnds.size() == 1 && same_types() && (is_int || is_pred);
+        break;
+      case HloOpcode::kAdd: case HloOpcode::kMultiply:
+        ok = opnds.size() == 2 && same_types();
+        break;
+      case HloOpcode::kSubtract:
+        ok = opnds.size() == 2 && same_types() && !is_pred;
+        break;
+      case HloOpcode::kDivide:
+        ok = opnds.size() == 2 && same_types() && (is_float || is_complex);
+        break;
+      case HloOpcode::kMaximum: case HloOpcode::kMinimum:
+        ok = opnds.size() == 2 && same_types() && !is_complex;
+        break;
+      case HloOpcode::kNegate:
+        ok = opnds.size() == 1 && same_types() && !is_pred;
+        break;
+      case HloOpcode::kAbs:
+        ok = opnds.size() == 1 && same_types() && (is_float || is_int);
+        break;
+      case HloOpcode::kCopy:
+        ok = opnds.size() == 1 && same_types();
+        break;
+      default:
+        break;
+    }
+    if (!ok) return std::nullopt;
+    if (!opnds.empty()) s.a = opnds[0];
+    if (opnds.size() > 1) s.b = opnds[1];
+    if (opnds.size() > 2) s.c = opnds[2];
+    index[inst] = static_cast<int>(p.steps_.size());
+    p.steps_.push_back(s);
+  }
+  if (root->opcode() == HloOpcode::kTuple) {
+    for (const HloInstruction* o : root->operands()) {
+      auto it = index.find(o);
+      if (it == index.end()) return std::nullopt;
+      p.results_.push_back(it->second);
+    }
+  } else {
+    auto it = index.find(root);
+    if (it == index.end()) return std::nullopt;
+    p.results_.push_back(it->second);
+  }
+  p.scratch_.resize(p.steps_.size());
+  return p;
+}
+
+void ScalarProgram::Run(const Value* args, Value* results) const {
+  std::vector<Value>& v = scratch_;
+  for (size_t k = 0; k < steps_.size(); ++k) {
+    const Step& s = steps_[k];
+    Value r;
+    const PrimitiveType t = s.type;
+    switch (s.op) {
+      case HloOpcode::kParameter: r = args[s.param]; break;
+      case HloOpcode::kConstant: r = s.constant; break;
+      case HloOpcode::kCopy: r = v[s.a]; break;
+      case HloOpcode::kSelect: r = v[s.a].i ? v[s.b] : v[s.c]; break;
+      case HloOpcode::kCompare: {
+        const Value& x = v[s.a];
+        const Value& y = v[s.b];
+        const ValueClass oc = ClassOf(s.operand_type);
+        auto apply = [&](auto a, auto b) {
+          switch (s.dir) {
+            case ComparisonDirection::kEq: return a == b;
+            case ComparisonDirection::kNe: return a != b;
+            case ComparisonDirection::kLt: return a < b;
+            case ComparisonDirection::kLe: return a <= b;
+            case ComparisonDirection::kGt: return a > b;
+            case ComparisonDirection::kGe: return a >= b;
+          }
+          return false;
+        };
+        bool res;
+        if (oc == ValueClass::kComplex) {
+          res = s.dir == ComparisonDirection::kEq ? x.c == y.c : x.c != y.c;
+        } else if (oc == ValueClass::kFloat) {
+          if (s.ctype == ComparisonType::kTotalOrder)
+            res = apply(TotalOrderKey(s.operand_type, EncodeFloat(s.operand_type, x.f)),
+                        TotalOrderKey(s.operand_type, EncodeFloat(s.operand_type, y.f)));
+          else
+            res = apply(x.f, y.f);
+        } else if (oc == ValueClass::kSigned && s.ctype != ComparisonType::kUnsigned) {
+          res = apply(x.i, y.i);
+        } else {
+          res = apply(static_cast<uint64_t>(x.i), static_cast<uint64_t>(y.i));
+        }
+        r.i = res;
+        break;
+      }
+      default: {
+        const Value& x = v[s.a];
+        const Value y = s.b >= 0 ? v[s.b] : Value();
+        switch (s.cls) {
+          case ValueClass::kFloat:
+            switch (s.op) {
+              case HloOpcode::kAdd: r.f = FloatOp(t, x.f, y.f, [](auto a, auto b) { return a + b; }); break;
+              case HloOpcode::kSubtract: r.f = FloatOp(t, x.f, y.f, [](auto a, auto b) { return a - b; }); break;
+              case HloOpcode::kMultiply: r.f = FloatOp(t, x.f, y.f, [](auto a, auto b) { return a * b; }); break;
+              case HloOpcode::kDivide: r.f = FloatOp(t, x.f, y.f, [](auto a, auto b) { return a / b; }); break;
+              case HloOpcode::kMaximum:
+                r.f = std::isnan(x.f) ? x.f : std::isnan(y.f) ? y.f : (x.f < y.f ? y.f : x.f);
+                break;
+              case HloOpcode::kMinimum:
+                r.f = std::isnan(x.f) ? x.f : std::isnan(y.f) ? y.f : (y.f < x.f ? y.f : x.f);
+                break;
+              case HloOpcode::kNegate: r.f = -x.f; break;
+              case HloOpcode::kAbs: r.f = std::fabs(x.f); break;
+              default: break;
+            }
+            break;
+          case ValueClass::kComplex:
+            switch (s.op) {
+              case HloOpcode::kAdd: r.c = ComplexOp(t, x.c, y.c, [](auto a, auto b) { return a + b; }); break;
+              case HloOpcode::kSubtract: r.c = ComplexOp(t, x.c, y.c, [](auto a, auto b) { return a - b; }); break;
+              case HloOpcode::kMultiply: r.c = ComplexOp(t, x.c, y.c, [](auto a, auto b) { return a * b; }); break;
+              case HloOpcode::kDivide: r.c = ComplexOp(t, x.c, y.c, [](auto a, auto b) { return a / b; }); break;
+              case HloOpcode::kNegate: r.c = -x.c; break;
+              default: break;
+            }
+            break;
+          case ValueClass::kPred: {
+            const bool a = x.i != 0, b = y.i != 0;
+            switch (s.op) {
+              case HloOpcode::kAnd: case HloOpcode::kMultiply: case HloOpcode::kMinimum: r.i = a && b; break;
+              case HloOpcode::kOr: case HloOpcode::kAdd: case HloOpcode::kMaximum: r.i = a || b; break;
+              case HloOpcode::kXor: r.i = a != b; break;
+              case HloOpcode::kNot: r.i = !a; break;
+              default: break;
+            }
+            break;
+          }
+          default: {
+            const uint64_t a = static_cast<uint64_t>(x.i), b = static_cast<uint64_t>(y.i);
+            const bool is_unsigned = s.cls == ValueClass::kUnsigned;
+            uint64_t z = 0;
+            switch (s.op) {
+              case HloOpcode::kAdd: z = a + b; break;
+              case HloOpcode::kSubtract: z = a - b; break;
+              case HloOpcode::kMultiply: z = a * b; break;
+              case HloOpcode::kAnd: z = a & b; break;
+              case HloOpcode::kOr: z = a | b; break;
+              case HloOpcode::kXor: z = a ^ b; break;
+              case HloOpcode::kNot: z = ~a; break;
+              case HloOpcode::kNegate: z = uint64_t{0} - a; break;
+              case HloOpcode::kAbs: z = (!is_unsigned && x.i < 0) ? uint64_t{0} - a : a; break;
+              case HloOpcode::kMaximum: z = is_unsigned ? (a < b ? b : a) : (x.i < y.i ? b : a); break;
+              case HloOpcode::kMinimum: z = is_unsigned ? (b < a ? b : a) : (y.i < x.i ? b : a); break;
+              default: break;
+            }
+            r.i = WrapInt(t, static_cast<int64_t>(z));
+          }
+        }
+      }
+    }
+    v[k] = r;
+  }
+  for (size_t i = 0; i < results_.size(); ++i) results[i] = v[results_[i]];
 }
 
 ScalarArgs::ScalarArgs(absl::Span<const PrimitiveType> types) {

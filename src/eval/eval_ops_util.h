@@ -266,6 +266,45 @@ class CompareKeys {
   std::vector<int64_t> k_;
 };
 
+// ---- Scalar programs -------------------------------------------------------------------------
+
+// Element `i` of an array literal as a Value of its storage class, and back (rounding/wrapping).
+Value LoadValue(const Literal& l, int64_t i);
+void StoreValue(Literal& l, int64_t i, const Value& v);
+
+// A computation on scalars compiled to a flat list of steps, so that comparators, reducers
+// and combiners run per element without building literals or walking the HLO graph. Only
+// parameter, constant, compare, select, and/or/xor/not, add/subtract/multiply/divide (floats),
+// maximum/minimum, negate, abs (real), copy, and a tuple root are accepted, each on scalars
+// with XLA's semantics (narrow floats compute in f32 and round every step, integers wrap);
+// anything else leaves Compile empty and the caller calls the computation instead.
+class ScalarProgram {
+ public:
+  static std::optional<ScalarProgram> Compile(const HloComputation* comp);
+  // Runs with one argument per parameter; writes one Value per result (per root tuple element).
+  void Run(const Value* args, Value* results) const;
+  int64_t num_params() const { return static_cast<int64_t>(param_types_.size()); }
+  int64_t num_results() const { return static_cast<int64_t>(results_.size()); }
+  PrimitiveType result_type(int64_t i) const { return steps_[results_[i]].type; }
+
+ private:
+  struct Step {
+    HloOpcode op = HloOpcode::kParameter;
+    PrimitiveType type = PrimitiveType::F32;          // result element type
+    PrimitiveType operand_type = PrimitiveType::F32;  // compare's operand type
+    ValueClass cls = ValueClass::kFloat;
+    int a = -1, b = -1, c = -1;  // operand step indices
+    int64_t param = -1;
+    ComparisonDirection dir = ComparisonDirection::kEq;
+    ComparisonType ctype = ComparisonType::kDefault;
+    Value constant;
+  };
+  std::vector<Step> steps_;
+  std::vector<int> results_;
+  std::vector<PrimitiveType> param_types_;
+  mutable std::vector<Value> scratch_;
+};
+
 // ---- Calling computations on scalars ----------------------------------------------------------
 
 // Reusable scalar argument literals for calling a computation per element through ctx.call.

@@ -14,6 +14,8 @@ namespace hloc {
 namespace eval_internal {
 namespace {
 
+using P = PrimitiveType;
+
 std::string DimsStr(const std::vector<int64_t>& d) { return absl::StrCat("[", absl::StrJoin(d, ","), "]"); }
 
 absl::Status Invalid(const HloInstruction& inst, const std::string& why) {
@@ -304,7 +306,92 @@ absl::StatusOr<Literal> Reinterpret(const HloInstruction& inst, const Literal& o
   return out;
 }
 
+uint64_t WidthMask(int w) { return w >= 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1; }
+
 }  // namespace
+
+// bitcast-convert: same width reinterprets each element's bits; different widths split or
+// merge elements along a new most-minor dimension, least significant part first (XLA's
+// little-endian memcast).
+absl::StatusOr<Literal> EvalBitcastConvert(const HloInstruction& inst, const Literal& in) {
+  auto out = NewLiteral(inst.shape());
+  if (!out.ok()) return out.status();
+  const P ti = in.element_type(), to = out->element_type();
+  if (!IsArrayType(to)) return absl::InvalidArgumentError("bitcast-convert to a non-array type");
+  auto bits_of = [](P t) { return t == P::PRED ? 8 : BitWidth(t); };
+  const int wi = bits_of(ti), wo = bits_of(to);
+  const int64_t ni = in.element_count(), no = out->element_count();
+  if (static_cast<__int128>(ni) * wi != static_cast<__int128>(no) * wo)
+    return absl::InvalidArgumentError(absl::StrCat("bitcast-convert from ", in.shape().ToString(false), " to ",
+                                                   inst.shape().ToString(false), " changes the number of bits"));
+  // Whole-byte types: the storage is the memory image, so the bytes carry over as they are.
+  if (wi % 8 == 0 && wo % 8 == 0 && ByteWidth(ti) * 8 == wi && (ByteWidth(to) * 8 == wo || to == P::PRED)) {
+    std::memcpy(out->untyped_data(), in.untyped_data(), out->size_bytes());
+    if (to == P::PRED)
+      for (int64_t i = 0; i < no; ++i) out->untyped_data()[i] = out->untyped_data()[i] != 0;
+    return out;
+  }
+  if (wi > 64 || wo > 64) return absl::UnimplementedError("bitcast-convert between 128-bit and sub-byte types");
+  if (wi >= wo) {  // split each input element into wi/wo outputs
+    const int k = wi / wo;
+    for (int64_t i = 0; i < ni; ++i) {
+      uint64_t b = in.GetRawBits(i);
+      for (int j = 0; j < k; ++j) out->SetRawBits(i * k + j, (b >> (j * wo)) & WidthMask(wo));
+    }
+  } else {  // merge wo/wi inputs into each output
+    const int k = wo / wi;
+    for (int64_t o = 0; o < no; ++o) {
+      uint64_t b = 0;
+      for (int j = 0; j < k; ++j) b |= (in.GetRawBits(o * k + j) & WidthMask(wi)) << (j * wi);
+      out->SetRawBits(o, b);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+template <int kBytes>
+void SelectBytes(const uint8_t* pred, bool scalar_pred, const uint8_t* t, const uint8_t* f, uint8_t* r, int64_t n) {
+  struct E { uint8_t b[kBytes]; };
+  const E* pt = reinterpret_cast<const E*>(t);
+  const E* pf = reinterpret_cast<const E*>(f);
+  E* pr = reinterpret_cast<E*>(r);
+  if (scalar_pred) {
+    std::memcpy(r, pred[0] ? t : f, n * kBytes);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) pr[i] = pred[i] ? pt[i] : pf[i];
+}
+
+}  // namespace
+
+absl::StatusOr<Literal> EvalSelect(const HloInstruction& inst, Operands ops) {
+  const Literal& p = *ops[0];
+  const Literal& t = *ops[1];
+  const Literal& f = *ops[2];
+  if (p.element_type() != P::PRED) return absl::InvalidArgumentError("select predicate must be pred");
+  if (t.element_type() != f.element_type() || !t.shape().SameDimensions(f.shape()))
+    return absl::InvalidArgumentError("select branches differ in shape");
+  const int64_t n = t.element_count();
+  const bool scalar_pred = p.element_count() == 1 && p.shape().rank() == 0 && n != 1;
+  if (!scalar_pred && p.element_count() != n)
+    return absl::InvalidArgumentError("select predicate and branches differ in size");
+  auto out = NewLiteral(inst.shape());
+  if (!out.ok()) return out.status();
+  if (out->element_type() != t.element_type() || out->element_count() != n)
+    return absl::InvalidArgumentError("select result does not match its branches");
+  const uint8_t* pp = p.untyped_data();
+  switch (ByteWidth(t.element_type())) {
+    case 1: SelectBytes<1>(pp, scalar_pred, t.untyped_data(), f.untyped_data(), out->untyped_data(), n); break;
+    case 2: SelectBytes<2>(pp, scalar_pred, t.untyped_data(), f.untyped_data(), out->untyped_data(), n); break;
+    case 4: SelectBytes<4>(pp, scalar_pred, t.untyped_data(), f.untyped_data(), out->untyped_data(), n); break;
+    case 8: SelectBytes<8>(pp, scalar_pred, t.untyped_data(), f.untyped_data(), out->untyped_data(), n); break;
+    case 16: SelectBytes<16>(pp, scalar_pred, t.untyped_data(), f.untyped_data(), out->untyped_data(), n); break;
+    default: return absl::InvalidArgumentError("select on a non-array type");
+  }
+  return out;
+}
 
 void StridedCopy(uint8_t* dst, int64_t dst_off, const std::vector<int64_t>& dst_strides, const uint8_t* src,
                  int64_t src_off, const std::vector<int64_t>& src_strides, const std::vector<int64_t>& dims,
@@ -320,6 +407,7 @@ void StridedCopy(uint8_t* dst, int64_t dst_off, const std::vector<int64_t>& dst_
 }
 
 absl::StatusOr<Literal> NewLiteral(const Shape& shape) { return Literal::Create(shape); }
+
 
 absl::StatusOr<int64_t> ReadScalarIndex(const Literal& lit) {
   if (!lit.shape().IsArray() || lit.element_count() != 1 ||

@@ -12,6 +12,7 @@
 #include "eval/evaluator.h"
 
 #include <memory>
+#include <new>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -83,6 +84,28 @@ int64_t RoutedIndex(const HloInstruction& inst) {
     case HloOpcode::kCopyDone: return 0;
     default: return -1;
   }
+}
+
+// Bytes a value of `shape` occupies, or an error when its size overflows or passes `limit`.
+absl::Status CheckValueSize(const Shape& shape, int64_t limit) {
+  __int128 total = 0;
+  std::vector<const Shape*> stack = {&shape};
+  while (!stack.empty()) {
+    const Shape* s = stack.back();
+    stack.pop_back();
+    if (s->IsTuple()) {
+      for (const Shape& e : s->tuple_shapes()) stack.push_back(&e);
+      continue;
+    }
+    if (!s->IsArray()) continue;
+    auto n = s->ElementCount();
+    if (!n.ok()) return n.status();
+    total += static_cast<__int128>(*n) * ByteWidth(s->element_type());
+    if (total > limit)
+      return absl::ResourceExhaustedError(absl::StrCat("the result ", shape.ToString(false), " needs more than ", limit,
+                                                       " bytes (EvaluatorOptions::max_value_bytes)"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Annotate(const absl::Status& st, const HloInstruction& inst) {
@@ -284,6 +307,7 @@ absl::StatusOr<Literal> Evaluator::Run(const HloComputation& comp, absl::Span<co
           }
           break;
         }
+        if (auto st = CheckValueSize(inst.shape(), options_.max_value_bytes); !st.ok()) return Annotate(st, inst);
         auto r = Dispatch(inst, Operands(ops.data(), ops.size()));
         if (!r.ok()) return Annotate(r.status(), inst);
         if (!r->shape().EqualIgnoringLayout(inst.shape()))
@@ -344,12 +368,23 @@ absl::StatusOr<Literal> Evaluator::Dispatch(const HloInstruction& inst, Operands
   }
 }
 
+// A kernel's working buffers can still outgrow the host's memory; that ends the evaluation
+// with an error rather than the process.
+absl::StatusOr<Literal> RunGuarded(Evaluator& evaluator, const HloComputation& comp,
+                                   absl::Span<const Literal* const> args) {
+  try {
+    return evaluator.Run(comp, args, nullptr);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(absl::StrCat("out of memory evaluating ", comp.name()));
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<Literal> EvaluateComputation(const HloComputation& computation, absl::Span<const Literal* const> args,
                                             const EvaluatorOptions& options) {
   Evaluator evaluator(options);
-  return evaluator.Run(computation, args, nullptr);
+  return RunGuarded(evaluator, computation, args);
 }
 
 absl::StatusOr<Literal> EvaluateModule(const HloModule& module, absl::Span<const Literal> args,
@@ -369,7 +404,7 @@ absl::StatusOr<Literal> EvaluateModule(const HloModule& module, absl::Span<const
     ptrs.push_back(&args[i]);
   }
   Evaluator evaluator(options);
-  return evaluator.Run(*entry, ptrs, nullptr);
+  return RunGuarded(evaluator, *entry, ptrs);
 }
 
 }  // namespace hloc

@@ -18,6 +18,9 @@ struct EvaluatorOptions {
   int64_t partition_id = 0;
   // Guard against runaway loops in bad input: a while loop stops with an error after this many trips.
   int64_t max_loop_iterations = int64_t{1} << 31;
+  // Largest value (one instruction's result, tuples summed) the evaluator allocates; a bigger
+  // one fails with an error instead of exhausting the host's memory.
+  int64_t max_value_bytes = int64_t{4} << 30;
 };
 
 // Evaluates the entry computation on `args` (one literal per entry parameter, shapes must

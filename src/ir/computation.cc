@@ -1,5 +1,7 @@
 #include "ir/computation.h"
 
+#include <algorithm>
+
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -19,6 +21,20 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
     }
   }
   instructions_.push_back(std::move(inst));
+  return raw;
+}
+
+HloInstruction* HloComputation::AddInstructionBefore(std::unique_ptr<HloInstruction> inst,
+                                                    const HloInstruction* before) {
+  HloInstruction* raw = AddInstruction(std::move(inst));
+  if (before == nullptr) return raw;
+  for (auto it = instructions_.begin(); it != instructions_.end(); ++it) {
+    if (it->get() == before) {
+      // Move the appended element (the last one) to just before `before`.
+      std::rotate(it, instructions_.end() - 1, instructions_.end());
+      break;
+    }
+  }
   return raw;
 }
 

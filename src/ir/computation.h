@@ -23,6 +23,9 @@ class HloComputation {
 
   // Takes ownership; appends in definition order; registers parameters by number.
   HloInstruction* AddInstruction(std::unique_ptr<HloInstruction> inst);
+  // As AddInstruction, but placed just before `before` in definition order (appended when
+  // `before` is null or not here), so a rewrite keeps definitions ahead of their uses.
+  HloInstruction* AddInstructionBefore(std::unique_ptr<HloInstruction> inst, const HloInstruction* before);
   // Removes an instruction with no users (drops its operand edges). Error if it has users
   // or is the root.
   absl::Status RemoveInstruction(HloInstruction* inst);

@@ -119,6 +119,8 @@ HloInstruction* Parser::ParseInstructionRhs(CompBuilder& b, std::string name, si
 bool Parser::ParseOpcode(InstrCtx& c) {
   c.opcode_loc = loc();
   if (kind() != TokKind::kIdent) return TokenError("expects opcode");
+  // "g32[2]": a misspelt element type rather than an opcode.
+  if (lex_.LookAhead() == TokKind::kLsquare) return TokenError(absl::StrCat("expected primitive type, saw ", Describe()));
   const std::string& val = tok().str;
   if (auto op = StringToHloOpcode(val)) {
     c.opcode = *op;

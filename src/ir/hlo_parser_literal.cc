@@ -218,9 +218,12 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
       case TokKind::kRbrace:
         if (nest == 0) return TokenError("unexpected '}' token");
         --nest;
-        if (seen[nest] != dims[nest])
+        if (seen[nest] != dims[nest]) {
+          if (nest == 0)
+            return TokenError(absl::StrCat("expects ", dims[0], " elements in the outermost dimension, but sees ", seen[0]));
           return TokenError(absl::StrCat("expects ", dims[nest], " elements in the ", index_str(nest),
                                          "th element, but sees ", seen[nest]));
+        }
         seen[nest] = 0;
         lex_.Lex();
         break;

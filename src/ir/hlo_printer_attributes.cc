@@ -1,6 +1,7 @@
 // Attribute values in XLA's text format: metadata, windows, convolution dim labels, padding,
 // dot/gather/scatter dimension numbers, replica groups, shardings, frontend attributes and
-// the enum spellings. Each function mirrors the XLA function named in its comment.
+// the enum spellings; and the opcode-specific attribute lists of every instruction class.
+// Each function mirrors the XLA function named in its comment.
 #include <algorithm>
 
 #include "absl/strings/escaping.h"
@@ -441,6 +442,256 @@ std::string CustomCallScheduleText(CustomCallSchedule s) {
     case CustomCallSchedule::kEarliest: return "SCHEDULE_EARLIEST";
   }
   return "SCHEDULE_NONE";
+}
+
+// ---- opcode-specific attributes (XLA's PrintExtraAttributesImpl) ---------------------
+
+bool IsPlacedRawAttribute(const HloInstruction& inst, const std::string& name) {
+  if (name == "origin" || name == "result_accuracy" || name == "is_composite") return true;
+  if (inst.opcode() == HloOpcode::kCustomCall && (name == "padding_type" || name == "literal"))
+    return true;
+  return false;
+}
+
+void AddRawAttribute(AttrList& a, const HloInstruction& inst, const std::string& name) {
+  for (const auto& [n, v] : inst.attrs().raw_attributes)
+    if (n == name) a.Cat(n, "=", v);
+}
+
+namespace {
+
+void AddPrecisionConfig(AttrList& a, const PrecisionConfig& p) {
+  bool any = std::any_of(p.operand_precision.begin(), p.operand_precision.end(),
+                         [](Precision x) { return x != Precision::kDefault; });
+  if (any) {
+    std::vector<std::string> parts;
+    for (Precision x : p.operand_precision) parts.push_back(PrecisionText(x));
+    a.Cat("operand_precision={", absl::StrJoin(parts, ","), "}");
+  }
+  if (!p.algorithm.empty()) a.Cat("algorithm=", p.algorithm);
+}
+
+void AddCollectiveCommon(AttrList& a, const InstructionAttributes& at) {
+  if (at.channel_id) a.Cat("channel_id=", *at.channel_id);
+  a.Cat("replica_groups=", DeviceListText(at.replica_groups));
+  if (at.constrain_layout) a.Add("constrain_layout=true");
+}
+
+// XLA's Comparison::DefaultComparisonType: type= is written only when it differs.
+ComparisonType DefaultComparisonType(PrimitiveType t) {
+  if (IsFloatingPoint(t) || IsComplex(t)) return ComparisonType::kFloat;
+  if (IsSignedIntegral(t)) return ComparisonType::kSigned;
+  return ComparisonType::kUnsigned;
+}
+
+}  // namespace
+
+// PrintExtraAttributesImpl of each XLA instruction class.
+void AddOpcodeAttributes(AttrList& a, const HloInstruction& inst, const HloPrintOptions& o) {
+  using O = HloOpcode;
+  const InstructionAttributes& at = inst.attrs();
+  switch (inst.opcode()) {
+    case O::kBatchNormTraining:
+    case O::kBatchNormInference:
+    case O::kBatchNormGrad:
+      a.Cat("epsilon=", at.epsilon);
+      a.Cat("feature_index=", at.feature_index);
+      break;
+    case O::kFft:
+      a.Cat("fft_type=", FftTypeText(at.fft_type));
+      a.Cat("fft_length=", BracedList(at.fft_length));
+      break;
+    case O::kAsyncStart:
+      if (!at.async_execution_thread.empty() && at.async_execution_thread != "main")
+        a.Cat("async_execution_thread=", Quoted(at.async_execution_thread));
+      if (!at.output_to_operand_aliasing.empty())
+        a.Cat("output_to_operand_aliasing=", OutputOperandAliasingText(at.output_to_operand_aliasing));
+      break;
+    case O::kCompare:
+      if (at.comparison_direction) a.Cat("direction=", ComparisonDirectionText(*at.comparison_direction));
+      if (at.comparison_type != ComparisonType::kDefault && inst.operand_count() > 0 &&
+          inst.operand(0) != nullptr &&
+          at.comparison_type != DefaultComparisonType(inst.operand(0)->shape().element_type())) {
+        a.Cat("type=", ComparisonTypeText(at.comparison_type));
+      }
+      break;
+    case O::kTriangularSolve:
+      if (at.left_side) a.Add("left_side=true");
+      if (at.lower) a.Add("lower=true");
+      if (at.unit_diagonal) a.Add("unit_diagonal=true");
+      a.Cat("transpose_a=", TriangularTransposeText(at.transpose_a));
+      break;
+    case O::kCholesky:
+      if (at.lower) a.Add("lower=true");
+      break;
+    case O::kSend:
+    case O::kSendDone:
+    case O::kRecv:
+    case O::kRecvDone:
+      if (at.channel_id) a.Cat("channel_id=", *at.channel_id);
+      if (at.is_host_transfer) a.Add("is_host_transfer=true");
+      break;
+    case O::kTopK:
+      a.Cat("k=", at.k);
+      a.Cat("largest=", at.largest ? "true" : "false");
+      if (at.is_stable) a.Add("is_stable=true");
+      break;
+    case O::kAllGather:
+    case O::kAllGatherStart:
+      AddCollectiveCommon(a, at);
+      a.Cat("dimensions=", BracedList(at.dimensions));
+      if (at.use_global_device_ids) a.Add("use_global_device_ids=true");
+      break;
+    case O::kAllReduce:
+    case O::kAllReduceStart:
+      AddCollectiveCommon(a, at);
+      if (at.use_global_device_ids) a.Add("use_global_device_ids=true");
+      break;
+    case O::kReduceScatter:
+      AddCollectiveCommon(a, at);
+      if (at.use_global_device_ids) a.Add("use_global_device_ids=true");
+      a.Cat("dimensions=", BracedList(at.dimensions));
+      break;
+    case O::kAllToAll:
+      AddCollectiveCommon(a, at);
+      if (!at.dimensions.empty()) a.Cat("dimensions=", BracedList(at.dimensions));
+      break;
+    case O::kCollectiveBroadcast:
+    case O::kRaggedAllToAll:
+      AddCollectiveCommon(a, at);
+      break;
+    case O::kCollectivePermute:
+    case O::kCollectivePermuteStart:
+      if (at.channel_id) a.Cat("channel_id=", *at.channel_id);
+      a.Cat("source_target_pairs=", SourceTargetPairsText(at.source_target_pairs));
+      break;
+    case O::kReverse:
+    case O::kConcatenate:
+    case O::kReduce:
+    case O::kTranspose:
+    case O::kBroadcast:
+    case O::kMap:
+    case O::kGetDimensionSize:
+    case O::kSetDimensionSize:
+      a.Cat("dimensions=", BracedList(at.dimensions));
+      break;
+    case O::kSort:
+      a.Cat("dimensions=", BracedList(at.dimensions));
+      if (at.is_stable) a.Add("is_stable=true");
+      break;
+    case O::kScan:
+      a.Cat("dimensions=", BracedList(at.dimensions));
+      a.Cat("num_carries=", at.num_carries);
+      if (at.is_reverse) a.Add("is_reverse=true");
+      if (at.is_associative) a.Cat("is_associative=", *at.is_associative ? "true" : "false");
+      break;
+    case O::kSlice:
+      a.Cat("slice=", SliceText(at.slice));
+      break;
+    case O::kFusion:
+      a.Cat("kind=", FusionKindText(at.fusion_kind));
+      if (!at.output_to_operand_aliasing.empty())
+        a.Cat("output_to_operand_aliasing=", OutputOperandAliasingText(at.output_to_operand_aliasing));
+      break;
+    case O::kRng:
+      a.Cat("distribution=", RandomDistributionText(at.distribution));
+      break;
+    case O::kParameter:
+      if (!at.parameter_replication.empty() && o.print_ids) {
+        std::vector<std::string> v;
+        for (bool b : at.parameter_replication) v.push_back(b ? "true" : "false");
+        a.Cat("parameter_replication={", absl::StrJoin(v, ","), "}");
+      }
+      break;
+    case O::kGetTupleElement:
+      a.Cat("index=", at.tuple_index);
+      break;
+    case O::kReducePrecision:
+      a.Cat("exponent_bits=", at.exponent_bits);
+      a.Cat("mantissa_bits=", at.mantissa_bits);
+      break;
+    case O::kInfeed:
+      if (!at.infeed_config.empty()) a.Cat("infeed_config=", Quoted(at.infeed_config));
+      break;
+    case O::kOutfeed:
+      a.Cat("outfeed_shape=", ShapeText(at.outfeed_shape ? *at.outfeed_shape
+                                        : (inst.operand_count() > 0 && inst.operand(0)
+                                               ? inst.operand(0)->shape()
+                                               : Shape::Tuple({})),
+                                        /*print_layout=*/true));
+      if (!at.outfeed_config.empty()) a.Cat("outfeed_config=", Quoted(at.outfeed_config));
+      break;
+    case O::kConvolution:
+      if (at.window && !at.window->dimensions.empty()) a.Cat("window={", WindowText(*at.window), "}");
+      if (at.convolution_dimension_numbers)
+        a.Cat("dim_labels=", ConvDimLabelsText(*at.convolution_dimension_numbers));
+      if (at.feature_group_count != 1) a.Cat("feature_group_count=", at.feature_group_count);
+      if (at.batch_group_count != 1) a.Cat("batch_group_count=", at.batch_group_count);
+      AddPrecisionConfig(a, at.precision_config);
+      break;
+    case O::kReduceWindow:
+    case O::kSelectAndScatter:
+      if (at.window && !at.window->dimensions.empty()) a.Cat("window={", WindowText(*at.window), "}");
+      break;
+    case O::kCustomCall:
+      if (at.window) a.Cat("window={", WindowText(*at.window), "}");
+      if (at.convolution_dimension_numbers)
+        a.Cat("dim_labels=", ConvDimLabelsText(*at.convolution_dimension_numbers));
+      if (at.feature_group_count != 1) a.Cat("feature_group_count=", at.feature_group_count);
+      if (at.batch_group_count != 1) a.Cat("batch_group_count=", at.batch_group_count);
+      AddPrecisionConfig(a, at.precision_config);
+      AddRawAttribute(a, inst, "padding_type");
+      a.Cat("custom_call_target=", Quoted(at.custom_call_target));
+      if (at.operand_layout_constraints) {
+        std::vector<std::string> shapes;
+        for (const Shape& s : *at.operand_layout_constraints) shapes.push_back(ShapeText(s, true));
+        a.Cat("operand_layout_constraints={", absl::StrJoin(shapes, ", "), "}");
+      }
+      if (at.custom_call_has_side_effect) a.Add("custom_call_has_side_effect=true");
+      AddRawAttribute(a, inst, "literal");
+      if (!at.output_to_operand_aliasing.empty())
+        a.Cat("output_to_operand_aliasing=", OutputOperandAliasingText(at.output_to_operand_aliasing));
+      if (at.custom_call_schedule != CustomCallSchedule::kNone)
+        a.Cat("schedule=", CustomCallScheduleText(at.custom_call_schedule));
+      if (at.api_version != CustomCallApiVersion::kUnspecified &&
+          at.api_version != CustomCallApiVersion::kOriginal)
+        a.Cat("api_version=", CustomCallApiVersionText(at.api_version));
+      break;
+    case O::kPad:
+      if (at.padding_config) a.Cat("padding=", PaddingConfigText(*at.padding_config));
+      break;
+    case O::kDynamicSlice:
+      a.Cat("dynamic_slice_sizes=", BracedList(at.dynamic_slice_sizes));
+      break;
+    case O::kGather:
+      if (at.gather_dimension_numbers) a.Add(GatherDimsText(*at.gather_dimension_numbers));
+      a.Cat("slice_sizes=", BracedList(at.dynamic_slice_sizes));
+      if (at.indices_are_sorted) a.Add("indices_are_sorted=true");
+      break;
+    case O::kScatter:
+      if (at.scatter_dimension_numbers) a.Add(ScatterDimsText(*at.scatter_dimension_numbers));
+      if (at.indices_are_sorted) a.Add("indices_are_sorted=true");
+      if (at.unique_indices) a.Add("unique_indices=true");
+      break;
+    case O::kIota:
+      a.Cat("iota_dimension=", at.iota_dimension);
+      break;
+    case O::kDot:
+      if (at.dot_dimension_numbers) a.Add(DotDimsText(*at.dot_dimension_numbers));
+      AddPrecisionConfig(a, at.precision_config);
+      break;
+    case O::kRaggedDot:
+      if (at.ragged_dot_dimension_numbers) a.Add(RaggedDotDimsText(*at.ragged_dot_dimension_numbers));
+      AddPrecisionConfig(a, at.precision_config);
+      break;
+    case O::kRngBitGenerator:
+      a.Cat("algorithm=", RandomAlgorithmText(at.rng_algorithm));
+      break;
+    default:
+      break;
+  }
+  for (const auto& [name, value] : at.raw_attributes)
+    if (!IsPlacedRawAttribute(inst, name)) a.Cat(name, "=", value);
 }
 
 }  // namespace printer_internal

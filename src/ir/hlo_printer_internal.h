@@ -7,8 +7,10 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "ir/attributes.h"
 #include "ir/hlo_printer.h"
+#include "ir/instruction.h"
 #include "ir/literal.h"
 #include "ir/module.h"
 #include "ir/shape.h"
@@ -61,6 +63,29 @@ std::string FftTypeText(FftType t);                               // FFT, IRFFT,
 std::string TriangularTransposeText(TriangularTranspose t);       // NO_TRANSPOSE, ...
 std::string CustomCallApiVersionText(CustomCallApiVersion v);     // API_VERSION_...
 std::string CustomCallScheduleText(CustomCallSchedule s);         // SCHEDULE_LATEST, ...
+
+// ---- instruction attributes (hlo_printer_attributes.cc) -----------------------------
+// Collects "name=value" pieces; joined with ", " after the operand list.
+class AttrList {
+ public:
+  void Add(std::string s) { parts_.push_back(std::move(s)); }
+  template <typename... T>
+  void Cat(const T&... v) { parts_.push_back(absl::StrCat(v...)); }
+  const std::vector<std::string>& parts() const { return parts_; }
+
+ private:
+  std::vector<std::string> parts_;
+};
+// The attributes XLA prints per instruction class (PrintExtraAttributesImpl): window,
+// dimension numbers, replica groups, custom-call fields, ... and the raw attributes that
+// belong there. Called computations, sharding and the rest are the caller's.
+void AddOpcodeAttributes(AttrList& a, const HloInstruction& inst, const HloPrintOptions& o);
+// Raw attributes (kept verbatim by the parser) whose place XLA fixes explicitly (origin=,
+// result_accuracy=, is_composite=, custom-call literal=/padding_type=); all others print
+// with the opcode-specific attributes.
+bool IsPlacedRawAttribute(const HloInstruction& inst, const std::string& name);
+// Appends "name=value" for the raw attribute `name`, if the instruction has it.
+void AddRawAttribute(AttrList& a, const HloInstruction& inst, const std::string& name);
 
 // ---- literals (literal_printer.cc) ---------------------------------------------------
 // Element i of an array literal as XLA's LiteralBase::GetAsString prints it (floats via

@@ -87,8 +87,10 @@ bool Shape::operator==(const Shape& o) const {
 std::string LayoutToString(const Layout& l) {
   std::string s = "{" + absl::StrJoin(l.minor_to_major, ",");
   std::string fields;
+  // XLA writes one "T" followed by every tile: T(8,128)(2,1).
+  if (!l.tiles.empty()) fields += "T";
   for (const Tile& t : l.tiles) {
-    fields += "T(";
+    fields += "(";
     for (size_t i = 0; i < t.dimensions.size(); ++i) {
       if (i) fields += ",";
       fields += t.dimensions[i] == Tile::kCombineDimension ? "*" : absl::StrCat(t.dimensions[i]);
@@ -103,9 +105,11 @@ std::string LayoutToString(const Layout& l) {
     absl::StrAppend(&fields, "*(", std::string(PrimitiveTypeName(*l.pointer_primitive_type)), ")");
   if (l.element_size_in_bits != 0) absl::StrAppend(&fields, "E(", l.element_size_in_bits, ")");
   if (l.memory_space != 0) absl::StrAppend(&fields, "S(", l.memory_space, ")");
+  // XLA's order: ... S(n), then split configs SC(..) and physical shape P(..) (kept as
+  // text in `extra`), then M(n).
+  fields += l.extra;
   if (l.dynamic_shape_metadata_prefix_bytes != 0)
     absl::StrAppend(&fields, "M(", l.dynamic_shape_metadata_prefix_bytes, ")");
-  fields += l.extra;
   if (!fields.empty()) s += ":" + fields;
   return s + "}";
 }

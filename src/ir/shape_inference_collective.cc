@@ -352,9 +352,13 @@ absl::Status CheckSourceTargetPairs(const HloInstruction& inst, GroupMode mode, 
   return absl::OkStatus();
 }
 
-// In-place permutes take (input, output, input offsets, output offsets); offsets are tuples.
+// In-place permutes (slice_sizes={...}) take (input, output, input offsets, output offsets);
+// the offsets are tuples, which also tells hand-built ones apart from a 4-operand combined permute.
 bool IsInPlacePermute(const HloInstruction& inst) {
-  return inst.operand_count() == 4 && inst.operand(2)->shape().IsTuple();
+  if (inst.operand_count() != 4) return false;
+  for (const auto& [name, value] : inst.attrs().raw_attributes)
+    if (name == "slice_sizes") return true;
+  return inst.operand(2)->shape().IsTuple();
 }
 
 absl::StatusOr<Shape> InferCollectivePermute(const HloInstruction& inst) {

@@ -1,9 +1,10 @@
 // Seeded parser fuzz test: a few hundred inputs derived from corpus files and XLA's parser
 // cases (truncations, byte flips, insertions, deletions, line shuffles, extreme numbers) and
 // deep nestings (tuple shapes, operands, literal braces, inline computations, attribute
-// braces). Each must give a module or a located error; what parses is verified, and what
-// verifies is printed and must parse back to a fixed point. A crash kills the process, which
-// is the failure signal; a hang trips the watchdog. Deterministic: a fixed seed (override
+// braces), and mutations that keep the text well formed (small numbers, swapped opcodes) to
+// reach the verifier. Each must give a module or a located error; what parses is verified,
+// and what verifies is printed and must parse back to a fixed point. A crash kills the
+// process, which is the failure signal; a hang trips the watchdog. Deterministic: a fixed seed (override
 // with HLOC_FUZZ_SEED / HLOC_FUZZ_COUNT to explore, never in CI).
 #include <catch2/catch.hpp>
 
@@ -162,6 +163,41 @@ std::string MutateNumber(Rng& rng, std::string s) {
   return s;
 }
 
+// Replaces one run of digits with a small number: likely to still parse, and then to give
+// the verifier out-of-range dimensions, indices, parameter numbers and mismatched shapes.
+std::string MutateSmallNumber(Rng& rng, std::string s) {
+  size_t tries = 0, at = 0;
+  do {
+    at = rng.Below(s.size());
+  } while (++tries < 64 && at < s.size() && !(s[at] >= '0' && s[at] <= '9'));
+  if (at >= s.size() || !(s[at] >= '0' && s[at] <= '9')) return s;
+  size_t begin = at, end = at;
+  while (begin > 0 && s[begin - 1] >= '0' && s[begin - 1] <= '9') --begin;
+  while (end < s.size() && s[end] >= '0' && s[end] <= '9') ++end;
+  s.replace(begin, end - begin, absl::StrCat(rng.Below(10)));
+  return s;
+}
+
+// Swaps one opcode for another: "add(" -> "dot(", "reduce(" -> "transpose(", ... so that
+// well-formed text reaches the verifier's shape inference with the wrong attributes/operands.
+std::string SwapOpcode(Rng& rng, std::string s) {
+  static const std::vector<std::string> opcodes = {
+      "add(", "multiply(", "dot(", "reduce(", "transpose(", "broadcast(", "reshape(", "convert(",
+      "tuple(", "get-tuple-element(", "slice(", "concatenate(", "select(", "compare(", "negate(",
+      "parameter(", "constant(", "while(", "call(", "fusion(", "sort(", "gather(", "scatter(",
+      "pad(", "iota(", "bitcast(", "copy(", "all-reduce(", "custom-call(", "conditional("};
+  std::vector<std::pair<size_t, size_t>> found;  // (position, length)
+  for (const std::string& op : opcodes) {
+    for (size_t at = s.find(" " + op); at != std::string::npos; at = s.find(" " + op, at + 1)) {
+      found.push_back({at + 1, op.size()});
+    }
+  }
+  if (found.empty()) return s;
+  auto [at, len] = rng.Pick(found);
+  s.replace(at, len, rng.Pick(opcodes));
+  return s;
+}
+
 std::string Repeat(const std::string& s, size_t n) {
   std::string out;
   out.reserve(s.size() * n);
@@ -295,7 +331,7 @@ TEST_CASE("fuzz: mutated and deeply nested inputs give a module or a located err
     const Source& src = rng.Pick(sources);
     std::string what = absl::StrCat("#", i, " seed=", seed, " ", src.name, " ");
     std::string text;
-    switch (rng.Below(9)) {
+    switch (rng.Below(11)) {
       case 0: text = Truncate(rng, src.text); absl::StrAppend(&what, "truncated to ", text.size()); break;
       case 1: text = FlipBytes(rng, src.text); absl::StrAppend(&what, "byte flips"); break;
       case 2: text = Insert(rng, src.text); absl::StrAppend(&what, "insertions"); break;
@@ -315,6 +351,8 @@ TEST_CASE("fuzz: mutated and deeply nested inputs give a module or a located err
         what = absl::StrCat("#", i, " seed=", seed, " deep ", kind, " x", depth);
         break;
       }
+      case 8: text = MutateSmallNumber(rng, src.text); absl::StrAppend(&what, "small number"); break;
+      case 9: text = SwapOpcode(rng, src.text); absl::StrAppend(&what, "opcode swap"); break;
       default:  // two mutations stacked, then a truncation
         text = Truncate(rng, FlipBytes(rng, Insert(rng, src.text)));
         absl::StrAppend(&what, "insert+flip+truncate");

@@ -708,3 +708,97 @@ TEST_CASE("ConvertLiteral covers every pair of element classes", "[eval]") {
 
 }  // namespace
 }  // namespace hloc
+
+namespace hloc {
+namespace {
+
+TEST_CASE("compare type overrides the element's signedness", "[eval]") {
+  auto cmp = [](const std::string& t, const std::string& type) {
+    return "HloModule m\nENTRY e {\n  a = " + t + "[1] parameter(0)\n  b = " + t + "[1] parameter(1)\n  ROOT r = pred[1] compare(a, b), direction=LT, type=" + type + "\n}\n";
+  };
+  CHECK(Eval(cmp("u32", "SIGNED"), {UVec(P::U32, {0xFFFFFFFFu}), UVec(P::U32, {0})}).GetInt(0) == 1);
+  CHECK(Eval(cmp("s32", "UNSIGNED"), {IVec(P::S32, {-1}), IVec(P::S32, {0})}).GetInt(0) == 0);
+  CHECK(Eval(cmp("u64", "SIGNED"), {UVec(P::U64, {~uint64_t{0}}), UVec(P::U64, {1})}).GetInt(0) == 1);
+  CHECK(Eval(cmp("s64", "UNSIGNED"), {IVec(P::S64, {-1}), IVec(P::S64, {1})}).GetInt(0) == 0);
+}
+
+TEST_CASE("sub-byte and one-byte float types", "[eval]") {
+  CHECK(Eval(Binary("add", "u4", 1), {IVec(P::U4, {15}), IVec(P::U4, {2})}).GetInt(0) == 1);
+  CHECK(Eval(Binary("add", "u2", 1), {IVec(P::U2, {3}), IVec(P::U2, {1})}).GetInt(0) == 0);
+  CHECK(Eval(Binary("add", "s2", 1), {IVec(P::S2, {1}), IVec(P::S2, {1})}).GetInt(0) == -2);
+  auto f4 = Eval(Binary("add", "f4e2m1fn", 2), {Vec(P::F4E2M1FN, {1, 6}), Vec(P::F4E2M1FN, {0.5, 6})});
+  CHECK(Doubles(f4) == std::vector<double>{1.5, 6});  // no inf or NaN: saturates
+  auto e8 = Eval(Binary("multiply", "f8e8m0fnu", 1), {Vec(P::F8E8M0FNU, {4}), Vec(P::F8E8M0FNU, {8})});
+  CHECK(e8.GetDouble(0) == 32);
+  auto b11 = Eval(Unary("negate", "f8e4m3b11fnuz", 1), {Vec(P::F8E4M3B11FNUZ, {0.5})});
+  CHECK(b11.GetDouble(0) == -0.5);
+}
+
+TEST_CASE("stochastic-convert rounds by the random bits", "[eval]") {
+  const std::string text = R"(HloModule m
+ENTRY e {
+  x = f32[5] parameter(0)
+  r = u32[5] parameter(1)
+  ROOT c = s8[5] stochastic-convert(x, r)
+})";
+  // 2.25: fraction 0.25 * 2^32 = 0x40000000; random below rounds up.
+  auto r = Eval(text, {Vec(P::F32, {2.25, 2.25, -2.25, 1000, kNaN}), UVec(P::U32, {0x3FFFFFFFu, 0x40000000u, 0, 0, 0})});
+  CHECK(Ints(r) == std::vector<int64_t>{3, 2, -3, 127, 0});
+}
+
+TEST_CASE("philox with a three-word state keeps a 128-bit counter", "[eval][rng]") {
+  const std::string text = R"(HloModule m
+ENTRY e {
+  s = u64[3] parameter(0)
+  ROOT r = (u64[3], u32[5]) rng-bit-generator(s), algorithm=rng_philox
+})";
+  // Counter (low = state[1], high = state[2]) = 2^64 - 1: the second block carries into the
+  // high word.
+  auto r = Eval(text, {UVec(P::U64, {0, ~uint64_t{0}, 0})});
+  CHECK(Uints(r.tuple_element(0)) == std::vector<uint64_t>{0, 1, 1});
+  uint32_t x[4] = {0, 0, 1, 0};  // counter 2^64
+  eval_internal::Philox4x32(0, 0, x);
+  CHECK(r.tuple_element(1).GetUint(4) == x[0]);
+}
+
+TEST_CASE("values beyond max_value_bytes fail cleanly", "[eval]") {
+  const std::string text = R"(HloModule m
+ENTRY e {
+  z = f32[] constant(0)
+  ROOT b = f32[100000,100000,100] broadcast(z), dimensions={}
+})";
+  auto r = TryEval(text, {});
+  REQUIRE(!r.ok());
+  CHECK(r.status().code() == absl::StatusCode::kResourceExhausted);
+  CHECK(r.status().message().find("%b") != std::string::npos);
+}
+
+TEST_CASE("get-dimension-size and nested tuples", "[eval]") {
+  const std::string text = R"(HloModule m
+ENTRY e {
+  x = f32[3,7] parameter(0)
+  d = s32[] get-dimension-size(x), dimensions={1}
+  t = ((f32[3,7], s32[]), s32[]) tuple((f32[3,7], s32[]) tuple(x, d), d)
+  a = (f32[3,7], s32[]) get-tuple-element(t), index=0
+  b = s32[] get-tuple-element(a), index=1
+  c = s32[] get-tuple-element(t), index=1
+  ROOT s = s32[] add(b, c)
+})";
+  Literal x(Shape(P::F32, {3, 7}));
+  CHECK(Eval(text, {x}).GetInt(0) == 14);
+}
+
+TEST_CASE("bitcast-convert between complex and real views", "[eval]") {
+  const std::string text = R"(HloModule m
+ENTRY e {
+  z = c64[2] parameter(0)
+  ROOT f = f32[2,2] bitcast-convert(z)
+})";
+  Literal z(Shape(P::C64, {2}));
+  z.SetComplex(0, {1, 2});
+  z.SetComplex(1, {3, 4});
+  CHECK(Doubles(Eval(text, {z})) == std::vector<double>{1, 2, 3, 4});
+}
+
+}  // namespace
+}  // namespace hloc

@@ -738,3 +738,42 @@ TEST_CASE("malformed IR prints without crashing", "[printer][robustness]") {
   CHECK(text.find("%c = f32[] constant({...})") != std::string::npos);
   CHECK(text.find("ENTRY %main (p: (f32[])) -> () {") != std::string::npos);
 }
+
+TEST_CASE("layouts print tiles and fields in XLA's order", "[printer][shape]") {
+  Shape s(P::BF16, {123, 456, 789});
+  Layout l;
+  l.minor_to_major = {2, 1, 0};
+  l.tiles = {Tile{{2, Tile::kCombineDimension, 128}}, Tile{{2, 1}}};
+  s.set_layout(l);
+  CHECK(ShapeText(s, true) == "bf16[123,456,789]{2,1,0:T(2,*,128)(2,1)}");
+  l.tiles.resize(1);
+  l.memory_space = 1;
+  l.element_size_in_bits = 4;
+  l.dynamic_shape_metadata_prefix_bytes = 8;
+  s.set_layout(l);
+  CHECK(ShapeText(s, true) == "bf16[123,456,789]{2,1,0:T(2,*,128)E(4)S(1)M(8)}");
+}
+
+TEST_CASE("async ops whose sugar would name another opcode print unsugared", "[printer][async]") {
+  // async-start wrapping an all-reduce would print as all-reduce-start(...), which is an
+  // opcode of its own; XLA's printer does that, hloc's keeps the long form so it reads back.
+  HloModule m("m");
+  Builder sum = NewComputation(m, "sum");
+  sum.comp->set_root_instruction(sum.Param(0, Shape(P::F32, {}), "a"));
+  Builder w = NewComputation(m, "wrapped");
+  HloInstruction* wp = w.Param(0, Shape(P::F32, {4}), "param_0");
+  HloInstruction* ar = w.Add(O::kAllReduce, Shape(P::F32, {4}), "ar", {wp});
+  ar->mutable_called_computations().push_back(sum.comp);
+  w.comp->set_root_instruction(ar);
+  Builder e = NewComputation(m, "main", true);
+  HloInstruction* p = e.Param(0, Shape(P::F32, {4}), "p");
+  Shape ctx = Shape::Tuple({Shape::Tuple({Shape(P::F32, {4})}), Shape(P::F32, {4})});
+  HloInstruction* start = e.Add(O::kAsyncStart, ctx, "start", {p});
+  start->mutable_called_computations().push_back(w.comp);
+  HloInstruction* done = e.Add(O::kAsyncDone, Shape(P::F32, {4}), "done", {start});
+  e.comp->set_root_instruction(done);
+  std::string text = PrintModule(m, HloPrintOptions::Long());
+  CHECK(text.find("async-start(f32[4]{0} %p), calls=%wrapped") != std::string::npos);
+  CHECK(text.find("%wrapped (param_0: f32[4]) -> f32[4] {") != std::string::npos);
+  CHECK(text.find("all-reduce-start") == std::string::npos);
+}

@@ -472,6 +472,81 @@ TEST_CASE("verifier: collectives check replica groups against the module", "[ver
   CHECK(Verify(*b.module) == "");
 }
 
+// XLA rejects these cases of its parser test (tests/xla-hlo-cases/invalid) while building
+// instructions; hloc's parser rejects them too, and the verifier must as well when the same IR
+// is built by hand (passes may build it).
+TEST_CASE("verifier: semantic checks behind XLA's rejected parser cases", "[verifier]") {
+  SECTION("044 non-tuple infeed") {
+    Builder b;
+    HloComputation* e = b.Comp("main", true);
+    HloInstruction* tok = b.Add(e, O::kAfterAll, Shape::Token(), {}, "token0");
+    e->set_root_instruction(b.Add(e, O::kInfeed, S(P::PRED, {}), {tok}, "infeed"));
+    CHECK_THAT(Verify(*b.module), Catch::Contains("instruction infeed (infeed): infeed must have a (data, token[]) tuple shape"));
+  }
+  SECTION("051/052 custom-call operand layout constraints") {
+    Builder b;
+    HloComputation* e = b.Comp("main", true);
+    HloInstruction* p0 = b.Param(e, 0, S(P::F32, {42, 2, 3}), "p0");
+    HloInstruction* p1 = b.Param(e, 1, S(P::F32, {123, 4}), "p1");
+    HloInstruction* cc = b.Add(e, O::kCustomCall, S(P::F32, {1, 2, 3}), {p0, p1}, "custom-call");
+    cc->mutable_attrs().custom_call_target = "baz";
+    e->set_root_instruction(cc);
+    cc->mutable_attrs().operand_layout_constraints = std::vector<Shape>{S(P::F32, {42, 2, 3})};
+    CHECK_THAT(Verify(*b.module), Catch::Contains("Expected 2 operand layout constraints, 1 given"));
+    cc->mutable_attrs().operand_layout_constraints = std::vector<Shape>{S(P::F32, {42, 2, 3}), S(P::F32, {555, 5})};
+    CHECK_THAT(Verify(*b.module), Catch::Contains("Operand 1 is not compatible with operand shape f32[123,4]"));
+  }
+  SECTION("063/064 conditional selector") {
+    Builder b;
+    HloComputation* br = b.Comp("branch0");
+    br->set_root_instruction(b.Param(br, 0, S(P::F32, {4}), "tparam"));
+    HloComputation* e = b.Comp("main", true);
+    HloInstruction* p0 = b.Param(e, 0, S(P::F32, {4}), "p0");
+    HloInstruction* b0 = b.Param(e, 1, S(P::S32, {2}), "b0");
+    HloInstruction* cnd = b.Add(e, O::kConditional, S(P::F32, {4}), {b0, p0, p0}, "conditional");
+    cnd->mutable_called_computations() = {br, br};
+    e->set_root_instruction(cnd);
+    CHECK_THAT(Verify(*b.module), Catch::Contains("The first operand of conditional must be a scalar"));
+    b0->mutable_shape() = S(P::F32, {});
+    CHECK_THAT(Verify(*b.module), Catch::Contains("must be a scalar of S32. Got type f32"));
+  }
+  SECTION("070-079 async wrappers") {
+    Builder b;
+    HloComputation* w0 = b.Comp("async_wrapped.0");
+    HloInstruction* a0 = b.Param(w0, 0, S(P::F32, {10}), "async_param.0");
+    w0->set_root_instruction(b.Add(w0, O::kCustomCall, S(P::F32, {20}), {a0}, "custom-call.0"));
+    HloComputation* w1 = b.Comp("async_wrapped.1");
+    HloInstruction* a1 = b.Param(w1, 0, S(P::F32, {10}), "async_param.1");
+    w1->set_root_instruction(b.Add(w1, O::kCustomCall, S(P::F32, {20}), {a1}, "custom-call.1"));
+    HloComputation* e = b.Comp("main", true);
+    HloInstruction* p0 = b.Param(e, 0, S(P::F32, {10}), "p0");
+    Shape async = T({T({S(P::F32, {10})}), S(P::F32, {20}), S(P::S32, {})});
+    HloInstruction* start = b.Add(e, O::kAsyncStart, async, {p0}, "async-start");
+    start->mutable_called_computations() = {w0};
+    HloInstruction* update = b.Add(e, O::kAsyncUpdate, async, {start}, "async-update");
+    update->mutable_called_computations() = {w0};
+    HloInstruction* done = b.Add(e, O::kAsyncDone, S(P::F32, {20}), {update}, "async-done");
+    e->set_root_instruction(done);
+    CHECK(Verify(*b.module) == "");
+    SECTION("071 update shape differs from its operand") {
+      update->mutable_shape() = T({S(P::F32, {10}), S(P::F32, {20}), S(P::S32, {})});
+      CHECK_THAT(Verify(*b.module), Catch::Contains("instruction async-update (async-update): Expected instruction to have shape equal to ((f32[10]), f32[20], s32[])"));
+    }
+    SECTION("073 done without an async operand") {
+      done->ReplaceOperandWith(0, p0);
+      CHECK_THAT(Verify(*b.module), Catch::Contains("instruction async-done (async-done): the operand of a async-done cannot be parameter"));
+    }
+    SECTION("078 update wraps another computation") {
+      update->mutable_called_computations() = {w1};
+      CHECK_THAT(Verify(*b.module), Catch::Contains("expects its wrapped async computation to be identical to its operand's"));
+    }
+    SECTION("080 update on another thread") {
+      update->mutable_attrs().async_execution_thread = "foo_thread";
+      CHECK_THAT(Verify(*b.module), Catch::Contains("instruction async-update (async-update): expects the same async thread name as the wrapped computation's thread name (foo_thread vs main)"));
+    }
+  }
+}
+
 // ---- Real modules: the JAX/XLA corpus and XLA's own parser test cases ----
 
 std::string ReadFile(const std::filesystem::path& path) {

@@ -1,0 +1,161 @@
+#include "gen_common.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <set>
+
+#include "ir/opcode.h"  // only the HLOC_OPCODES X-macro: no hloc library is linked
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/TableGen/Error.h"
+
+namespace hloc_gen {
+
+namespace {
+GenOptions& MutableOptions() {
+  static GenOptions options;
+  return options;
+}
+
+// The location a person wrote: for a def that is its own line; for records made by a defm,
+// the defm line (the last location).
+llvm::SMLoc UserLoc(const llvm::Record* record) {
+  llvm::ArrayRef<llvm::SMLoc> locs = record->getLoc();
+  return locs.empty() ? llvm::SMLoc() : locs.back();
+}
+
+using hloc::kVariadic;
+const OpcodeInfo kOpcodes[] = {
+#define HLOC_GEN_OPCODE(e, name, arity) {#e, name, arity},
+    HLOC_OPCODES(HLOC_GEN_OPCODE)
+#undef HLOC_GEN_OPCODE
+};
+}  // namespace
+
+const GenOptions& Options() { return MutableOptions(); }
+void SetOptions(GenOptions options) { MutableOptions() = std::move(options); }
+
+std::string RecordFile(const llvm::Record* record) {
+  llvm::SMLoc loc = UserLoc(record);
+  if (!loc.isValid()) return "<unknown>";
+  unsigned buffer = llvm::SrcMgr.FindBufferContainingLoc(loc);
+  if (buffer == 0) return "<unknown>";
+  std::string path = llvm::SrcMgr.getMemoryBuffer(buffer)->getBufferIdentifier().str();
+  std::string root = Options().source_root;
+  if (!root.empty()) {
+    if (root.back() != '/') root += '/';
+    if (llvm::StringRef(path).starts_with(root)) path = path.substr(root.size());
+  }
+  return path;
+}
+
+int RecordLine(const llvm::Record* record) {
+  llvm::SMLoc loc = UserLoc(record);
+  if (!loc.isValid()) return 0;
+  return static_cast<int>(llvm::SrcMgr.getLineAndColumn(loc).first);
+}
+
+bool InMainFile(const llvm::Record* record) {
+  llvm::SMLoc loc = UserLoc(record);
+  return loc.isValid() && llvm::SrcMgr.FindBufferContainingLoc(loc) == llvm::SrcMgr.getMainFileID();
+}
+
+std::string CommentAbove(const llvm::Record* record) {
+  llvm::SMLoc loc = UserLoc(record);
+  if (!loc.isValid()) return "";
+  unsigned buffer = llvm::SrcMgr.FindBufferContainingLoc(loc);
+  if (buffer == 0) return "";
+  llvm::StringRef text = llvm::SrcMgr.getMemoryBuffer(buffer)->getBuffer();
+  llvm::StringRef before = text.substr(0, loc.getPointer() - text.data());
+  size_t newline = before.rfind('\n');
+  if (newline == llvm::StringRef::npos) return "";
+  before = before.substr(0, newline);  // everything up to the end of the line above the def
+  std::vector<std::string> lines;
+  while (true) {
+    size_t p = before.rfind('\n');
+    llvm::StringRef line = (p == llvm::StringRef::npos ? before : before.substr(p + 1)).trim();
+    if (!line.starts_with("//")) break;
+    lines.push_back(line.ltrim('/').trim().str());
+    if (p == llvm::StringRef::npos) break;
+    before = before.substr(0, p);
+  }
+  std::reverse(lines.begin(), lines.end());
+  std::string out;
+  for (const std::string& l : lines) {
+    if (l.empty()) continue;
+    if (!out.empty()) out += ' ';
+    out += l;
+  }
+  return out;
+}
+
+std::string FileStem(const llvm::RecordKeeper& records) {
+  std::string stem = Options().stem;
+  if (stem.empty()) stem = llvm::sys::path::stem(records.getInputFilename()).str();
+  return CppIdent(stem);
+}
+
+std::string CppString(llvm::StringRef s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          char buf[8];
+          snprintf(buf, sizeof(buf), "\\%03o", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  // "??x" would be a trigraph in old dialects; splitting keeps the literal plain everywhere.
+  size_t pos = 0;
+  while ((pos = out.find("??", pos)) != std::string::npos) {
+    out.replace(pos, 2, "?\" \"?");
+    pos += 5;
+  }
+  return out + "\"";
+}
+
+std::string CppIdent(llvm::StringRef s) {
+  std::string out;
+  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "_" + out;
+  return out;
+}
+
+const OpcodeInfo* FindOpcodeByText(llvm::StringRef text) {
+  for (const OpcodeInfo& info : kOpcodes)
+    if (text == info.text) return &info;
+  return nullptr;
+}
+
+const OpcodeInfo* OpcodeOfOpRecord(const llvm::Record* op) {
+  const llvm::RecordVal* name = op->getValue("Name");
+  const llvm::StringInit* text = name ? llvm::dyn_cast<llvm::StringInit>(name->getValue()) : nullptr;
+  if (!text) return nullptr;
+  return FindOpcodeByText(text->getValue());
+}
+
+std::vector<std::string> CppHeaders(const llvm::RecordKeeper& records) {
+  std::set<std::string> headers;
+  if (records.getClass("CppHeader")) {
+    for (const llvm::Record* r : records.getAllDerivedDefinitions("CppHeader"))
+      headers.insert(r->getValueAsString("Path").str());
+  }
+  return {headers.begin(), headers.end()};
+}
+
+void EmitPreamble(llvm::raw_ostream& os, const llvm::RecordKeeper& records, llvm::StringRef what) {
+  os << "// Generated by hloc-tblgen (" << what << ") from " << llvm::sys::path::filename(records.getInputFilename())
+     << ". Do not edit: change the .td file.\n";
+}
+
+}  // namespace hloc_gen

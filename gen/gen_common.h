@@ -1,0 +1,59 @@
+// Shared pieces of hloc-tblgen's backends: where a record was defined, the comment above it,
+// C++ literal escaping, and the opcode table (taken from src/ir/opcode.h so the generator and
+// the compiler can never disagree about names or operand counts).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/TableGen/Record.h"
+
+namespace hloc_gen {
+
+struct GenOptions {
+  std::string source_root;  // stripped from file paths in generated tables (e.g. the repo root)
+  std::string stem;         // overrides the registration-function suffix (default: input stem)
+};
+const GenOptions& Options();
+void SetOptions(GenOptions options);
+
+// "rules/simplify/X.td" (relative to --source-root when it is a prefix) and the 1-based line of
+// the record's def.
+std::string RecordFile(const llvm::Record* record);
+int RecordLine(const llvm::Record* record);
+// Whether the record was defined in the main input file (not in an included one).
+bool InMainFile(const llvm::Record* record);
+// The `//` comment lines directly above the def, joined with spaces ("" if none).
+std::string CommentAbove(const llvm::Record* record);
+// The registration suffix: --stem, or the main file's name without directory and extension,
+// with anything but [A-Za-z0-9_] turned into '_'.
+std::string FileStem(const llvm::RecordKeeper& records);
+
+// A C++ string literal ("..." with escapes).
+std::string CppString(llvm::StringRef s);
+// A valid C++ identifier made from s.
+std::string CppIdent(llvm::StringRef s);
+
+struct OpcodeInfo {
+  const char* enumerator;  // "kAdd"
+  const char* text;        // "add"
+  int arity;               // -1 = variadic
+};
+// By XLA text name ("add"); nullptr when it is not an opcode.
+const OpcodeInfo* FindOpcodeByText(llvm::StringRef text);
+
+// The record's `Op` (a def of class Op): its opcode, or an error printed at `loc_record`.
+const OpcodeInfo* OpcodeOfOpRecord(const llvm::Record* op);
+
+// The C++ #includes named by CppHeader records (any file), sorted and unique.
+std::vector<std::string> CppHeaders(const llvm::RecordKeeper& records);
+
+// Backends. Each returns true on error (errors already printed at their records).
+bool EmitRules(llvm::raw_ostream& os, const llvm::RecordKeeper& records);
+bool EmitLayout(llvm::raw_ostream& os, const llvm::RecordKeeper& records);
+bool EmitFusion(llvm::raw_ostream& os, const llvm::RecordKeeper& records);
+// The file preamble shared by all backends.
+void EmitPreamble(llvm::raw_ostream& os, const llvm::RecordKeeper& records, llvm::StringRef what);
+
+}  // namespace hloc_gen

@@ -1,0 +1,73 @@
+// hloc-tblgen: turns rules/**/*.td into C++ (rewrite rules, layout and fusion tables).
+//
+//   hloc-tblgen --gen-rules  -I rules rules/simplify/X.td -o X.rules.cc [--source-root DIR] [-d X.d]
+//   hloc-tblgen --gen-layout | --gen-fusion | --gen-all | --print-records ...
+//
+// TableGen does the parsing (includes, let-blocks, classes, located errors); the backends in
+// rules_backend.cpp and tables_backend.cpp read the records of the main file only, so each
+// .td compiles to one independent .cc and the build regenerates only what changed.
+#include "gen_common.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TableGen/Main.h"
+#include "llvm/TableGen/Record.h"
+
+namespace {
+
+enum Action { kPrintRecords, kGenRules, kGenLayout, kGenFusion, kGenAll };
+
+llvm::cl::opt<Action> action(
+    llvm::cl::desc("Action to perform:"),
+    llvm::cl::values(clEnumValN(kPrintRecords, "print-records", "Print all records (the default)"),
+                     clEnumValN(kGenRules, "gen-rules", "Rewrite rules: one C++ function per Rule record"),
+                     clEnumValN(kGenLayout, "gen-layout", "LayoutConstraint records as a C++ table"),
+                     clEnumValN(kGenFusion, "gen-fusion", "FusionRule records as C++ tables"),
+                     clEnumValN(kGenAll, "gen-all", "--gen-rules, --gen-layout and --gen-fusion in one file")),
+    llvm::cl::init(kPrintRecords));
+
+llvm::cl::opt<std::string> source_root(
+    "source-root", llvm::cl::desc("Directory stripped from .td paths in the generated tables (the repository root)"),
+    llvm::cl::value_desc("dir"), llvm::cl::init(""));
+
+llvm::cl::opt<std::string> stem_override(
+    "stem", llvm::cl::desc("Suffix of the registration functions (default: the input file's name)"),
+    llvm::cl::value_desc("name"), llvm::cl::init(""));
+
+bool Run(llvm::raw_ostream& os, llvm::RecordKeeper& records) {
+  using namespace hloc_gen;
+  switch (action) {
+    case kPrintRecords:
+      os << records;
+      return false;
+    case kGenRules:
+      EmitPreamble(os, records, "--gen-rules");
+      return EmitRules(os, records);
+    case kGenLayout:
+      EmitPreamble(os, records, "--gen-layout");
+      return EmitLayout(os, records);
+    case kGenFusion:
+      EmitPreamble(os, records, "--gen-fusion");
+      return EmitFusion(os, records);
+    case kGenAll: {
+      // Run every backend even after an error, so one run reports all of a file's mistakes.
+      EmitPreamble(os, records, "--gen-all");
+      bool failed = EmitRules(os, records);
+      failed = EmitLayout(os, records) || failed;
+      failed = EmitFusion(os, records) || failed;
+      return failed;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::cl::ParseCommandLineOptions(argc, argv, "hloc-tblgen: hloc's rule compiler\n");
+  std::string root = source_root;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  hloc_gen::SetOptions({root, stem_override});
+  return llvm::TableGenMain(argv[0], &Run);
+}

@@ -1,0 +1,505 @@
+// --gen-rules: every `Rule` record of the main file becomes one straight-line C++ function
+// (match, constraints, build, replace) plus a RuleInfo row; see rules/base/Dsl.td for the
+// language. Malformed rules are reported at their def (file:line:col with the caret line).
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gen_common.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TableGen/Error.h"
+#include "llvm/TableGen/Record.h"
+
+namespace hloc_gen {
+namespace {
+
+using llvm::DagInit;
+using llvm::DefInit;
+using llvm::Init;
+using llvm::IntInit;
+using llvm::Record;
+using llvm::StringInit;
+using llvm::UnsetInit;
+
+bool IsA(const Record* r, const char* cls) { return r && r->isSubClassOf(cls); }
+
+// The def a DAG's operator names, or nullptr.
+const Record* OperatorDef(const DagInit* dag) {
+  if (const auto* def = llvm::dyn_cast<DefInit>(dag->getOperator())) return def->getDef();
+  return nullptr;
+}
+
+std::string KindOf(const Record* r) {
+  if (IsA(r, "Op")) return "an Op";
+  if (IsA(r, "Matcher")) return "a Matcher";
+  if (IsA(r, "Constraint")) return "a Constraint";
+  if (IsA(r, "AttrFn")) return "an AttrFn";
+  if (IsA(r, "Builder")) return "a Builder";
+  if (IsA(r, "Rule")) return "a Rule";
+  return "not a rule-language record";
+}
+
+// A DAG as the rule language writes it: (Multiply $x, (ScalarConstant 2)).
+std::string DagText(const DagInit* dag) {
+  std::string out = "(" + dag->getOperator()->getAsString();
+  if (!dag->getNameStr().empty()) out += ":$" + dag->getNameStr().str();
+  for (unsigned i = 0; i < dag->getNumArgs(); ++i) {
+    out += i == 0 ? " " : ", ";
+    const Init* arg = dag->getArg(i);
+    std::string name = dag->getArgNameStr(i).str();
+    if (llvm::isa<UnsetInit>(arg)) {
+      out += name.empty() ? "?" : "$" + name;
+      continue;
+    }
+    if (const auto* sub = llvm::dyn_cast<DagInit>(arg)) out += DagText(sub);
+    else out += arg->getAsString();
+    if (!name.empty()) out += ":$" + name;
+  }
+  return out + ")";
+}
+
+// One argument as written: $x, ?, 3, "s", (Op ...).
+std::string ArgText(const Init* arg, llvm::StringRef name) {
+  if (llvm::isa<UnsetInit>(arg)) return name.empty() ? "?" : "$" + name.str();
+  std::string text = llvm::isa<DagInit>(arg) ? DagText(llvm::cast<DagInit>(arg)) : arg->getAsString();
+  return name.empty() ? text : text + ":$" + name.str();
+}
+
+// Generates one rule. Errors are printed at the rule's def and set `failed`.
+class RuleEmitter {
+ public:
+  explicit RuleEmitter(const Record* rule) : rule_(rule) {}
+
+  bool failed() const { return failed_; }
+  int root_opcode_expr_is_any() const { return root_opcode_.empty(); }
+  const std::string& root_opcode() const { return root_opcode_; }  // "HloOpcode::kAdd" or ""
+
+  // The C++ text of the rule's function(s); "" on error.
+  std::string Emit() {
+    const std::string name = rule_->getName().str();
+    fn_ = "Rule_" + CppIdent(name);
+    if (rule_->isAnonymous()) Error("a rule needs a name (def Name : Rule<...>) so YAML can enable or disable it");
+    if (rule_->getValueAsString("Pass").empty())
+      Error("rule '" + name + "' has no Pass: wrap it in `let Pass = \"algsimp\" in { ... }` or set `let Pass = ...`");
+
+    const DagInit* pattern = rule_->getValueAsDag("Pattern");
+    const Record* root_op = OperatorDef(pattern);
+    commutative_ = rule_->getValueAsBit("Commutative");
+    if (IsA(root_op, "Op")) {
+      if (const OpcodeInfo* info = OpcodeOfOpRecord(root_op)) root_opcode_ = std::string("HloOpcode::") + info->enumerator;
+      if (commutative_ && pattern->getNumArgs() != 2)
+        Error("Commutative is set but the root (" + root_op->getName().str() + ") has " +
+              std::to_string(pattern->getNumArgs()) + " operands in the pattern; it needs exactly two");
+    } else if (IsA(root_op, "Matcher")) {
+      if (commutative_) Error("Commutative is set but the root is a Matcher, not a binary op");
+    } else {
+      Error(std::string("the pattern's root must be an Op (rules/base/Ops.td) or a Matcher; '") +
+            (root_op ? root_op->getName().str() : pattern->getOperator()->getAsString()) + "' is " +
+            KindOf(root_op));
+      return "";
+    }
+
+    body_.clear();
+    MatchNode(pattern, "root", /*is_root=*/true);
+    for (const Init* c : rule_->getValueAsListInit("Constraints")->getValues()) {
+      const auto* dag = llvm::dyn_cast<DagInit>(c);
+      if (!dag) {
+        Error("a constraint must be a DAG such as (IsIntegral $x); got " + c->getAsString());
+        continue;
+      }
+      EmitConstraint(dag);
+    }
+    EmitResult();
+    if (failed_) return "";
+
+    std::string out;
+    out += "// " + RecordFile(rule_) + ":" + std::to_string(RecordLine(rule_)) + "\n";
+    if (commutative_) {
+      out += "static bool " + fn_ + "_Try(RewriteContext& ctx, HloInstruction* root, bool swap) {\n";
+      out += body_;
+      out += "}\n";
+      out += "static bool " + fn_ + "(RewriteContext& ctx, HloInstruction* root) {\n";
+      out += "  return " + fn_ + "_Try(ctx, root, false) || " + fn_ + "_Try(ctx, root, true);\n}\n";
+    } else {
+      out += "static bool " + fn_ + "(RewriteContext& ctx, HloInstruction* root) {\n";
+      out += body_;
+      out += "}\n";
+    }
+    return out;
+  }
+
+  const std::string& fn() const { return fn_; }
+
+ private:
+  void Error(const std::string& message) {
+    llvm::PrintError(rule_->getLoc(), "in rule '" + rule_->getName().str() + "': " + message);
+    failed_ = true;
+  }
+  void Line(const std::string& code) { body_ += "  " + code + "\n"; }
+  std::string Temp(const char* prefix) { return prefix + std::to_string(next_temp_++); }
+
+  // Binds $name to `expr` (a C++ expression of type HloInstruction*), or checks that a
+  // repeated name is the same instruction.
+  void Bind(const std::string& name, const std::string& expr) {
+    if (name.empty()) return;
+    auto it = bound_.find(name);
+    if (it != bound_.end()) {
+      Line("if (" + it->second + " != " + expr + ") return false;  // repeated $" + name);
+      return;
+    }
+    std::string var = "v_" + CppIdent(name);
+    Line("[[maybe_unused]] HloInstruction* " + var + " = " + expr + ";");
+    bound_[name] = var;
+    bound_order_.push_back(var);
+  }
+
+  // Operand i of the node held in `var`; the root's two operands swap in a commutative retry.
+  std::string OperandExpr(const std::string& var, unsigned i, bool is_root) const {
+    if (is_root && commutative_) return var + "->operand(swap ? " + std::to_string(1 - i) + " : " + std::to_string(i) + ")";
+    return var + "->operand(" + std::to_string(i) + ")";
+  }
+
+  // A literal matcher/constraint/attr/builder argument; "" (after an error) if not a literal.
+  std::string Literal(const Init* arg, const std::string& where) {
+    if (const auto* i = llvm::dyn_cast<IntInit>(arg)) return "int64_t{" + std::to_string(i->getValue()) + "}";
+    if (const auto* s = llvm::dyn_cast<StringInit>(arg)) return CppString(s->getValue());
+    Error("argument " + ArgText(arg, "") + " of " + where + " must be an int or a string literal");
+    return "";
+  }
+
+  void MatchNode(const DagInit* dag, const std::string& var, bool is_root) {
+    const Record* op = OperatorDef(dag);
+    std::string op_name = op ? op->getName().str() : dag->getOperator()->getAsString();
+    if (IsA(op, "Matcher")) {
+      std::vector<std::string> args = {var};
+      for (unsigned i = 0; i < dag->getNumArgs(); ++i) {
+        if (!dag->getArgNameStr(i).empty() && llvm::isa<UnsetInit>(dag->getArg(i))) {
+          Error("matcher " + op_name + " takes literal arguments only; use a constraint to relate $" +
+                dag->getArgNameStr(i).str() + " to it");
+          continue;
+        }
+        args.push_back(Literal(dag->getArg(i), "matcher " + op_name));
+      }
+      std::string fn = op->getValueAsString("Fn").str();
+      if (fn.empty()) Error("matcher " + op_name + " has no Fn");
+      Line("if (!" + fn + "(" + Join(args) + ")) return false;  // " + op_name);
+      Bind(dag->getNameStr().str(), var);
+      return;
+    }
+    if (!IsA(op, "Op")) {
+      Error("unknown operator '" + op_name + "' in the pattern: expected an Op (rules/base/Ops.td) or a Matcher, but it is " +
+            KindOf(op));
+      return;
+    }
+    const OpcodeInfo* info = OpcodeOfOpRecord(op);
+    if (!info) {
+      Error("Op '" + op_name + "' names no HLO opcode (its Name is not in src/ir/opcode.h)");
+      return;
+    }
+    unsigned n = dag->getNumArgs();
+    if (info->arity >= 0 && static_cast<int>(n) != info->arity) {
+      Error(op_name + " takes " + std::to_string(info->arity) + " operand(s), but the pattern gives it " + std::to_string(n));
+      return;
+    }
+    Line("if (" + var + "->opcode() != HloOpcode::" + info->enumerator + " || " + var + "->operand_count() != " +
+         std::to_string(n) + ") return false;");
+    Bind(dag->getNameStr().str(), var);
+    for (unsigned i = 0; i < n; ++i) {
+      const Init* arg = dag->getArg(i);
+      std::string name = dag->getArgNameStr(i).str();
+      std::string expr = OperandExpr(var, i, is_root);
+      if (llvm::isa<UnsetInit>(arg)) {
+        Bind(name, expr);  // $x binds (or re-checks); a bare ? matches anything
+        continue;
+      }
+      const DagInit* sub = llvm::dyn_cast<DagInit>(arg);
+      if (const auto* def = llvm::dyn_cast<DefInit>(arg)) {
+        if (IsA(def->getDef(), "Matcher")) {
+          sub = DagInit::get(const_cast<DefInit*>(def), nullptr, {}, {});  // bare `Zero` means (Zero)
+        } else {
+          Error("operand " + std::to_string(i) + " of " + op_name + " is the record '" + def->getDef()->getName().str() +
+                "' (" + KindOf(def->getDef()) + "); write a sub-pattern in parentheses, a Matcher, or $name");
+          continue;
+        }
+      }
+      if (!sub) {
+        Error("operand " + std::to_string(i) + " of " + op_name + " is " + ArgText(arg, "") +
+              "; a pattern operand is $name, ?, (Op ...) or (Matcher ...) — match constants with e.g. (ScalarConstant 2)");
+        continue;
+      }
+      std::string child = Temp("n");
+      Line("HloInstruction* " + child + " = " + expr + ";");
+      MatchNode(sub, child, /*is_root=*/false);
+      Bind(name, child);  // (Op ...):$x
+    }
+  }
+
+  // Arguments of a constraint, AttrFn or Builder: bound $names, ints, strings.
+  std::vector<std::string> CallArgs(const DagInit* dag, const std::string& where, bool allow_results) {
+    std::vector<std::string> args;
+    for (unsigned i = 0; i < dag->getNumArgs(); ++i) {
+      const Init* arg = dag->getArg(i);
+      std::string name = dag->getArgNameStr(i).str();
+      if (llvm::isa<UnsetInit>(arg)) {
+        if (name.empty()) {
+          Error("argument " + std::to_string(i) + " of " + where + " is '?'; pass a bound $name or a literal");
+          continue;
+        }
+        auto it = bound_.find(name);
+        if (it != bound_.end()) {
+          args.push_back(it->second);
+          continue;
+        }
+        auto rit = allow_results ? results_.find(name) : results_.end();
+        if (rit != results_.end()) {
+          args.push_back(rit->second);
+          continue;
+        }
+        Error("$" + name + " in " + where + " is unbound: bind it in the pattern" +
+              std::string(allow_results ? " (or name an earlier result node (Op:$" + name + " ...))" : ""));
+        continue;
+      }
+      args.push_back(Literal(arg, where));
+    }
+    return args;
+  }
+
+  void EmitConstraint(const DagInit* dag) {
+    const Record* op = OperatorDef(dag);
+    bool negate = false;
+    if (op && op->getName() == "Unless") {
+      const DagInit* inner = dag->getNumArgs() == 1 ? llvm::dyn_cast<DagInit>(dag->getArg(0)) : nullptr;
+      if (!inner) {
+        Error("(Unless ...) takes exactly one constraint DAG, e.g. (Unless (IsFloat $x))");
+        return;
+      }
+      dag = inner;
+      op = OperatorDef(dag);
+      negate = true;
+    }
+    std::string op_name = op ? op->getName().str() : dag->getOperator()->getAsString();
+    if (!IsA(op, "Constraint")) {
+      Error("unknown constraint '" + op_name + "': a constraint DAG's operator must be a Constraint record, but it is " +
+            KindOf(op));
+      return;
+    }
+    std::string fn = op->getValueAsString("Fn").str();
+    if (fn.empty()) Error("constraint " + op_name + " has no Fn");
+    std::vector<std::string> args = {"ctx"};
+    for (std::string& a : CallArgs(dag, "constraint " + op_name, /*allow_results=*/false)) args.push_back(a);
+    Line(std::string("if (") + (negate ? "" : "!") + fn + "(" + Join(args) + ")) return false;  // " +
+         (negate ? "Unless " : "") + op_name);
+  }
+
+  void EmitResult() {
+    const DagInit* result = rule_->getValueAsDag("Result");
+    const Record* op = OperatorDef(result);
+    std::string native = rule_->getValueAsString("Native").str();
+    if (!native.empty()) {
+      if (!op || op->getName() != "replaceWith" || result->getNumArgs() != 0)
+        Error("a NativeRule's result is built by its C++ function; do not set Result");
+      std::vector<std::string> args = {"ctx", "root"};
+      for (const std::string& v : bound_order_) args.push_back(v);
+      Line("return " + native + "(" + Join(args) + ");  // NativeRule");
+      return;
+    }
+    if (op && op->getName() == "replaceWith") {
+      if (result->getNumArgs() != 1 || !llvm::isa<UnsetInit>(result->getArg(0)) || result->getArgNameStr(0).empty()) {
+        Error("(replaceWith $x) takes exactly one bound $name");
+        return;
+      }
+      std::string name = result->getArgNameStr(0).str();
+      auto it = bound_.find(name);
+      if (it == bound_.end()) {
+        Error("$" + name + " in the result is unbound: bind it in the pattern");
+        return;
+      }
+      Line("return ctx.Replace(root, " + it->second + ");");
+      return;
+    }
+    Line("const size_t mark = ctx.created().size();");
+    std::string value;
+    if (IsA(op, "Op")) {
+      value = BuildNode(result);
+    } else if (IsA(op, "Builder")) {
+      value = CallBuilder(result);
+    } else {
+      Error("unknown operator '" + (op ? op->getName().str() : result->getOperator()->getAsString()) +
+            "' in the result: expected replaceWith, an Op or a Builder, but it is " + KindOf(op));
+      return;
+    }
+    if (value.empty()) return;
+    Line("return ctx.Replace(root, " + value + ") || RefuseRule(ctx, mark);");
+  }
+
+  std::string CallBuilder(const DagInit* dag) {
+    const Record* op = OperatorDef(dag);
+    std::string fn = op->getValueAsString("Fn").str();
+    if (fn.empty()) Error("builder " + op->getName().str() + " has no Fn");
+    std::vector<std::string> args = {"ctx"};
+    for (std::string& a : CallArgs(dag, "builder " + op->getName().str(), /*allow_results=*/true)) args.push_back(a);
+    std::string var = Temp("r");
+    Line("HloInstruction* " + var + " = " + fn + "(" + Join(args) + ");  // " + op->getName().str());
+    Line("if (" + var + " == nullptr) return RefuseRule(ctx, mark);");
+    NameResult(dag->getNameStr().str(), var);
+    return var;
+  }
+
+  void NameResult(const std::string& name, const std::string& var) {
+    if (name.empty()) return;
+    if (bound_.count(name)) Error("result node $" + name + " reuses a name the pattern binds");
+    else if (results_.count(name)) Error("result node $" + name + " is named twice");
+    results_[name] = var;
+  }
+
+  // Builds (Op args...) bottom-up and returns the C++ variable holding it.
+  std::string BuildNode(const DagInit* dag) {
+    const Record* op = OperatorDef(dag);
+    const OpcodeInfo* info = OpcodeOfOpRecord(op);
+    std::string op_name = op->getName().str();
+    if (!info) {
+      Error("Op '" + op_name + "' names no HLO opcode (its Name is not in src/ir/opcode.h)");
+      return "";
+    }
+    std::string spec = Temp("s");
+    Line("NewInstruction " + spec + ";");
+    std::vector<std::string> operands;
+    for (unsigned i = 0; i < dag->getNumArgs(); ++i) {
+      const Init* arg = dag->getArg(i);
+      std::string name = dag->getArgNameStr(i).str();
+      if (llvm::isa<UnsetInit>(arg)) {
+        if (name.empty()) {
+          Error("argument " + std::to_string(i) + " of result " + op_name + " is '?'; use a bound $name");
+          continue;
+        }
+        auto it = bound_.find(name);
+        auto rit = results_.find(name);
+        if (it != bound_.end()) operands.push_back(it->second);
+        else if (rit != results_.end()) operands.push_back(rit->second);
+        else Error("$" + name + " in the result is unbound: bind it in the pattern or name an earlier result node");
+        continue;
+      }
+      const DagInit* sub = llvm::dyn_cast<DagInit>(arg);
+      if (const auto* def = llvm::dyn_cast<DefInit>(arg)) {
+        if (IsA(def->getDef(), "AttrFn") || IsA(def->getDef(), "Builder"))
+          sub = DagInit::get(const_cast<DefInit*>(def), nullptr, {}, {});
+      }
+      if (!sub) {
+        Error("argument " + ArgText(arg, "") + " of result " + op_name +
+              " must be $name, (Op ...), (AttrFn ...) or (Builder ...); literals go inside an AttrFn or Builder");
+        continue;
+      }
+      const Record* sub_op = OperatorDef(sub);
+      std::string sub_name = sub_op ? sub_op->getName().str() : sub->getOperator()->getAsString();
+      if (IsA(sub_op, "AttrFn")) {
+        std::string fn = sub_op->getValueAsString("Fn").str();
+        if (fn.empty()) Error("attribute function " + sub_name + " has no Fn");
+        std::vector<std::string> args = {"ctx", spec};
+        for (std::string& a : CallArgs(sub, "attribute function " + sub_name, /*allow_results=*/true)) args.push_back(a);
+        Line("if (!" + fn + "(" + Join(args) + ")) return RefuseRule(ctx, mark);  // " + sub_name);
+      } else if (IsA(sub_op, "Builder")) {
+        std::string v = CallBuilder(sub);
+        if (!v.empty()) operands.push_back(v);
+      } else if (IsA(sub_op, "Op")) {
+        std::string v = BuildNode(sub);
+        if (!v.empty()) operands.push_back(v);
+      } else {
+        Error("unknown operator '" + sub_name + "' in the result: expected an Op, an AttrFn or a Builder, but it is " +
+              KindOf(sub_op));
+      }
+    }
+    if (info->arity >= 0 && static_cast<int>(operands.size()) != info->arity && !failed_) {
+      Error("result " + op_name + " takes " + std::to_string(info->arity) + " operand(s), but it is given " +
+            std::to_string(operands.size()));
+      return "";
+    }
+    std::string var = Temp("r");
+    Line("HloInstruction* " + var + " = ctx.Create(HloOpcode::" + info->enumerator + ", {" + Join(operands) + "}, std::move(" +
+         spec + "));");
+    Line("if (" + var + " == nullptr) return RefuseRule(ctx, mark);");
+    NameResult(dag->getNameStr().str(), var);
+    return var;
+  }
+
+  static std::string Join(const std::vector<std::string>& parts) {
+    std::string out;
+    for (size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
+    return out;
+  }
+
+  const Record* rule_;
+  std::string fn_;
+  std::string body_;
+  std::string root_opcode_;
+  bool commutative_ = false;
+  bool failed_ = false;
+  int next_temp_ = 0;
+  std::map<std::string, std::string> bound_;    // pattern $name -> C++ variable
+  std::vector<std::string> bound_order_;        // NativeRule arguments, in binding order
+  std::map<std::string, std::string> results_;  // result node $name -> C++ variable
+};
+
+std::string Summary(const Record* rule) {
+  std::string s = rule->getValueAsString("Summary").str();
+  if (s.empty()) s = CommentAbove(rule);
+  if (s.empty())
+    s = DagText(rule->getValueAsDag("Pattern")) + " => " + DagText(rule->getValueAsDag("Result"));
+  return s;
+}
+
+}  // namespace
+
+bool EmitRules(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
+  const std::string stem = FileStem(records);
+  std::vector<const Record*> rules;
+  if (records.getClass("Rule")) {
+    for (const Record* r : records.getAllDerivedDefinitions("Rule"))
+      if (InMainFile(r)) rules.push_back(r);
+  }
+  // Declaration order (getAllDerivedDefinitions sorts by name): priority ties break by it.
+  std::stable_sort(rules.begin(), rules.end(), [](const Record* a, const Record* b) { return a->getID() < b->getID(); });
+
+  bool failed = false;
+  std::string functions, table;
+  for (const Record* rule : rules) {
+    RuleEmitter emitter(rule);
+    std::string code = emitter.Emit();
+    if (emitter.failed()) {
+      failed = true;
+      continue;
+    }
+    functions += code + "\n";
+    std::string requires_var = "nullptr";
+    std::vector<Record*> reqs = rule->getValueAsListOfDefs("Requires");
+    if (!reqs.empty()) {
+      requires_var = "kRequires_" + CppIdent(rule->getName());
+      functions += "static const char* const " + requires_var + "[] = {";
+      for (size_t i = 0; i < reqs.size(); ++i) functions += (i ? ", " : "") + CppString(reqs[i]->getName());
+      functions += "};\n\n";
+    }
+    table += "    {" + CppString(rule->getName()) + ", " + CppString(rule->getValueAsString("Pass")) + ", " +
+             CppString(rule->getValueAsString("Group")) + ", " + std::to_string(rule->getValueAsInt("Priority")) + ", " +
+             CppString(RecordFile(rule)) + ", " + std::to_string(RecordLine(rule)) + ", " +
+             (emitter.root_opcode().empty() ? std::string("-1") : "static_cast<int>(" + emitter.root_opcode() + ")") +
+             ", " + requires_var + ", " + std::to_string(reqs.size()) + ",\n     " + CppString(Summary(rule)) + ", " +
+             emitter.fn() + "},\n";
+  }
+  if (failed) return true;
+
+  os << "#include <cstddef>\n#include <cstdint>\n#include <utility>\n\n";
+  os << "#include \"engine/rewrite.h\"\n#include \"engine/rule_helpers.h\"\n#include \"ir/opcode.h\"\n";
+  for (const std::string& h : CppHeaders(records)) os << "#include \"" << h << "\"\n";
+  os << "\nnamespace hloc {\nnamespace {\n\n" << functions;
+  if (!rules.empty()) os << "const RuleInfo kRules[] = {\n" << table << "};\n\n";
+  os << "}  // namespace\n\n";
+  os << "// " << rules.size() << " rule(s).\n";
+  os << "void RegisterRules_" << stem << "(RuleRegistry& registry) {\n";
+  if (rules.empty()) os << "  (void)registry;\n";
+  else os << "  for (const RuleInfo& rule : kRules) registry.Register(&rule);\n";
+  os << "}\n\n}  // namespace hloc\n";
+  return false;
+}
+
+}  // namespace hloc_gen

@@ -1,0 +1,235 @@
+// --gen-layout and --gen-fusion: LayoutConstraint and FusionRule records (rules/base/Layout.td,
+// rules/base/Fusion.td) of the main file become plain C++ tables (src/engine/rule_tables.h)
+// and one registration function each. Fusion vetoes become small predicate functions built
+// from the same Constraint records rewrite rules use.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "gen_common.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TableGen/Error.h"
+#include "llvm/TableGen/Record.h"
+
+namespace hloc_gen {
+namespace {
+
+using llvm::Record;
+
+std::vector<const Record*> MainFileRecords(const llvm::RecordKeeper& records, const char* cls) {
+  std::vector<const Record*> out;
+  if (!records.getClass(cls)) return out;
+  for (const Record* r : records.getAllDerivedDefinitions(cls))
+    if (InMainFile(r)) out.push_back(r);
+  std::stable_sort(out.begin(), out.end(), [](const Record* a, const Record* b) { return a->getID() < b->getID(); });
+  return out;
+}
+
+std::string SummaryOf(const Record* r) {
+  std::string s = r->getValueAsString("Summary").str();
+  return s.empty() ? CommentAbove(r) : s;
+}
+
+// `static const char* const <var>[] = {...};` for a list of defs (names); returns the
+// variable, or "nullptr" for an empty list.
+std::string NameArray(std::string& out, const std::string& var, const std::vector<std::string>& names) {
+  if (names.empty()) return "nullptr";
+  out += "const char* const " + var + "[] = {";
+  for (size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + CppString(names[i]);
+  out += "};\n";
+  return var;
+}
+
+std::vector<std::string> RequirementNames(const Record* r) {
+  std::vector<std::string> names;
+  for (const Record* req : r->getValueAsListOfDefs("Requires")) names.push_back(req->getName().str());
+  return names;
+}
+
+// The opcode expression of the record's `Opcode` field, or "" after an error.
+std::string OpcodeExpr(const Record* r) {
+  const Record* op = r->getValueAsDef("Opcode");
+  const OpcodeInfo* info = OpcodeOfOpRecord(op);
+  if (!info) {
+    llvm::PrintError(r->getLoc(), "'" + op->getName().str() + "' names no HLO opcode (not in src/ir/opcode.h)");
+    return "";
+  }
+  return std::string("static_cast<int>(HloOpcode::") + info->enumerator + ")";
+}
+
+void EmitRegistration(llvm::raw_ostream& os, const std::string& fn, const std::string& table, const std::string& field,
+                      bool empty) {
+  os << "void " << fn << "(GeneratedTables& tables) {\n";
+  if (empty) os << "  (void)tables;\n";
+  else os << "  for (const auto& row : " << table << ") tables." << field << ".push_back(&row);\n";
+  os << "}\n";
+}
+
+// One veto condition: (Constraint $producer, $consumer, 3, "s") or (Unless (...)).
+bool VetoCondition(const Record* veto, const llvm::DagInit* dag, std::string& body) {
+  auto error = [&](const std::string& m) {
+    llvm::PrintError(veto->getLoc(), "in fusion veto '" + veto->getName().str() + "': " + m);
+    return false;
+  };
+  const auto* def = llvm::dyn_cast<llvm::DefInit>(dag->getOperator());
+  const Record* op = def ? def->getDef() : nullptr;
+  bool negate = false;
+  if (op && op->getName() == "Unless") {
+    const auto* inner = dag->getNumArgs() == 1 ? llvm::dyn_cast<llvm::DagInit>(dag->getArg(0)) : nullptr;
+    if (!inner) return error("(Unless ...) takes exactly one constraint DAG");
+    dag = inner;
+    def = llvm::dyn_cast<llvm::DefInit>(dag->getOperator());
+    op = def ? def->getDef() : nullptr;
+    negate = true;
+  }
+  if (!op || !op->isSubClassOf("Constraint"))
+    return error("unknown condition '" + dag->getOperator()->getAsString() + "': expected a Constraint record");
+  std::string call = op->getValueAsString("Fn").str() + "(ctx";
+  for (unsigned i = 0; i < dag->getNumArgs(); ++i) {
+    const llvm::Init* arg = dag->getArg(i);
+    std::string name = dag->getArgNameStr(i).str();
+    if (llvm::isa<llvm::UnsetInit>(arg)) {
+      if (name != "producer" && name != "consumer")
+        return error("$" + (name.empty() ? std::string("?") : name) +
+                     " is unbound: a veto's conditions may use $producer and $consumer");
+      call += ", " + name;
+    } else if (const auto* i64 = llvm::dyn_cast<llvm::IntInit>(arg)) {
+      call += ", int64_t{" + std::to_string(i64->getValue()) + "}";
+    } else if (const auto* s = llvm::dyn_cast<llvm::StringInit>(arg)) {
+      call += ", " + CppString(s->getValue());
+    } else {
+      return error("argument " + arg->getAsString() + " of " + op->getName().str() +
+                   " must be $producer, $consumer or an int or string literal");
+    }
+  }
+  call += ")";
+  body += std::string("  if (") + (negate ? "" : "!") + call + ") return false;  // " + (negate ? "Unless " : "") +
+          op->getName().str() + "\n";
+  return true;
+}
+
+}  // namespace
+
+bool EmitLayout(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
+  const std::string stem = FileStem(records);
+  bool failed = false;
+  std::string arrays, rows;
+  for (const Record* r : MainFileRecords(records, "LayoutConstraint")) {
+    std::string opcode = OpcodeExpr(r);
+    int64_t operand = r->getValueAsInt("Operand");
+    if (operand < -2) {
+      llvm::PrintError(r->getLoc(), "Operand " + std::to_string(operand) +
+                                        " is not an operand index, Result.Index (-1) or EveryOperand.Index (-2)");
+      failed = true;
+    }
+    if (opcode.empty()) {
+      failed = true;
+      continue;
+    }
+    std::string req = NameArray(arrays, "kLayoutRequires_" + CppIdent(r->getName()), RequirementNames(r));
+    rows += "    {" + CppString(r->getName()) + ", " + opcode + ", " + std::to_string(operand) + ", " +
+            CppString(r->getValueAsDef("Layout")->getName()) + ", " + (r->getValueAsBit("Required") ? "true" : "false") +
+            ", " + std::to_string(r->getValueAsInt("Priority")) + ", " + req + ", " +
+            std::to_string(RequirementNames(r).size()) + ",\n     " + CppString(SummaryOf(r)) + ", " +
+            CppString(RecordFile(r)) + ", " + std::to_string(RecordLine(r)) + "},\n";
+  }
+  if (failed) return true;
+  os << "#include <cstdint>\n\n#include \"engine/rule_tables.h\"\n#include \"ir/opcode.h\"\n\nnamespace hloc {\nnamespace {\n"
+     << arrays;
+  if (!rows.empty()) os << "const LayoutConstraintInfo kLayoutConstraints[] = {\n" << rows << "};\n";
+  os << "}  // namespace\n\n";
+  EmitRegistration(os, "RegisterLayout_" + stem, "kLayoutConstraints", "layout", rows.empty());
+  os << "\n}  // namespace hloc\n";
+  return false;
+}
+
+bool EmitFusion(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
+  const std::string stem = FileStem(records);
+  bool failed = false;
+  std::string arrays, fusible, costs, vetoes, functions;
+  for (const Record* r : MainFileRecords(records, "FusionRule")) {
+    std::string req_names = std::to_string(RequirementNames(r).size());
+    std::string where = CppString(SummaryOf(r)) + ", " + CppString(RecordFile(r)) + ", " + std::to_string(RecordLine(r));
+    std::string id = CppIdent(r->getName());
+    if (r->isSubClassOf("Fusible")) {
+      std::string opcode = OpcodeExpr(r);
+      if (opcode.empty()) {
+        failed = true;
+        continue;
+      }
+      std::vector<std::string> kinds;
+      for (const Record* k : r->getValueAsListOfDefs("Kinds")) kinds.push_back(k->getValueAsString("Name").str());
+      if (kinds.empty()) {
+        llvm::PrintError(r->getLoc(), "Fusible '" + r->getName().str() + "' lists no fusion kinds");
+        failed = true;
+        continue;
+      }
+      std::string kinds_var = NameArray(arrays, "kKinds_" + id, kinds);
+      std::string req = NameArray(arrays, "kFusionRequires_" + id, RequirementNames(r));
+      fusible += "    {" + CppString(r->getName()) + ", " + opcode + ", " + kinds_var + ", " + std::to_string(kinds.size()) +
+                 ", " + (r->getValueAsBit("AsProducer") ? "true" : "false") + ", " +
+                 (r->getValueAsBit("AsConsumer") ? "true" : "false") + ", " + req + ", " + req_names + ",\n     " + where +
+                 "},\n";
+    } else if (r->isSubClassOf("OpCost")) {
+      std::string opcode = OpcodeExpr(r);
+      if (opcode.empty()) {
+        failed = true;
+        continue;
+      }
+      const Record* cls = r->getValueAsDef("Class");
+      costs += "    {" + CppString(r->getName()) + ", " + opcode + ", " + CppString(cls->getName()) + ", " +
+               std::to_string(cls->getValueAsInt("RelativeCost")) + ",\n     " + where + "},\n";
+    } else if (r->isSubClassOf("FusionVeto")) {
+      std::string reason = r->getValueAsString("Reason").str();
+      if (reason.empty()) {
+        llvm::PrintError(r->getLoc(), "fusion veto '" + r->getName().str() + "' needs a reason (shown by --explain-fusion)");
+        failed = true;
+        continue;
+      }
+      std::string body;
+      bool ok = true;
+      for (const llvm::Init* c : r->getValueAsListInit("Conditions")->getValues()) {
+        const auto* dag = llvm::dyn_cast<llvm::DagInit>(c);
+        if (!dag) {
+          llvm::PrintError(r->getLoc(), "a veto condition must be a DAG such as (HasOneUse $producer)");
+          ok = false;
+          continue;
+        }
+        ok = VetoCondition(r, dag, body) && ok;
+      }
+      if (!ok) {
+        failed = true;
+        continue;
+      }
+      functions += "// " + RecordFile(r) + ":" + std::to_string(RecordLine(r)) + "\nbool Veto_" + id +
+                   "(RewriteContext& ctx, [[maybe_unused]] HloInstruction* producer, [[maybe_unused]] HloInstruction* "
+                   "consumer) {\n  (void)ctx;\n" +
+                   body + "  return true;\n}\n\n";
+      std::string req = NameArray(arrays, "kFusionRequires_" + id, RequirementNames(r));
+      vetoes += "    {" + CppString(r->getName()) + ", " + CppString(reason) + ", " + req + ", " + req_names + ",\n     " +
+                where + ", Veto_" + id + "},\n";
+    } else {
+      llvm::PrintError(r->getLoc(), "'" + r->getName().str() +
+                                        "' derives from FusionRule but is none of Fusible, OpCost or FusionVeto");
+      failed = true;
+    }
+  }
+  if (failed) return true;
+  os << "#include <cstdint>\n\n#include \"engine/rewrite.h\"\n#include \"engine/rule_helpers.h\"\n"
+        "#include \"engine/rule_tables.h\"\n#include \"ir/opcode.h\"\n";
+  for (const std::string& h : CppHeaders(records)) os << "#include \"" << h << "\"\n";
+  os << "\nnamespace hloc {\nnamespace {\n" << arrays << "\n" << functions;
+  if (!fusible.empty()) os << "const FusibleInfo kFusible[] = {\n" << fusible << "};\n";
+  if (!costs.empty()) os << "const OpCostInfo kOpCosts[] = {\n" << costs << "};\n";
+  if (!vetoes.empty()) os << "const FusionVetoInfo kFusionVetoes[] = {\n" << vetoes << "};\n";
+  os << "}  // namespace\n\n";
+  os << "void RegisterFusion_" << stem << "(GeneratedTables& tables) {\n";
+  if (fusible.empty() && costs.empty() && vetoes.empty()) os << "  (void)tables;\n";
+  if (!fusible.empty()) os << "  for (const auto& row : kFusible) tables.fusible.push_back(&row);\n";
+  if (!costs.empty()) os << "  for (const auto& row : kOpCosts) tables.op_costs.push_back(&row);\n";
+  if (!vetoes.empty()) os << "  for (const auto& row : kFusionVetoes) tables.vetoes.push_back(&row);\n";
+  os << "}\n\n}  // namespace hloc\n";
+  return false;
+}
+
+}  // namespace hloc_gen

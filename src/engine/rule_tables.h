@@ -1,0 +1,85 @@
+// Plain tables generated from layout and fusion records (rules/layout/*.td, rules/fusion/*.td;
+// the classes are in rules/base/Layout.td and rules/base/Fusion.td). The layout-assignment and
+// fusion engines read these; hloc-tblgen --gen-layout / --gen-fusion writes them. Strings point
+// into the generated code's static storage.
+#pragma once
+#include <vector>
+
+#include "ir/instruction.h"
+
+namespace hloc {
+
+class RewriteContext;
+
+// One layout requirement or preference of an opcode's operand (or result).
+struct LayoutConstraintInfo {
+  static constexpr int kResult = -1;       // Operand = -1: the instruction's own layout
+  static constexpr int kEveryOperand = -2; // Operand = -2: each operand
+  const char* name;         // the def's name
+  int opcode;               // static_cast<int>(HloOpcode)
+  int operand;              // operand index, kResult or kEveryOperand
+  const char* layout;       // the LayoutKind record: "DefaultLayout", "ContractingMinor", ...
+  bool required;            // false: a preference (may lose to another constraint)
+  int priority;             // higher wins between preferences
+  const char* const* requirements;  // Requirement names (profile capabilities)
+  int num_requires;
+  const char* summary;
+  const char* file;
+  int line;
+};
+
+// The fusion kinds (XLA's: kLoop, kInput, kOutput, kCustom) an opcode may take part in.
+struct FusibleInfo {
+  const char* name;
+  int opcode;
+  const char* const* kinds;  // "kLoop", "kInput", ...
+  int num_kinds;
+  bool as_producer;          // may be fused into its consumer
+  bool as_consumer;          // may absorb its producers
+  const char* const* requirements;
+  int num_requires;
+  const char* summary;
+  const char* file;
+  int line;
+};
+
+// An opcode's cost class for the fusion cost model.
+struct OpCostInfo {
+  const char* name;
+  int opcode;
+  const char* cost_class;   // the CostClass record: "CheapOp", "ExpensiveOp", ...
+  int relative_cost;        // the class's rough per-element cost in simple instructions
+  const char* summary;
+  const char* file;
+  int line;
+};
+
+// Returns true when fusing `producer` into `consumer` is vetoed.
+using FusionVetoFn = bool (*)(RewriteContext& ctx, HloInstruction* producer, HloInstruction* consumer);
+
+// A producer/consumer pair that must not fuse, and why (--explain-fusion prints `reason`).
+struct FusionVetoInfo {
+  const char* name;
+  const char* reason;
+  const char* const* requirements;
+  int num_requires;
+  const char* summary;
+  const char* file;
+  int line;
+  FusionVetoFn fn;
+};
+
+// Every generated layout and fusion table of the build.
+struct GeneratedTables {
+  // The tables of all generated rule files (filled once, on first use).
+  static GeneratedTables& Global();
+  std::vector<const LayoutConstraintInfo*> layout;
+  std::vector<const FusibleInfo*> fusible;
+  std::vector<const OpCostInfo*> op_costs;
+  std::vector<const FusionVetoInfo*> vetoes;
+};
+
+// Defined in generated code (build/gen/rules/all_rules.cc).
+void RegisterAllGeneratedTables(GeneratedTables& tables);
+
+}  // namespace hloc
