@@ -242,6 +242,14 @@ absl::StatusOr<Literal> EvalScatter(const HloInstruction& inst, Operands ops, Ev
                 root == c->parameter_instruction(1) && root->shape().IsArray() &&
                 root->shape().rank() == 0 && root->shape().element_type() == types[0];
   }
+  std::optional<evalops::ScalarProgram> prog;
+  if (!fast && !overwrite) {
+    prog = evalops::ScalarProgram::Compile(inst.to_apply());
+    bool fits = prog && prog->num_params() == 2 * n && prog->num_results() == n;
+    for (int64_t i = 0; fits && i < n; ++i) fits = prog->result_type(i) == types[i];
+    if (!fits) prog.reset();
+  }
+  std::vector<evalops::Value> pv(3 * n);
   std::vector<PrimitiveType> arg_types = types;
   arg_types.insert(arg_types.end(), types.begin(), types.end());
   evalops::ScalarArgs args(arg_types);
@@ -255,6 +263,15 @@ absl::StatusOr<Literal> EvalScatter(const HloInstruction& inst, Operands ops, Ev
     }
     if (overwrite) {
       evalops::CopyElement(*ops[n + 1], upd_off, results[0], op_off);
+      return;
+    }
+    if (prog) {
+      for (int64_t i = 0; i < n; ++i) {
+        pv[i] = evalops::LoadValue(results[i], op_off);
+        pv[n + i] = evalops::LoadValue(*ops[n + 1 + i], upd_off);
+      }
+      prog->Run(pv.data(), pv.data() + 2 * n);
+      for (int64_t i = 0; i < n; ++i) evalops::StoreValue(results[i], op_off, pv[2 * n + i]);
       return;
     }
     for (int64_t i = 0; i < n; ++i) {

@@ -138,6 +138,31 @@ double RoundToElementType(PrimitiveType t, double x) {
   }
 }
 
+uint64_t FloatBits(PrimitiveType t, double x) {
+  switch (t) {
+    case PrimitiveType::F64: {
+      uint64_t b;
+      std::memcpy(&b, &x, 8);
+      return b;
+    }
+    case PrimitiveType::F32: {
+      const float f = static_cast<float>(x);
+      uint32_t b;
+      std::memcpy(&b, &f, 4);
+      return b;
+    }
+    case PrimitiveType::BF16: {
+      const float f = static_cast<float>(RoundToElementType(t, x));
+      uint32_t b;
+      std::memcpy(&b, &f, 4);
+      if (std::isnan(f)) return ((b >> 16) & 0x8000) | 0x7FC0;
+      return b >> 16;
+    }
+    default:
+      return EncodeFloat(t, x);
+  }
+}
+
 int64_t WrapInt(PrimitiveType t, int64_t v) {
   if (t == PrimitiveType::PRED) return v != 0;
   const int w = BitWidth(t);
@@ -198,23 +223,9 @@ absl::StatusOr<ScalarReducer> ScalarReducer::Create(BinaryReducer op, PrimitiveT
   return ScalarReducer(op, type);
 }
 
-Value ScalarReducer::Load(const Literal& l, int64_t i) const {
-  Value v;
-  switch (cls_) {
-    case ValueClass::kFloat: v.f = l.GetDouble(i); break;
-    case ValueClass::kComplex: v.c = l.GetComplex(i); break;
-    default: v.i = l.GetInt(i); break;
-  }
-  return v;
-}
+Value ScalarReducer::Load(const Literal& l, int64_t i) const { return LoadValue(l, i); }
 
-void ScalarReducer::Store(Literal& l, int64_t i, const Value& v) const {
-  switch (cls_) {
-    case ValueClass::kFloat: l.SetDouble(i, v.f); break;
-    case ValueClass::kComplex: l.SetComplex(i, v.c); break;
-    default: l.SetInt(i, v.i); break;
-  }
-}
+void ScalarReducer::Store(Literal& l, int64_t i, const Value& v) const { StoreValue(l, i, v); }
 
 Value ScalarReducer::Combine(const Value& a, const Value& b) const {
   Value r;
@@ -222,11 +233,10 @@ Value ScalarReducer::Combine(const Value& a, const Value& b) const {
     case ValueClass::kFloat: {
       // XLA's maximum/minimum propagate NaN (the first NaN operand wins).
       if (op_ == BinaryReducer::kMaximum || op_ == BinaryReducer::kMinimum) {
-        if (std::isnan(a.f)) { r.f = a.f; return r; }
-        if (std::isnan(b.f)) { r.f = b.f; return r; }
-        if (op_ == BinaryReducer::kMaximum) r.f = (a.f < b.f) ? b.f : a.f;
-        else r.f = (b.f < a.f) ? b.f : a.f;
-        return r;
+        if (std::isnan(a.f)) return a;
+        if (std::isnan(b.f)) return b;
+        if (op_ == BinaryReducer::kMaximum) return (a.f < b.f) ? b : a;
+        return (b.f < a.f) ? b : a;
       }
       if (type_ == PrimitiveType::F64) {
         r.f = op_ == BinaryReducer::kAdd ? a.f + b.f : a.f * b.f;
@@ -236,6 +246,7 @@ Value ScalarReducer::Combine(const Value& a, const Value& b) const {
         const float z = op_ == BinaryReducer::kAdd ? x + y : x * y;
         r.f = type_ == PrimitiveType::F32 ? static_cast<double>(z) : RoundToElementType(type_, z);
       }
+      r.i = static_cast<int64_t>(FloatBits(type_, r.f));
       return r;
     }
     case ValueClass::kComplex: {
@@ -367,7 +378,10 @@ std::optional<CompareKeys> CompareKeys::Make(const Literal& l, const ScalarCompa
 Value LoadValue(const Literal& l, int64_t i) {
   Value v;
   switch (ClassOf(l.element_type())) {
-    case ValueClass::kFloat: v.f = l.GetDouble(i); break;
+    case ValueClass::kFloat:
+      v.f = l.GetDouble(i);
+      v.i = static_cast<int64_t>(l.GetRawBits(i));
+      break;
     case ValueClass::kComplex: v.c = l.GetComplex(i); break;
     default: v.i = l.GetInt(i); break;
   }
@@ -376,7 +390,7 @@ Value LoadValue(const Literal& l, int64_t i) {
 
 void StoreValue(Literal& l, int64_t i, const Value& v) {
   switch (ClassOf(l.element_type())) {
-    case ValueClass::kFloat: l.SetDouble(i, v.f); break;
+    case ValueClass::kFloat: l.SetRawBits(i, static_cast<uint64_t>(v.i)); break;
     case ValueClass::kComplex: l.SetComplex(i, v.c); break;
     default: l.SetInt(i, v.i); break;
   }
@@ -385,6 +399,13 @@ void StoreValue(Literal& l, int64_t i, const Value& v) {
 namespace {
 
 bool IsScalarArray(const Shape& s) { return s.IsArray() && s.rank() == 0; }
+
+// Float formats whose NaNs carry a sign bit (IEEE-style and the fn types without -0 tricks).
+bool HasSignedNan(PrimitiveType t) {
+  using P = PrimitiveType;
+  return t == P::F16 || t == P::BF16 || t == P::F32 || t == P::F64 || t == P::F8E5M2 ||
+         t == P::F8E4M3 || t == P::F8E3M4 || t == P::F8E4M3FN;
+}
 
 // Float arithmetic as XLA's evaluator does it: f64 in double, every other float type in f32
 // with the result rounded to the type.
@@ -547,8 +568,8 @@ void ScalarProgram::Run(const Value* args, Value* results) const {
           res = s.dir == ComparisonDirection::kEq ? x.c == y.c : x.c != y.c;
         } else if (oc == ValueClass::kFloat) {
           if (s.ctype == ComparisonType::kTotalOrder)
-            res = apply(TotalOrderKey(s.operand_type, EncodeFloat(s.operand_type, x.f)),
-                        TotalOrderKey(s.operand_type, EncodeFloat(s.operand_type, y.f)));
+            res = apply(TotalOrderKey(s.operand_type, static_cast<uint64_t>(x.i)),
+                        TotalOrderKey(s.operand_type, static_cast<uint64_t>(y.i)));
           else
             res = apply(x.f, y.f);
         } else if (oc == ValueClass::kSigned && s.ctype != ComparisonType::kUnsigned) {
@@ -564,20 +585,32 @@ void ScalarProgram::Run(const Value* args, Value* results) const {
         const Value y = s.b >= 0 ? v[s.b] : Value();
         switch (s.cls) {
           case ValueClass::kFloat:
+            // Float Values carry their bit pattern in .i (it keeps NaN signs that doubles
+            // decoded from narrow types lose); results of arithmetic are encoded afresh.
             switch (s.op) {
               case HloOpcode::kAdd: r.f = FloatOp(t, x.f, y.f, [](auto a, auto b) { return a + b; }); break;
               case HloOpcode::kSubtract: r.f = FloatOp(t, x.f, y.f, [](auto a, auto b) { return a - b; }); break;
               case HloOpcode::kMultiply: r.f = FloatOp(t, x.f, y.f, [](auto a, auto b) { return a * b; }); break;
               case HloOpcode::kDivide: r.f = FloatOp(t, x.f, y.f, [](auto a, auto b) { return a / b; }); break;
               case HloOpcode::kMaximum:
-                r.f = std::isnan(x.f) ? x.f : std::isnan(y.f) ? y.f : (x.f < y.f ? y.f : x.f);
+                r = std::isnan(x.f) ? x : std::isnan(y.f) ? y : (x.f < y.f ? y : x);
                 break;
               case HloOpcode::kMinimum:
-                r.f = std::isnan(x.f) ? x.f : std::isnan(y.f) ? y.f : (y.f < x.f ? y.f : x.f);
+                r = std::isnan(x.f) ? x : std::isnan(y.f) ? y : (y.f < x.f ? y : x);
                 break;
               case HloOpcode::kNegate: r.f = -x.f; break;
               case HloOpcode::kAbs: r.f = std::fabs(x.f); break;
               default: break;
+            }
+            if (s.op != HloOpcode::kMaximum && s.op != HloOpcode::kMinimum) {
+              if (std::isnan(r.f) && (s.op == HloOpcode::kNegate || s.op == HloOpcode::kAbs) &&
+                  HasSignedNan(t)) {
+                const uint64_t sign = uint64_t{1} << (BitWidth(t) - 1);
+                r.i = static_cast<int64_t>(s.op == HloOpcode::kNegate ? static_cast<uint64_t>(x.i) ^ sign
+                                                                      : static_cast<uint64_t>(x.i) & ~sign);
+              } else {
+                r.i = static_cast<int64_t>(FloatBits(t, r.f));
+              }
             }
             break;
           case ValueClass::kComplex:

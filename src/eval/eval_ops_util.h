@@ -146,6 +146,9 @@ inline void CopyElement(const Literal& src, int64_t si, Literal& dst, int64_t di
 // float_types), as XLA rounds each step of narrow-type arithmetic that it computes in f32.
 double RoundToElementType(PrimitiveType t, double x);
 
+// The bit pattern of x (already representable in float type t) in t.
+uint64_t FloatBits(PrimitiveType t, double x);
+
 // Integer value `v` wrapped to the width/signedness of integer type `t` (two's complement).
 int64_t WrapInt(PrimitiveType t, int64_t v);
 
@@ -194,7 +197,9 @@ enum class BinaryReducer { kAdd, kMultiply, kMaximum, kMinimum, kAnd, kOr, kXor 
 // scalars of `type`, with a scalar `type` result. nullopt means "use the general path".
 std::optional<BinaryReducer> MatchBinaryReducer(const HloComputation* comp, PrimitiveType type);
 
-// A scalar of any element type, held in the storage class of its type.
+// A scalar of any element type, held in the storage class of its type: floats as a double in
+// `f` and their bit pattern in `i` (the pattern keeps what a double cannot, e.g. the sign of a
+// narrow-type NaN), integers and pred in `i` (unsigned as their bits), complex in `c`.
 struct Value {
   double f = 0;
   int64_t i = 0;

@@ -60,28 +60,41 @@ Literal Finish(std::vector<Literal> results) {
 }
 
 // Folds input element `in_index` of every input into accumulator `acc_index` of every result
-// by calling the reducer computation (the general path).
+// with the reducer computation (the general path): run as a compiled scalar program when it
+// compiles, else called through the evaluator.
 class GeneralFold {
  public:
   GeneralFold(const HloInstruction& inst, const HloComputation& comp, Operands inputs,
               std::vector<Literal>& accs, EvalContext& ctx)
-      : inst_(inst), comp_(comp), inputs_(inputs), accs_(accs), ctx_(ctx),
+      : inst_(inst), comp_(comp), inputs_(inputs.begin(), inputs.end()), accs_(accs), ctx_(ctx),
         n_(static_cast<int64_t>(inputs.size())), args_(ArgTypes(inputs)) {
     for (const Literal* l : inputs) types_.push_back(l->element_type());
+    program_ = evalops::ScalarProgram::Compile(&comp);
+    if (program_) {
+      bool fits = program_->num_params() == 2 * n_ && program_->num_results() == n_;
+      for (int64_t i = 0; fits && i < n_; ++i) fits = program_->result_type(i) == types_[i];
+      if (!fits) program_.reset();
+    }
+    values_.resize(3 * n_);
   }
-  absl::Status Fold(int64_t acc_index, const std::vector<const Literal*>& srcs, int64_t in_index) {
+  absl::Status Fold(int64_t acc_index, int64_t in_index) {
+    if (program_) {
+      for (int64_t i = 0; i < n_; ++i) {
+        values_[i] = evalops::LoadValue(accs_[i], acc_index);
+        values_[n_ + i] = evalops::LoadValue(*inputs_[i], in_index);
+      }
+      program_->Run(values_.data(), values_.data() + 2 * n_);
+      for (int64_t i = 0; i < n_; ++i) evalops::StoreValue(accs_[i], acc_index, values_[2 * n_ + i]);
+      return absl::OkStatus();
+    }
     for (int64_t i = 0; i < n_; ++i) {
       evalops::CopyElement(accs_[i], acc_index, args_.arg(i), 0);
-      evalops::CopyElement(*srcs[i], in_index, args_.arg(n_ + i), 0);
+      evalops::CopyElement(*inputs_[i], in_index, args_.arg(n_ + i), 0);
     }
     absl::StatusOr<Literal> r = evalops::CallScalarComputation(ctx_, comp_, args_.span(), types_, inst_);
     if (!r.ok()) return r.status();
     for (int64_t i = 0; i < n_; ++i) evalops::CopyElement(evalops::ScalarLeaf(*r, i), 0, accs_[i], acc_index);
     return absl::OkStatus();
-  }
-  absl::Status Fold(int64_t acc_index, int64_t in_index) {
-    std::vector<const Literal*> srcs(inputs_.begin(), inputs_.end());
-    return Fold(acc_index, srcs, in_index);
   }
 
  private:
@@ -93,12 +106,14 @@ class GeneralFold {
   }
   const HloInstruction& inst_;
   const HloComputation& comp_;
-  Operands inputs_;
+  std::vector<const Literal*> inputs_;
   std::vector<Literal>& accs_;
   EvalContext& ctx_;
   int64_t n_;
   evalops::ScalarArgs args_;
   std::vector<PrimitiveType> types_;
+  std::optional<evalops::ScalarProgram> program_;
+  std::vector<evalops::Value> values_;
 };
 
 // Window geometry over an input: the output dimensions, and per dimension a table giving, for
@@ -291,6 +306,16 @@ absl::StatusOr<Literal> EvalSelectAndScatter(const HloInstruction& inst, Operand
   std::optional<evalops::ScalarReducer> fast_scatter = evalops::FastReducerFor(&scatter, init.element_type());
   std::optional<evalops::CompareKeys> keys;
   if (fast_select) keys = evalops::CompareKeys::Make(operand, *fast_select);
+  // Otherwise compiled scalar programs, when the computations compile.
+  std::optional<evalops::ScalarProgram> sel_prog = evalops::ScalarProgram::Compile(&select);
+  if (sel_prog && (sel_prog->num_params() != 2 || sel_prog->num_results() != 1 ||
+                   sel_prog->result_type(0) != PrimitiveType::PRED))
+    sel_prog.reset();
+  std::optional<evalops::ScalarProgram> sc_prog = evalops::ScalarProgram::Compile(&scatter);
+  if (sc_prog && (sc_prog->num_params() != 2 || sc_prog->num_results() != 1 ||
+                  sc_prog->result_type(0) != init.element_type()))
+    sc_prog.reset();
+  evalops::Value pv[3];
   evalops::ScalarArgs sel_args({otype, otype});
   evalops::ScalarArgs sc_args({init.element_type(), init.element_type()});
   const PrimitiveType pred = PrimitiveType::PRED;
@@ -309,6 +334,11 @@ absl::StatusOr<Literal> EvalSelectAndScatter(const HloInstruction& inst, Operand
       bool keep;
       if (keys) {
         keep = keys->Compare(picked, off);
+      } else if (sel_prog) {
+        pv[0] = evalops::LoadValue(operand, picked);
+        pv[1] = evalops::LoadValue(operand, off);
+        sel_prog->Run(pv, pv + 2);
+        keep = pv[2].i != 0;
       } else {
         evalops::CopyElement(operand, picked, sel_args.arg(0), 0);
         evalops::CopyElement(operand, off, sel_args.arg(1), 0);
@@ -324,6 +354,13 @@ absl::StatusOr<Literal> EvalSelectAndScatter(const HloInstruction& inst, Operand
     if (fast_scatter) {
       fast_scatter->Store(*out, picked,
                           fast_scatter->Combine(fast_scatter->Load(*out, picked), fast_scatter->Load(source, o)));
+      continue;
+    }
+    if (sc_prog) {
+      pv[0] = evalops::LoadValue(*out, picked);
+      pv[1] = evalops::LoadValue(source, o);
+      sc_prog->Run(pv, pv + 2);
+      evalops::StoreValue(*out, picked, pv[2]);
       continue;
     }
     evalops::CopyElement(*out, picked, sc_args.arg(0), 0);
@@ -354,6 +391,17 @@ absl::StatusOr<Literal> EvalMap(const HloInstruction& inst, Operands ops, EvalCo
         r->Store(*out, e, r->Combine(r->Load(*ops[0], e), r->Load(*ops[1], e)));
       return out;
     }
+  }
+  std::optional<evalops::ScalarProgram> prog = evalops::ScalarProgram::Compile(inst.to_apply());
+  if (prog && prog->num_params() == static_cast<int64_t>(ops.size()) && prog->num_results() == 1 &&
+      prog->result_type(0) == rtype) {
+    std::vector<evalops::Value> v(ops.size() + 1);
+    for (int64_t e = 0; e < out->element_count(); ++e) {
+      for (size_t i = 0; i < ops.size(); ++i) v[i] = evalops::LoadValue(*ops[i], e);
+      prog->Run(v.data(), v.data() + ops.size());
+      evalops::StoreValue(*out, e, v[ops.size()]);
+    }
+    return out;
   }
   evalops::ScalarArgs args(types);
   for (int64_t e = 0; e < out->element_count(); ++e) {

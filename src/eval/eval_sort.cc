@@ -94,6 +94,17 @@ absl::StatusOr<Literal> EvalSort(const HloInstruction& inst, Operands ops, EvalC
     arg_types.push_back(t);
   }
   evalops::ScalarArgs args(arg_types);
+  // A comparator that is not one compare of the first keys may still compile to a scalar
+  // program (JAX's comparators canonicalize NaN and -0 with selects before a total-order
+  // compare); only what does not compile is called per comparison.
+  std::optional<evalops::ScalarProgram> prog;
+  if (!keys) {
+    prog = evalops::ScalarProgram::Compile(&cmp);
+    if (prog && (prog->num_params() != 2 * n || prog->num_results() != 1 ||
+                 prog->result_type(0) != PrimitiveType::PRED))
+      prog.reset();
+  }
+  std::vector<evalops::Value> pv(2 * n + 1);
   bool failed = false;
   std::vector<int64_t> perm(len);
   ForEachLine(dims, dim, [&](int64_t base) {
@@ -101,6 +112,18 @@ absl::StatusOr<Literal> EvalSort(const HloInstruction& inst, Operands ops, EvalC
     for (int64_t i = 0; i < len; ++i) perm[i] = base + i * stride;
     if (keys) {
       MergeSort(perm, [&](int64_t a, int64_t b) { return keys->Compare(a, b); }, &failed);
+    } else if (prog) {
+      MergeSort(
+          perm,
+          [&](int64_t a, int64_t b) {
+            for (int64_t i = 0; i < n; ++i) {
+              pv[2 * i] = evalops::LoadValue(*ops[i], a);
+              pv[2 * i + 1] = evalops::LoadValue(*ops[i], b);
+            }
+            prog->Run(pv.data(), pv.data() + 2 * n);
+            return pv[2 * n].i != 0;
+          },
+          &failed);
     } else {
       MergeSort(
           perm,

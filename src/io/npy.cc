@@ -1,10 +1,12 @@
 #include "io/npy.h"
 
 #include <bit>
+#include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <iterator>
 #include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -218,12 +220,26 @@ std::string ShapeTuple(const std::vector<int64_t>& dims) {
 }
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory, not a file"));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open file (", std::strerror(errno), ")"));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read error"));
-  return std::move(ss).str();
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    // A pipe or device: read what it sends.
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read error"));
+    return bytes;
+  }
+  // A regular file: one allocation of its size.
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  in.seekg(0);
+  if (size < 0) return absl::DataLossError(absl::StrCat(path, ": cannot read file"));
+  std::string bytes(static_cast<size_t>(size), '\0');
+  if (!in.read(bytes.data(), size)) return absl::DataLossError(absl::StrCat(path, ": read error"));
+  return bytes;
 }
 
 std::string BaseName(const std::string& path) {

@@ -199,6 +199,7 @@ bool Parser::ParseInt64ListList(TokKind start, TokKind end, TokKind delim,
 absl::StatusOr<std::unique_ptr<HloModule>> Parser::ParseModuleText() {
   lex_.Lex();
   auto module = std::make_unique<HloModule>("_");
+  module->config().replica_count = options_.default_replica_count;
   bool ok;
   if (kind() == TokKind::kw_HloModule || kind() == TokKind::kw_ENTRY ||
       lex_.LookAhead() == TokKind::kLbrace) {
@@ -231,7 +232,6 @@ bool Parser::ParseHloModule(HloModule* module, bool without_header) {
 
 bool Parser::ParseHeaderAttributes(HloModule* module) {
   HloModuleConfig& cfg = module->config();
-  cfg.replica_count = options_.default_replica_count;
   AttrList attrs;
   attrs.Add("is_scheduled", false, [&] {
     bool b = false;

@@ -171,6 +171,7 @@ bool Parser::ParseOperand(InstrCtx& c) {
   }
   bool top_scope = single_instruction_ && scopes_.size() == 1;
   auto make_param = [&](std::string name, const Shape& s) {
+    while (b.parameters.contains(single_param_count_)) ++single_param_count_;  // next free number
     if (name.empty()) name = absl::StrCat("_", single_param_count_);
     auto param = std::make_unique<HloInstruction>(HloOpcode::kParameter, s, name);
     param->mutable_attrs().parameter_number = single_param_count_;

@@ -36,6 +36,10 @@ struct HloPrintOptions {
   static HloPrintOptions Long();
 };
 
+// The header line (XLA's attribute order; an entry_computation_layout derived from the entry
+// when the config has none), the stack-frame tables, then every computation in the module's
+// order (the parser keeps text order), a callee moved ahead of its first caller when needed.
+// Inline get-tuple-elements print at their uses as %tuple#i.
 std::string PrintModule(const HloModule& module, const HloPrintOptions& options = {});
 std::string PrintComputation(const HloComputation& computation, const HloPrintOptions& options = {});
 // One instruction as it appears in its computation, without indentation or "ROOT ".

@@ -231,16 +231,17 @@ absl::StatusOr<Shape> InferWindowOutputShape(const Shape& base, const Window& wi
       dims[i] = Shape::kUnboundedSize;
       continue;
     }
-    if (b > kLimit / w.base_dilation || w.size > kLimit / w.window_dilation ||
-        std::abs(w.padding_low) > kLimit || std::abs(w.padding_high) > kLimit) {
-      return InvalidArgument("Window dimension %d is too large.", i);
+    if (b < 0 || b > kLimit / w.base_dilation || w.size > kLimit / w.window_dilation) {
+      return InvalidArgument("Window dimension %d is too large (or the base is negative).", i);
     }
     // DilatedBound(n, d) = (n - 1) * d + 1 (0 for n == 0); StridedBound(n, w, s) =
-    // (n - w) / s + 1 when the window fits, else 0.
-    int64_t dilated_base = b == 0 ? 0 : (b - 1) * w.base_dilation + 1;
-    int64_t padded = w.padding_low + dilated_base + w.padding_high;
-    int64_t dilated_window = (w.size - 1) * w.window_dilation + 1;
-    dims[i] = (padded < dilated_window) ? 0 : (padded - dilated_window) / w.stride + 1;
+    // (n - w) / s + 1 when the window fits, else 0. 128-bit sums: paddings may be anything.
+    __int128 dilated_base = b == 0 ? 0 : static_cast<__int128>(b - 1) * w.base_dilation + 1;
+    __int128 padded = static_cast<__int128>(w.padding_low) + dilated_base + w.padding_high;
+    __int128 dilated_window = static_cast<__int128>(w.size - 1) * w.window_dilation + 1;
+    __int128 out = padded < dilated_window ? 0 : (padded - dilated_window) / w.stride + 1;
+    if (out > kLimit) return InvalidArgument("Window dimension %d produces a result that is too large.", i);
+    dims[i] = static_cast<int64_t>(out);
   }
   return MakeShape(element_type, dims, dynamic);
 }

@@ -220,7 +220,7 @@ absl::StatusOr<Shape> InferAllGather(const HloInstruction& inst) {
     // The shard count is what the result says it is (XLA's verifier does the same).
     if (i == 0) {
       int64_t a = out->dimensions(dim), b = in.dimensions(dim);
-      shard_count = b <= 0 ? 1 : (a + b - 1) / b;
+      shard_count = b <= 0 ? 1 : a / b + (a % b != 0);
     }
   }
   int64_t subgroup = SubgroupSize(inst, *mode);
@@ -268,7 +268,8 @@ absl::StatusOr<Shape> InferReduceScatter(const HloInstruction& inst) {
   }
   if (!out0.IsArray() || dim >= out0.rank()) return InvalidArgument("reduce-scatter result %s is malformed.", Str(inst.shape()));
   int64_t b = out0.dimensions(dim);
-  int64_t shard_count = b <= 0 ? 1 : (in0.dimensions(dim) + b - 1) / b;
+  int64_t a = in0.dimensions(dim);
+  int64_t shard_count = b <= 0 ? 1 : a / b + (a % b != 0);
   int64_t subgroup = SubgroupSize(inst, *mode);
   if (subgroup != 1 && shard_count != subgroup) {
     return InvalidArgument("reduce-scatter splits into %d shards but its replica group has %d participants.",

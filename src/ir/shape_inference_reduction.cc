@@ -134,7 +134,7 @@ absl::StatusOr<Shape> InferSelectAndScatterShape(const HloInstruction& inst) {
 
 // scan(inputs..., inits...), dimensions={d}, num_carries=C: to_apply takes one slice of every
 // input (the input without dimension d) and every carry, and returns (outputs..., new carries...);
-// the result stacks each output along d and ends with the final carries.
+// the result is a tuple that stacks each output along d and ends with the final carries.
 absl::StatusOr<Shape> InferScanShape(const HloInstruction& inst) {
   int64_t carries = inst.attrs().num_carries;
   int64_t inputs = inst.operand_count() - carries;
@@ -211,7 +211,7 @@ absl::StatusOr<Shape> InferScanShape(const HloInstruction& inst) {
     }
     parts.push_back(StripLayout(carry));
   }
-  if (!body->result.IsTuple()) return parts[0];
+  // The result is always a tuple, even of one element (the evaluator reads it the same way).
   return Shape::Tuple(std::move(parts));
 }
 

@@ -63,5 +63,6 @@ int64_t CountInstructions(const HloModule& module);
 int RunVerify(const std::vector<std::string>& args);
 int RunPrint(const std::vector<std::string>& args);
 int RunEval(const std::vector<std::string>& args);
+int RunOpt(const std::vector<std::string>& args);  // opt_command.cc
 
 }  // namespace hloc::cli

@@ -15,6 +15,8 @@ Commands:
   verify FILE                  parse an HLO module and run the verifier
   print FILE                   parse an HLO module and print it back in XLA's text format
   eval FILE --inputs IN.npz    run the module on the host reference evaluator
+  opt FILE [--profile C]       run a pass pipeline (YAML manifest or profile) and print the
+                               optimized module
 
 Options:
   -h, --help                   show this help (also 'hloc <command> --help')
@@ -43,6 +45,7 @@ int main(int argc, char** argv) {
       if (rest[0] == "verify") return RunVerify(help_args);
       if (rest[0] == "print") return RunPrint(help_args);
       if (rest[0] == "eval") return RunEval(help_args);
+      if (rest[0] == "opt") return RunOpt(help_args);
       return UsageError("", "unknown command '" + rest[0] + "'");
     }
     std::cout << kUsage;
@@ -55,6 +58,7 @@ int main(int argc, char** argv) {
   if (command == "verify") return RunVerify(rest);
   if (command == "print") return RunPrint(rest);
   if (command == "eval") return RunEval(rest);
+  if (command == "opt") return RunOpt(rest);
   if (!command.empty() && command[0] == '-') return UsageError("", "unknown option '" + command + "'");
   return UsageError("", "unknown command '" + command + "' (commands: verify, print, eval)");
 }

@@ -802,3 +802,40 @@ ENTRY e {
 
 }  // namespace
 }  // namespace hloc
+
+namespace hloc {
+namespace {
+
+// Expected values produced by XLA itself (JAX 0.11.2's lax.rng_bit_generator, identical on
+// its CPU and GPU backends) for the key u32[4] {0x12345678, 0x9abcdef0, 0xdeadbeef,
+// 0x01234567}, i.e. the state u64[2] below.
+TEST_CASE("rng-bit-generator is bit-exact with XLA", "[eval][rng]") {
+  auto run = [](const std::string& alg, const std::string& out) {
+    const std::string text = "HloModule m\nENTRY e {\n  s = u64[2] parameter(0)\n  ROOT r = (u64[2], " + out +
+                             ") rng-bit-generator(s), algorithm=" + alg + "\n}\n";
+    return Eval(text, {UVec(P::U64, {0x9abcdef012345678ull, 0x01234567deadbeefull})});
+  };
+  auto d = run("rng_default", "u32[3,4]");
+  CHECK(Uints(d.tuple_element(1)) == std::vector<uint64_t>{0xaf5fd5aa, 0x79cc4ecd, 0x20ab91ad, 0x9cf7935e, 0xb52ad8af,
+                                                           0xe730b68a, 0x6d6c3236, 0x9183466b, 0x0561f0b4, 0x33ca374c,
+                                                           0x3256fe79, 0xefee43e5});
+  CHECK(Uints(d.tuple_element(0)) == std::vector<uint64_t>{0x9abcdef012345678ull, 0x01234567deadbef2ull});
+  auto p = run("rng_philox", "u64[5]");
+  CHECK(Uints(p.tuple_element(1)) == std::vector<uint64_t>{0x79cc4ecdaf5fd5aaull, 0x9cf7935e20ab91adull,
+                                                           0xe730b68ab52ad8afull, 0x9183466b6d6c3236ull,
+                                                           0x33ca374c0561f0b4ull});
+  auto t = run("rng_three_fry", "u32[7,3]");
+  CHECK(Uints(t.tuple_element(1)) ==
+        std::vector<uint64_t>{0xf3e0554b, 0xc7695d7e, 0x5d63d480, 0xf006cd5c, 0x9d664860, 0x24e5fd26, 0xf326ec27,
+                              0x8492a566, 0x1407e270, 0x50531f3e, 0xb6ad3261, 0x4ca4b6fb, 0x21307050, 0x99574b04,
+                              0x22c63b4d, 0x1d83f484, 0x31e1f7f3, 0xef444306, 0x0cc67cc6, 0xd18082e6, 0x0f08529c});
+  CHECK(Uints(t.tuple_element(0)) == std::vector<uint64_t>{0x9abcdef012345678ull, 0x01234567deadbefbull});
+  auto t8 = run("rng_three_fry", "u8[2,3,5]");
+  CHECK(Uints(t8.tuple_element(1)) ==
+        std::vector<uint64_t>{0x4b, 0x7e, 0x80, 0x27, 0x66, 0x70, 0x50, 0x04, 0x4d, 0xc6, 0xe6, 0x9c, 0x57, 0x42, 0x78,
+                              0x5c, 0x60, 0x26, 0x3e, 0x61, 0xfb, 0x84, 0xf3, 0x06, 0x42, 0x33, 0xf9, 0x5e, 0x22, 0xf8});
+  CHECK(Uints(t8.tuple_element(0)) == std::vector<uint64_t>{0x9abcdef012345678ull, 0x01234567deadbefeull});
+}
+
+}  // namespace
+}  // namespace hloc

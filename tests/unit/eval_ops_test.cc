@@ -435,13 +435,35 @@ TEST_CASE("reduce-window: cumulative product, pooling, dilation, general path", 
   Literal v4 = Make(P::F32, {4}, {1, 2, 3, 4});
   CheckClose(Values(RunOk(EvalReduceWindow, *wdil, {&v4, &zero}, env)), {4, 6});
 
-  // General path: a reducer that is not one binary op of the parameters (a - b... via
-  // subtract is not recognized) folds as reducer(acc, x) in row-major window order.
+  // Reducers that are not one recognized binary op fold as reducer(acc, x) in row-major window
+  // order: subtract runs as a compiled scalar program, remainder through the evaluator.
   auto sub = Inst(O::kReduceWindow, Shape(P::F32, {2}));
   sub->mutable_attrs().window = Window{{Wd(3)}};
   sub->mutable_called_computations() = {env.Binary(O::kSubtract, P::F32)};
   Literal hundred = Scalar(P::F32, 100);
   CheckClose(Values(RunOk(EvalReduceWindow, *sub, {&v4, &hundred}, env)), {94, 91});
+  // Variadic: a running (max, count) pair over windows of 2.
+  HloComputation* mc = env.NewComp();
+  auto* m0 = Env::ParamN(mc, 0, Shape(P::F32, {}));
+  auto* c0 = Env::ParamN(mc, 1, Shape(P::S32, {}));
+  auto* m1 = Env::ParamN(mc, 2, Shape(P::F32, {}));
+  auto* c1 = Env::ParamN(mc, 3, Shape(P::S32, {}));
+  auto* mx = Env::Add(mc, O::kMaximum, Shape(P::F32, {}), {m0, m1});
+  auto* cnt = Env::Add(mc, O::kAdd, Shape(P::S32, {}), {c0, c1});
+  mc->set_root_instruction(Env::Add(mc, O::kTuple, Shape::Tuple({Shape(P::F32, {}), Shape(P::S32, {})}), {mx, cnt}));
+  auto vr = Inst(O::kReduceWindow, Shape::Tuple({Shape(P::F32, {4}), Shape(P::S32, {4})}));
+  vr->mutable_attrs().window = Window{{Wd(2, 1, 1, 0)}};
+  vr->mutable_called_computations() = {mc};
+  Literal ones = Make(P::S32, {4}, {1, 1, 1, 1});
+  Literal izero = Scalar(P::S32, 0);
+  Literal vout = RunOk(EvalReduceWindow, *vr, {&v4, &ones, &ninf, &izero}, env);
+  CheckClose(Values(vout.tuple_element(0)), {1, 2, 3, 4});
+  CheckClose(Values(vout.tuple_element(1)), {1, 2, 2, 2});
+  auto rem = Inst(O::kReduceWindow, Shape(P::F32, {2}));
+  rem->mutable_attrs().window = Window{{Wd(2)}};
+  rem->mutable_called_computations() = {env.Binary(O::kRemainder, P::F32)};
+  Literal v3 = Make(P::F32, {3}, {7, 9, 11});
+  CheckClose(Values(RunOk(EvalReduceWindow, *rem, {&v3, &hundred}, env)), {2, 1});
 }
 
 TEST_CASE("select-and-scatter: max-pool gradient, overlap and padding", "[eval][reduce]") {
@@ -811,6 +833,20 @@ TEST_CASE("collectives on one device", "[eval][collective]") {
   cp->mutable_attrs().source_target_pairs = {{0, 0}};
   CheckClose(Values(RunOk(EvalCollective, *cp, {&x}, env)), {1, 2});
 
+  auto cps = Inst(O::kCollectivePermuteStart,
+                  Shape::Tuple({Shape(P::F32, {2}), Shape(P::F32, {2}), Shape(P::U32, {}), Shape(P::U32, {})}));
+  cps->mutable_attrs().source_target_pairs = {{0, 0}};
+  Literal cstart = RunOk(EvalCollective, *cps, {&x}, env);
+  auto cpd = Inst(O::kCollectivePermuteDone, Shape(P::F32, {2}));
+  CheckClose(Values(RunOk(EvalCollective, *cpd, {&cstart}, env)), {1, 2});
+  auto ars = Inst(O::kAllReduceStart, Shape(P::F32, {2}));
+  Literal astart = RunOk(EvalCollective, *ars, {&x}, env);
+  auto ard = Inst(O::kAllReduceDone, Shape(P::F32, {2}));
+  CheckClose(Values(RunOk(EvalCollective, *ard, {&astart}, env)), {1, 2});
+  Literal y = Make(P::S32, {3}, {4, 5, 6});
+  auto a2a = Inst(O::kAllToAll, Shape::Tuple({Shape(P::F32, {2}), Shape(P::S32, {3})}));
+  Literal pair = RunOk(EvalCollective, *a2a, {&x, &y}, env);
+  CheckClose(Values(pair.tuple_element(1)), {4, 5, 6});
   auto rs = Inst(O::kReduceScatter, Shape(P::F32, {2}));
   rs->mutable_attrs().dimensions = {0};
   CheckClose(Values(RunOk(EvalCollective, *rs, {&x}, env)), {1, 2});
@@ -1004,6 +1040,86 @@ TEST_CASE("batch-norm training, inference and grad", "[eval][linalg]") {
 }
 
 // ------------------------------------------------------------------------------------------
+TEST_CASE("scalar programs agree with the evaluator on every op and type", "[eval][util]") {
+  Env env;
+  const std::vector<double> fvals = {0, -0.0, 1, -1.5, 3.25, 1e30, -1e-30, INFINITY, -INFINITY, NAN, 65504, 1e-8, 448};
+  const std::vector<double> ivals = {0, 1, -1, 127, -128, 255, 1000000, -70000, 3, 2147483647.0, -2147483648.0};
+  const std::vector<O> binary = {O::kAdd, O::kSubtract, O::kMultiply, O::kDivide, O::kMaximum, O::kMinimum,
+                                 O::kAnd, O::kOr, O::kXor, O::kCompare};
+  const std::vector<O> unary = {O::kNegate, O::kAbs, O::kNot, O::kCopy};
+  int compiled = 0;
+  for (P t : {P::F32, P::BF16, P::F16, P::F64, P::F8E4M3FN, P::S8, P::S32, P::S64, P::U8, P::U32, P::U64,
+              P::PRED, P::C64, P::C128}) {
+    const bool is_float = IsFloatingPoint(t) || IsComplex(t);
+    std::vector<Literal> vals;
+    for (double v : is_float ? fvals : ivals) {
+      Literal l(Shape(t, {}));
+      if (IsComplex(t)) l.SetComplex(0, {v, -v / 2});
+      else if (IsFloatingPoint(t)) l.SetDouble(0, v);
+      else l.SetInt(0, static_cast<int64_t>(v));
+      vals.push_back(std::move(l));
+    }
+    std::vector<std::pair<HloComputation*, int>> comps;  // computation, arity
+    for (O op : binary) {
+      if (op == O::kCompare) {
+        for (auto d : {ComparisonDirection::kEq, ComparisonDirection::kNe, ComparisonDirection::kLt,
+                       ComparisonDirection::kLe, ComparisonDirection::kGt, ComparisonDirection::kGe})
+          for (auto ct : {ComparisonType::kDefault, ComparisonType::kTotalOrder})
+            comps.push_back({env.Compare(d, {t, t}, IsFloatingPoint(t) ? ct : ComparisonType::kDefault), 2});
+        continue;
+      }
+      comps.push_back({env.Binary(op, t), 2});
+    }
+    for (O op : unary) {
+      HloComputation* c = env.NewComp();
+      auto* a = Env::ParamN(c, 0, Shape(t, {}));
+      c->set_root_instruction(Env::Add(c, op, Shape(t, {}), {a}));
+      comps.push_back({c, 1});
+    }
+    {  // select(p0 < p1, p0, p1) with a constant folded in: min(p0, p1, 3)
+      HloComputation* c = env.NewComp();
+      auto* a = Env::ParamN(c, 0, Shape(t, {}));
+      auto* b = Env::ParamN(c, 1, Shape(t, {}));
+      auto* k = Env::Add(c, O::kConstant, Shape(t, {}));
+      k->mutable_attrs().literal = vals[6];
+      auto* lt = Env::Add(c, O::kCompare, Shape(P::PRED, {}), {a, b});
+      lt->mutable_attrs().comparison_direction = ComparisonDirection::kNe;
+      auto* sel = Env::Add(c, O::kSelect, Shape(t, {}), {lt, a, k});
+      c->set_root_instruction(Env::Add(c, O::kTuple, Shape::Tuple({Shape(t, {}), Shape(P::PRED, {})}), {sel, lt}));
+      comps.push_back({c, 2});
+    }
+    for (auto [c, arity] : comps) {
+      std::optional<evalops::ScalarProgram> prog = evalops::ScalarProgram::Compile(c);
+      if (!prog) continue;
+      ++compiled;
+      for (size_t i = 0; i < vals.size(); ++i)
+        for (size_t j = 0; j < (arity == 2 ? vals.size() : 1); ++j) {
+          std::vector<const Literal*> args = {&vals[i]};
+          if (arity == 2) args.push_back(&vals[j]);
+          absl::StatusOr<Literal> want = EvaluateComputation(*c, args);
+          if (!want.ok()) continue;  // an op the evaluator rejects for this type
+          evalops::Value in[2], out[2];
+          for (size_t k = 0; k < args.size(); ++k) in[k] = evalops::LoadValue(*args[k], 0);
+          prog->Run(in, out);
+          for (int64_t r = 0; r < prog->num_results(); ++r) {
+            const Literal& w = want->shape().IsTuple() ? want->tuple_element(r) : *want;
+            Literal got(w.shape());
+            evalops::StoreValue(got, 0, out[r]);
+            INFO(std::string(PrimitiveTypeName(t)) << " " << c->root_instruction()->name() << " "
+                 << std::string(HloOpcodeString(c->root_instruction()->opcode())) << " args " << i << "," << j
+                 << " got " << got.GetDouble(0) << " want " << w.GetDouble(0));
+            const bool both_nan = IsFloatingPoint(w.element_type()) && std::isnan(w.GetDouble(0)) &&
+                                  std::isnan(got.GetDouble(0));
+            const bool cnan = IsComplex(w.element_type()) &&
+                              (std::isnan(std::abs(w.GetComplex(0))) && std::isnan(std::abs(got.GetComplex(0))));
+            CHECK((both_nan || cnan || got == w));
+          }
+        }
+    }
+  }
+  CHECK(compiled > 150);
+}
+
 TEST_CASE("ops util: index iteration, total order keys, reducer recognition", "[eval][util]") {
   using namespace evalops;
   std::vector<int64_t> offs;

@@ -407,6 +407,15 @@ TEST_CASE("npz: malformed archives give clear errors naming the file", "[npy]") 
     REQUIRE(!r.ok());
     CHECK(std::string(r.status().message()).find("cannot open") != std::string::npos);
   }
+  {
+    // A directory or a device is refused without trying to read (or size) it as a file.
+    auto dir = ReadNpz(fs::temp_directory_path().string());
+    REQUIRE(!dir.ok());
+    CHECK(std::string(dir.status().message()).find("is a directory") != std::string::npos);
+    auto null = ReadNpy("/dev/null");
+    REQUIRE(!null.ok());
+    CHECK(std::string(null.status().message()).find("bad magic") != std::string::npos);
+  }
   // Central directory offset pointing past the end.
   std::string bad = good;
   size_t eocd = bad.size() - 22;

@@ -233,7 +233,7 @@ TEST_CASE("parser: constants of every kind", "[parser][literal]") {
       "  p = pred[3] constant({true, false, 1})\n"
       "  s = s32[2,3] constant({ { 1, 2, 3 }, { 4, 5, -6 } })\n"
       "  u = u64[2] constant({18446744073709551615, 9223372036854775808})\n"
-      "  s4 = s4[2] constant({-8, 7})\n"
+      "  q4 = s4[2] constant({-8, 7})\n"
       "  f = f32[6] constant({nan, 7, -nan, -1, inf, -inf})\n"
       "  g = f32[2] constant({1e3, 2.5E-1})\n"
       "  b = bf16[2] constant({1.5, -nan(0x3f)})\n"
@@ -252,7 +252,7 @@ TEST_CASE("parser: constants of every kind", "[parser][literal]") {
   CHECK(lit("s").GetInt(5) == -6);
   CHECK(lit("u").GetUint(0) == 18446744073709551615ull);
   CHECK(lit("u").GetUint(1) == 9223372036854775808ull);
-  CHECK(lit("s4").GetInt(0) == -8);
+  CHECK(lit("q4").GetInt(0) == -8);
   CHECK(std::isnan(lit("f").GetDouble(0)));
   CHECK(std::signbit(lit("f").GetDouble(2)));
   CHECK(lit("f").GetDouble(4) == INFINITY);
@@ -313,10 +313,10 @@ TEST_CASE("parser: operands: long form, nested instructions, inline tuple elemen
   CHECK(insts[1]->users().size() == 3);
 
   CHECK_THAT(Error(WithParam("f32[2]", "r = f32[2] negate(f32[3] %p)")),
-             Catch::Contains("t.hlo:4:22: The declared operand shape f32[3]{0} is not compatible with the shape of "
+             Catch::Contains("t.hlo:4:26: The declared operand shape f32[3]{0} is not compatible with the shape of "
                              "the operand instruction f32[2]{0}. (in instruction %r)"));
   CHECK_THAT(Error(WithParam("(f32[])", "r = f32[] negate(%p#1)")),
-             Catch::Contains("t.hlo:4:23: tuple index 1 is out of range for %p of shape (f32[])"));
+             Catch::Contains("t.hlo:4:28: tuple index 1 is out of range for %p of shape (f32[])"));
 }
 
 TEST_CASE("parser: single instructions make a module", "[parser]") {
@@ -719,9 +719,9 @@ TEST_CASE("parser: error messages and locations", "[parser][errors]") {
         "t.hlo:3:21: expects 2 operands, but has 1 operand (in instruction %a)");
   CHECK(Error("HloModule m\nENTRY e {\n  ROOT a = f32[2] reduce(f32[2,2] parameter(0), f32[] constant(0)), "
               "dimensions={1}, to_apply=nope\n}\n") ==
-        "t.hlo:3:91: computation does not exist: nope (in instruction %a)");
+        "t.hlo:3:94: computation does not exist: nope (in instruction %a)");
   CHECK(Error("HloModule m\nENTRY e {\n  ROOT a = f32[] constant(1), sharding={maximal}\n}\n") ==
-        "t.hlo:3:47: maximal shardings should have exactly one device assigned (in instruction %a)");
+        "t.hlo:3:41: maximal shardings should have exactly one device assigned (in instruction %a)");
   // CRLF and CR line endings count lines the same way.
   CHECK(Error("HloModule m\r\nENTRY e {\r\n  ROOT a = f32[] frob()\r\n}\r\n") ==
         "t.hlo:3:18: expects opcode but sees: frob (unknown opcode) (in instruction %a)");
@@ -731,7 +731,7 @@ TEST_CASE("parser: error messages and locations", "[parser][errors]") {
   // Lexer errors report where the bad token starts.
   CHECK(Error("HloModule m\nENTRY e {\n  /* never closed\n}\n") == "t.hlo:3:3: unterminated /* comment");
   CHECK(Error("HloModule m\nENTRY e {\n  ROOT a = f32[] constant(1), metadata={op_name=\"x}\n}\n") ==
-        "t.hlo:3:50: unterminated string (in instruction %a)");
+        "t.hlo:3:49: unterminated string (in instruction %a)");
   CHECK(Error("HloModule m\nENTRY e {\n  ROOT a = s64[] constant(18446744073709551616)\n}\n") ==
         "t.hlo:3:27: integer literal out of range (in instruction %a)");
   // A file that cannot be read.

@@ -55,8 +55,11 @@ void EnsureTestRules() {
 
 std::unique_ptr<HloModule> Parse(const std::string& text) {
   auto m = ParseHloModule(text);
+  INFO((m.ok() ? std::string("parsed") : std::string(m.status().message())));
   REQUIRE(m.ok());
-  REQUIRE(VerifyModule(**m).ok());
+  absl::Status verified = VerifyModule(**m);
+  INFO(verified.message());
+  REQUIRE(verified.ok());
   return std::move(*m);
 }
 
@@ -402,7 +405,7 @@ ENTRY main {
   z = f32[2] constant({0, 0})
   t0 = f32[2] tanh(z)
   t1 = f32[2] tanh(p)
-  ROOT s = f32[2] add(t0, t1)
+  ROOT sum = f32[2] add(t0, t1)
 })");
   CHECK(Rewrite(*n, {"TNativeTanh"}).changed);
   CHECK(Root(*n)->operand(0)->opcode() == HloOpcode::kConstant);
@@ -415,7 +418,7 @@ ENTRY main {
   b = f32[2] parameter(2)
   s1 = f32[2] select(c, a, a)
   s2 = f32[2] select(c, a, b)
-  ROOT r = (f32[2], f32[2]) tuple(s1, s2)
+  ROOT res = (f32[2], f32[2]) tuple(s1, s2)
 })");
   CHECK(Rewrite(*s, {"TSelectSame"}).changed);
   CHECK(Root(*s)->operand(0)->opcode() == HloOpcode::kParameter);

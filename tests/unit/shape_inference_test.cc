@@ -648,6 +648,39 @@ TEST_CASE("shape inference: collectives", "[shape_inference]") {
   CHECK(Infer(b.Add(c, O::kCollectiveBroadcast, Shape(), {f})) == "f32[4,6]");
 }
 
+TEST_CASE("shape inference: variadic reduce-window, scatter and all-gather", "[shape_inference]") {
+  Builder b;
+  b.module->config().replica_count = 2;
+  HloComputation* c = b.Comp("c", true);
+  HloInstruction* f = b.Param(c, 0, S(P::F32, {4, 4}));
+  HloInstruction* i = b.Param(c, 1, S(P::S32, {4, 4}));
+  HloInstruction* f0 = b.Param(c, 2, S(P::F32, {}));
+  HloInstruction* i0 = b.Param(c, 3, S(P::S32, {}));
+  HloComputation* pair = b.Signature({S(P::F32, {}), S(P::S32, {}), S(P::F32, {}), S(P::S32, {})},
+                                     T({S(P::F32, {}), S(P::S32, {})}));
+  HloInstruction* rw = b.Add(c, O::kReduceWindow, Shape(), {f, i, f0, i0});
+  Window w;
+  w.dimensions = {WindowDimension{3, 1, 1, 1}, WindowDimension{1, 1}};
+  rw->mutable_attrs().window = w;
+  rw->mutable_called_computations() = {pair};
+  CHECK(Infer(rw) == "(f32[4,4], s32[4,4])");
+  HloInstruction* idx = b.Param(c, 4, S(P::S32, {2, 1}));
+  HloInstruction* upd_f = b.Param(c, 5, S(P::F32, {2, 4}));
+  HloInstruction* upd_i = b.Param(c, 6, S(P::S32, {2, 4}));
+  HloInstruction* sc = b.Add(c, O::kScatter, Shape(), {f, i, idx, upd_f, upd_i});
+  ScatterDimensionNumbers sd;
+  sd.update_window_dims = {1};
+  sd.inserted_window_dims = {0};
+  sd.scatter_dims_to_operand_dims = {0};
+  sd.index_vector_dim = 1;
+  sc->mutable_attrs().scatter_dimension_numbers = sd;
+  sc->mutable_called_computations() = {pair};
+  CHECK(Infer(sc) == "(f32[4,4], s32[4,4])");
+  HloInstruction* ag = b.Add(c, O::kAllGather, T({S(P::F32, {8, 4}), S(P::S32, {8, 4})}), {f, i});
+  ag->mutable_attrs().dimensions = {0};
+  CHECK(Infer(ag) == "(f32[8,4], s32[8,4])");
+}
+
 TEST_CASE("shape inference: bad operand counts and missing computations are errors", "[shape_inference]") {
   Builder b;
   HloComputation* c = b.Comp("c", true);

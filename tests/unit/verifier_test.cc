@@ -472,6 +472,24 @@ TEST_CASE("verifier: collectives check replica groups against the module", "[ver
   CHECK(Verify(*b.module) == "");
 }
 
+TEST_CASE("verifier: options", "[verifier]") {
+  ValidModule m;
+  m.sum->mutable_shape() = S(P::F32, {5});
+  VerifierOptions structure_only;
+  structure_only.verify_shapes = false;
+  CHECK_THAT(Verify(*m.module, structure_only), Catch::Contains("Implicit broadcast"));  // still no broadcasts
+  m.sum->mutable_shape() = S(P::F32, {4});
+  // layout_sensitive: a get-tuple-element hands its element through with the same layout.
+  HloInstruction* gte = m.Add(m.entry, O::kGetTupleElement, S(P::F32, {4}), {m.root}, "gte");
+  m.entry->set_root_instruction(gte);
+  VerifierOptions layouts;
+  layouts.layout_sensitive = true;
+  CHECK(Verify(*m.module, layouts) == "");
+  gte->mutable_shape() = S(P::F32, {4});
+  gte->mutable_shape().mutable_layout().tiles.push_back(Tile{{128}});
+  CHECK(Verify(*m.module, layouts) == "");  // only minor-to-major matters
+}
+
 // XLA rejects these cases of its parser test (tests/xla-hlo-cases/invalid) while building
 // instructions; hloc's parser rejects them too, and the verifier must as well when the same IR
 // is built by hand (passes may build it).
@@ -534,7 +552,18 @@ TEST_CASE("verifier: semantic checks behind XLA's rejected parser cases", "[veri
     }
     SECTION("073 done without an async operand") {
       done->ReplaceOperandWith(0, p0);
-      CHECK_THAT(Verify(*b.module), Catch::Contains("instruction async-done (async-done): the operand of a async-done cannot be parameter"));
+      // The update lost its consumer, which is reported first; alone, the done is rejected too.
+      CHECK_THAT(Verify(*b.module), Catch::Contains("instruction async-update (async-update): the async-update instruction requires one consumer, found 0"));
+      Builder b2;
+      HloComputation* e2 = b2.Comp("main", true);
+      HloInstruction* q = b2.Param(e2, 0, async, "q");
+      HloInstruction* d2 = b2.Add(e2, O::kAsyncDone, S(P::F32, {20}), {q}, "async-done");
+      HloComputation* w = b2.Comp("wrapped");
+      HloInstruction* wp = b2.Param(w, 0, S(P::F32, {10}), "wp");
+      w->set_root_instruction(b2.Add(w, O::kCustomCall, S(P::F32, {20}), {wp}, "cc"));
+      d2->mutable_called_computations() = {w};
+      e2->set_root_instruction(d2);
+      CHECK_THAT(Verify(*b2.module), Catch::Contains("instruction async-done (async-done): the operand of a async-done cannot be parameter"));
     }
     SECTION("078 update wraps another computation") {
       update->mutable_called_computations() = {w1};

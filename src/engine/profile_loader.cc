@@ -1,0 +1,527 @@
+#include "engine/profile_loader.h"
+
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace hloc {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Unit {
+  const char* name;
+  double scale;
+};
+
+// Units a fact may carry; a bare number is in the base unit (bytes, bytes/s, FLOP/s).
+const std::vector<Unit>& ByteUnits() {
+  static const std::vector<Unit> units = {
+      {"B", 1},           {"KB", 1e3},         {"MB", 1e6},         {"GB", 1e9},         {"TB", 1e12},
+      {"KiB", 1024.0},    {"MiB", 1048576.0},  {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+  return units;
+}
+const std::vector<Unit>& BandwidthUnits() {
+  static const std::vector<Unit> units = {
+      {"B/s", 1},          {"KB/s", 1e3},        {"MB/s", 1e6},          {"GB/s", 1e9},
+      {"TB/s", 1e12},      {"KiB/s", 1024.0},    {"MiB/s", 1048576.0},   {"GiB/s", 1073741824.0},
+      {"TiB/s", 1099511627776.0}};
+  return units;
+}
+const std::vector<Unit>& FlopUnits() {
+  static const std::vector<Unit> units = {
+      {"FLOP/s", 1}, {"MFLOP/s", 1e6}, {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}};
+  return units;
+}
+
+// "4.8 TB/s", "60 MiB", "132", "67e12": a non-negative number with an optional unit.
+absl::StatusOr<double> Quantity(const yaml::Reader& reader, const YAML::Node& node, const std::string& what,
+                                const std::vector<Unit>& units) {
+  absl::StatusOr<std::string> text = reader.String(node, what);
+  if (!text.ok()) return text.status();
+  std::string number = *text, unit;
+  if (size_t space = text->find(' '); space != std::string::npos) {
+    number = text->substr(0, space);
+    unit = text->substr(text->find_first_not_of(' ', space) == std::string::npos ? text->size()
+                                                                                 : text->find_first_not_of(' ', space));
+  }
+  std::vector<std::string> names;
+  for (const Unit& u : units) names.push_back(u.name);
+  double v = 0;
+  if (!yaml::ParseFloat(number, &v) || v < 0) {
+    return reader.Error(node, absl::StrCat("expected a non-negative number for ", what, " (optionally with a unit: ",
+                                           absl::StrJoin(names, ", "), "), got '", *text, "'"));
+  }
+  if (unit.empty()) return v;
+  for (const Unit& u : units)
+    if (unit == u.name) return v * u.scale;
+  return reader.Error(node, absl::StrCat("unknown unit '", unit, "' for ", what, yaml::DidYouMean(unit, names),
+                                         " (units: ", absl::StrJoin(names, ", "), ")"));
+}
+
+absl::StatusOr<int64_t> ByteCount(const yaml::Reader& reader, const YAML::Node& node, const std::string& what) {
+  absl::StatusOr<double> v = Quantity(reader, node, what, ByteUnits());
+  if (!v.ok()) return v.status();
+  if (*v >= 9.2e18 || std::fabs(*v - std::round(*v)) > 1e-6 * std::max(1.0, *v)) {
+    return reader.Error(node, absl::StrCat(what, " must be a whole number of bytes below 2^63"));
+  }
+  return static_cast<int64_t>(std::llround(*v));
+}
+
+absl::Status ParseComputeCapability(const yaml::Reader& reader, const YAML::Node& node, HardwareProfile* hw) {
+  absl::StatusOr<std::string> text = reader.String(node, "compute_capability");
+  if (!text.ok()) return text.status();
+  int64_t major = -1, minor = -1;
+  size_t dot = text->find('.');
+  if (dot == std::string::npos || !yaml::ParseInt(text->substr(0, dot), &major) ||
+      !yaml::ParseInt(text->substr(dot + 1), &minor) || major < 0 || minor < 0 || major > 99 || minor > 9 ||
+      !std::isdigit(static_cast<unsigned char>((*text)[0]))) {
+    return reader.Error(node, absl::StrCat("expected MAJOR.MINOR for compute_capability (\"9.0\"), got '", *text, "'"));
+  }
+  hw->compute_capability_major = static_cast<int>(major);
+  hw->compute_capability_minor = static_cast<int>(minor);
+  return absl::OkStatus();
+}
+
+absl::Status ParseHardware(const yaml::Reader& reader, const YAML::Node& node, HardwareProfile* hw) {
+  absl::StatusOr<std::vector<yaml::MapEntry>> keys = reader.Entries(node, "'hardware'");
+  if (!keys.ok()) return keys.status();
+  if (absl::Status s = reader.CheckKeys(*keys,
+                                        {"sm_count", "memory_bandwidth", "peak_flops_f32", "peak_flops_bf16",
+                                         "shared_memory_per_block", "l2_cache_size", "compute_capability",
+                                         "memory_size", "tensor_cores", "capabilities"},
+                                        "'hardware'");
+      !s.ok())
+    return s;
+  for (const yaml::MapEntry& k : *keys) {
+    const std::string what = absl::StrCat("hardware: ", k.key);
+    if (k.key == "sm_count") {
+      absl::StatusOr<int64_t> n = reader.Int(k.value, what);
+      if (!n.ok()) return n.status();
+      if (*n < 0 || *n > 1000000) return reader.Error(k.value, "sm_count must be between 0 and 1000000");
+      hw->sm_count = *n;
+    } else if (k.key == "memory_bandwidth") {
+      absl::StatusOr<double> v = Quantity(reader, k.value, what, BandwidthUnits());
+      if (!v.ok()) return v.status();
+      hw->memory_bandwidth = *v;
+    } else if (k.key == "peak_flops_f32" || k.key == "peak_flops_bf16") {
+      absl::StatusOr<double> v = Quantity(reader, k.value, what, FlopUnits());
+      if (!v.ok()) return v.status();
+      (k.key == "peak_flops_f32" ? hw->peak_flops_f32 : hw->peak_flops_bf16) = *v;
+    } else if (k.key == "shared_memory_per_block" || k.key == "l2_cache_size" || k.key == "memory_size") {
+      absl::StatusOr<int64_t> v = ByteCount(reader, k.value, what);
+      if (!v.ok()) return v.status();
+      if (k.key == "shared_memory_per_block") hw->shared_memory_per_block = *v;
+      if (k.key == "l2_cache_size") hw->l2_cache_size = *v;
+      if (k.key == "memory_size") hw->memory_size = *v;
+    } else if (k.key == "compute_capability") {
+      if (absl::Status s = ParseComputeCapability(reader, k.value, hw); !s.ok()) return s;
+    } else if (k.key == "tensor_cores") {
+      absl::StatusOr<bool> b = reader.Bool(k.value, what);
+      if (!b.ok()) return b.status();
+      hw->has_tensor_cores = *b;
+    } else if (k.key == "capabilities") {
+      absl::StatusOr<std::vector<yaml::MapEntry>> caps = reader.Entries(k.value, "'capabilities'");
+      if (!caps.ok()) return caps.status();
+      for (const yaml::MapEntry& c : *caps) {
+        bool ident = std::isalpha(static_cast<unsigned char>(c.key[0]));
+        for (char ch : c.key) ident = ident && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+        if (!ident) {
+          return reader.Error(c.key_node, absl::StrCat("capability names are identifiers (HasTensorCores), got '",
+                                                       c.key, "'"));
+        }
+        absl::StatusOr<bool> b = reader.Bool(c.value, absl::StrCat("capability '", c.key, "'"));
+        if (!b.ok()) return b.status();
+        hw->capabilities[c.key] = *b;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+const char* const kActions[] = {"disable", "enable", "set", "insert_before", "insert_after"};
+
+absl::StatusOr<PipelinePatch> ParsePatch(const yaml::Reader& reader, const YAML::Node& node,
+                                         const Registries& registries) {
+  absl::StatusOr<std::vector<yaml::MapEntry>> keys = reader.Entries(node, "a patch");
+  if (!keys.ok()) return keys.status();
+  std::vector<std::string> actions(std::begin(kActions), std::end(kActions));
+  const yaml::MapEntry* action = nullptr;
+  for (const yaml::MapEntry& k : *keys) {
+    if (std::find(actions.begin(), actions.end(), k.key) == actions.end()) continue;
+    if (action != nullptr) {
+      return reader.Error(k.key_node, absl::StrCat("a patch does one thing: '", action->key, "' and '", k.key,
+                                                   "' cannot be combined (write two patches)"));
+    }
+    action = &k;
+  }
+  if (action == nullptr) {
+    // Say what the first key might have meant.
+    if (!keys->empty()) {
+      std::string hint = yaml::DidYouMean(keys->front().key, actions);
+      if (!hint.empty()) {
+        return reader.Error(keys->front().key_node, absl::StrCat("unknown patch action '", keys->front().key, "'", hint));
+      }
+    }
+    return reader.Error(node, absl::StrCat("a patch needs one of: ", absl::StrJoin(actions, ", ")));
+  }
+  PipelinePatch patch;
+  patch.location.file = reader.file();
+  if (!node.Mark().is_null()) {
+    patch.location.line = node.Mark().line + 1;
+    patch.location.column = node.Mark().column + 1;
+  }
+  absl::StatusOr<std::string> target = reader.Name(action->value, absl::StrCat("the target of '", action->key, "'"));
+  if (!target.ok()) return target.status();
+  patch.target = *target;
+  patch.target_node = action->value;
+  const std::string what = absl::StrCat("a '", action->key, "' patch");
+
+  if (action->key == "disable" || action->key == "enable") {
+    patch.kind = action->key == "disable" ? PipelinePatch::Kind::kDisable : PipelinePatch::Kind::kEnable;
+    if (absl::Status s = reader.CheckKeys(*keys, {action->key}, what); !s.ok()) return s;
+    return patch;
+  }
+  if (action->key == "set") {
+    patch.kind = PipelinePatch::Kind::kSet;
+    if (absl::Status s = reader.CheckKeys(*keys, {"set", "options", "fixed_point", "rules"}, what); !s.ok()) return s;
+    if (keys->size() == 1) {
+      return reader.Error(action->key_node, "a 'set' patch needs 'options:', 'fixed_point:' or 'rules:'");
+    }
+    for (const yaml::MapEntry& k : *keys) {
+      if (k.key == "options") {
+        patch.has_options = true;
+        patch.options = k.value;
+        // The types are checked against the target's pass when the patch is applied; the shape now.
+        if (absl::StatusOr<std::vector<yaml::MapEntry>> o = reader.Entries(k.value, "'options'"); !o.ok()) {
+          return o.status();
+        }
+      } else if (k.key == "fixed_point") {
+        patch.has_fixed_point = true;
+        patch.fixed_point_node = k.value;
+        if (absl::Status s = ParseFixedPoint(reader, k.value, patch.target, &patch.fixed_point,
+                                             &patch.max_iterations);
+            !s.ok())
+          return s;
+      } else if (k.key == "rules") {
+        patch.has_rules = true;
+        patch.rules_node = k.value;
+        absl::StatusOr<std::vector<yaml::MapEntry>> r = reader.Entries(k.value, "'rules'");
+        if (!r.ok()) return r.status();
+        if (absl::Status s = reader.CheckKeys(*r, {"enable", "disable"}, "'rules'"); !s.ok()) return s;
+        for (const yaml::MapEntry& e : *r) {
+          absl::StatusOr<std::vector<std::string>> names = reader.StringList(e.value, absl::StrCat("rules: ", e.key));
+          if (!names.ok()) return names.status();
+          (e.key == "enable" ? patch.enable_rules : patch.disable_rules) = *names;
+        }
+      }
+    }
+    return patch;
+  }
+  patch.kind = action->key == "insert_before" ? PipelinePatch::Kind::kInsertBefore : PipelinePatch::Kind::kInsertAfter;
+  absl::StatusOr<PipelineEntry> entry = ParsePipelineEntry(reader, node, registries, 0, {action->key});
+  if (!entry.ok()) return entry.status();
+  patch.entry = std::move(*entry);
+  return patch;
+}
+
+// The list holding `target` and its index there.
+bool Locate(std::vector<PipelineEntry>& entries, const PipelineEntry* target, std::vector<PipelineEntry>** list,
+            size_t* index) {
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (&entries[i] == target) {
+      *list = &entries;
+      *index = i;
+      return true;
+    }
+    if (entries[i].is_group() && Locate(entries[i].passes, target, list, index)) return true;
+  }
+  return false;
+}
+
+// Labels and group names of `entries` (recursively) with where they were written.
+void CollectNamed(const std::vector<PipelineEntry>& entries, std::vector<std::pair<std::string, SourceLocation>>* out) {
+  for (const PipelineEntry& e : entries) {
+    const std::string& name = e.is_group() ? e.group : e.label;
+    if (!name.empty()) out->push_back({name, e.location});
+    if (e.is_group()) CollectNamed(e.passes, out);
+  }
+}
+
+void AppendUnique(std::vector<std::string>& to, const std::vector<std::string>& names) {
+  for (const std::string& n : names)
+    if (std::find(to.begin(), to.end(), n) == to.end()) to.push_back(n);
+}
+
+absl::Status ApplyPatch(const yaml::Reader& reader, const PipelinePatch& patch, Pipeline& pipeline,
+                        const Registries& registries) {
+  std::vector<PipelineEntry*> targets = FindTargets(pipeline, patch.target);
+  if (targets.empty()) {
+    return reader.Error(patch.target_node,
+                        absl::StrCat("patch target '", patch.target, "' names no pass, group or label in pipeline '",
+                                     pipeline.name, "'", yaml::DidYouMean(patch.target, TargetNames(pipeline))));
+  }
+  switch (patch.kind) {
+    case PipelinePatch::Kind::kDisable:
+    case PipelinePatch::Kind::kEnable:
+      for (PipelineEntry* e : targets) e->enabled = patch.kind == PipelinePatch::Kind::kEnable;
+      return absl::OkStatus();
+    case PipelinePatch::Kind::kSet:
+      for (PipelineEntry* e : targets) {
+        if (e->is_group()) {
+          if (patch.has_options || patch.has_rules) {
+            return reader.Error(patch.target_node, absl::StrCat("'", patch.target, "' is a group: it has no options or ",
+                                                                "rules of its own (set fixed_point, or target a pass)"));
+          }
+          e->fixed_point = patch.fixed_point;
+          e->max_iterations = patch.max_iterations;
+          continue;
+        }
+        if (patch.has_fixed_point) {
+          return reader.Error(patch.fixed_point_node,
+                              absl::StrCat("'", patch.target, "' is a pass; fixed_point applies to groups"));
+        }
+        const PassInfo* info = registries.pass_registry().Find(e->pass);
+        if (info == nullptr) return reader.Error(patch.target_node, absl::StrCat("unknown pass '", e->pass, "'"));
+        if (patch.has_options) {
+          if (absl::Status s = ParsePassOptions(reader, patch.options, *info, &e->options); !s.ok()) return s;
+        }
+        if (patch.has_rules) {
+          for (const auto& [list, names] : {std::pair{&e->enabled_rules, &patch.enable_rules},
+                                            std::pair{&e->disabled_rules, &patch.disable_rules}}) {
+            if (absl::Status s = CheckRuleNamesForPass(reader, patch.rules_node, e->pass, *names, registries); !s.ok())
+              return s;
+            AppendUnique(*list, *names);
+          }
+        }
+      }
+      return absl::OkStatus();
+    case PipelinePatch::Kind::kInsertBefore:
+    case PipelinePatch::Kind::kInsertAfter: {
+      if (targets.size() > 1) {
+        return reader.Error(patch.target_node,
+                            absl::StrCat("'", patch.target, "' names ", targets.size(), " entries of pipeline '",
+                                         pipeline.name, "'; give the one you mean a label (name:) and insert at it"));
+      }
+      std::vector<PipelineEntry>* list = nullptr;
+      size_t index = 0;
+      if (!Locate(pipeline.passes, targets[0], &list, &index)) {
+        return absl::InternalError("patch target found but not located");
+      }
+      // A label or group name the insertion brings must be new; say so at the patch.
+      std::vector<std::pair<std::string, SourceLocation>> existing, added;
+      CollectNamed(pipeline.passes, &existing);
+      CollectNamed({patch.entry}, &added);
+      for (const auto& [name, loc] : added) {
+        for (const auto& [old_name, old_loc] : existing) {
+          if (name == old_name) {
+            return absl::InvalidArgumentError(
+                absl::StrCat(patch.location.ToString(), ": the inserted entry's ", patch.entry.is_group() ? "group" : "label",
+                             " name '", name, "' is already used at ", old_loc.ToString(),
+                             "; labels and group names must be unique"));
+          }
+        }
+      }
+      size_t at = patch.kind == PipelinePatch::Kind::kInsertBefore ? index : index + 1;
+      list->insert(list->begin() + static_cast<std::ptrdiff_t>(at), patch.entry);
+      return absl::OkStatus();
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string Trim(double v) { return absl::StrFormat("%.4g", v); }
+
+std::string Bytes(int64_t v) {
+  if (v >= (int64_t{1} << 30)) return absl::StrCat(Trim(v / 1073741824.0), " GiB");
+  if (v >= (int64_t{1} << 20)) return absl::StrCat(Trim(v / 1048576.0), " MiB");
+  if (v >= 1024) return absl::StrCat(Trim(v / 1024.0), " KiB");
+  return absl::StrCat(v, " B");
+}
+
+std::vector<std::string> YamlNamesIn(const std::vector<std::string>& dirs) {
+  std::set<std::string> names;
+  for (const std::string& d : dirs) {
+    std::error_code ec;
+    for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->path().extension() == ".yaml") names.insert(it->path().stem().string());
+    }
+  }
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
+bool LooksLikePath(const std::string& s) {
+  auto ends = [&](const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return s.find('/') != std::string::npos || ends(".yaml") || ends(".yml");
+}
+
+bool IsFile(const std::string& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec);
+}
+
+absl::StatusOr<std::string> FindByName(const std::string& name, const std::vector<std::string>& dirs,
+                                       const char* what) {
+  for (const std::string& d : dirs) {
+    if (d.empty()) continue;
+    std::string candidate = (fs::path(d) / (name + ".yaml")).string();
+    if (IsFile(candidate)) return candidate;
+  }
+  std::vector<std::string> looked;
+  for (const std::string& d : dirs)
+    if (!d.empty()) looked.push_back(d);
+  std::vector<std::string> known = YamlNamesIn(looked);
+  std::string hint = yaml::DidYouMean(name, known);
+  return absl::NotFoundError(absl::StrCat(
+      "unknown ", what, " '", name, "'", hint, "; looked for ", name, ".yaml in ",
+      looked.empty() ? std::string("no folder") : absl::StrJoin(looked, ", "),
+      known.empty() ? std::string("") : absl::StrCat(" (", what, "s there: ", absl::StrJoin(known, ", "), ")")));
+}
+
+absl::StatusOr<Profile> ParseProfile(const yaml::Reader& reader, const YAML::Node& root,
+                                     const Registries& registries) {
+  if (root.IsNull()) return reader.Error(YAML::Mark::null_mark(), "empty profile (expected name, kind, pipeline)");
+  absl::StatusOr<std::vector<yaml::MapEntry>> keys = reader.Entries(root, "a profile");
+  if (!keys.ok()) return keys.status();
+  if (absl::Status s =
+          reader.CheckKeys(*keys, {"name", "kind", "pipeline", "description", "hardware", "patches"}, "a profile");
+      !s.ok())
+    return s;
+  for (const char* required : {"name", "kind", "pipeline"}) {
+    if (yaml::Find(*keys, required) == nullptr) {
+      return reader.Error(root, absl::StrCat("a profile needs '", required, ":'"));
+    }
+  }
+  Profile p;
+  p.source = reader.file();
+  for (const yaml::MapEntry& k : *keys) {
+    if (k.key == "name" || k.key == "pipeline" || k.key == "kind") {
+      absl::StatusOr<std::string> v = reader.Name(k.value, absl::StrCat("the profile's ", k.key));
+      if (!v.ok()) return v.status();
+      if (k.key == "name") p.hardware.name = *v;
+      if (k.key == "pipeline") {
+        p.hardware.pipeline = *v;
+        p.pipeline_node = k.value;
+      }
+      if (k.key == "kind") {
+        if (*v != "gpu" && *v != "cpu") {
+          return reader.Error(k.value, absl::StrCat("kind must be gpu or cpu, got '", *v, "'",
+                                                    yaml::DidYouMean(*v, {"gpu", "cpu"})));
+        }
+        p.hardware.kind = *v;
+      }
+    } else if (k.key == "description") {
+      absl::StatusOr<std::string> v = reader.String(k.value, "the description");
+      if (!v.ok()) return v.status();
+      p.description = *v;
+    } else if (k.key == "hardware") {
+      if (absl::Status s = ParseHardware(reader, k.value, &p.hardware); !s.ok()) return s;
+    } else if (k.key == "patches") {
+      absl::StatusOr<std::vector<YAML::Node>> items = reader.Sequence(k.value, "'patches'");
+      if (!items.ok()) return items.status();
+      if (items->size() > 10000) return reader.Error(k.value, "too many patches");
+      for (const YAML::Node& item : *items) {
+        absl::StatusOr<PipelinePatch> patch = ParsePatch(reader, item, registries);
+        if (!patch.ok()) return patch.status();
+        p.patches.push_back(std::move(*patch));
+      }
+    }
+  }
+  DeriveCapabilities(p.hardware);
+  return p;
+}
+
+}  // namespace
+
+absl::StatusOr<Profile> LoadProfileFile(const std::string& path, const Registries& registries) {
+  absl::StatusOr<YAML::Node> root = yaml::LoadFile(path);
+  if (!root.ok()) return root.status();
+  return ParseProfile(yaml::Reader(path), *root, registries);
+}
+
+absl::StatusOr<Profile> LoadProfileString(const std::string& text, const std::string& name,
+                                          const Registries& registries) {
+  absl::StatusOr<YAML::Node> root = yaml::LoadString(text, name);
+  if (!root.ok()) return root.status();
+  return ParseProfile(yaml::Reader(name), *root, registries);
+}
+
+absl::Status ApplyPatches(const Profile& profile, Pipeline& pipeline, const Registries& registries) {
+  yaml::Reader reader(profile.source);
+  for (const PipelinePatch& patch : profile.patches) {
+    if (absl::Status s = ApplyPatch(reader, patch, pipeline, registries); !s.ok()) return s;
+  }
+  // Inserted entries may bring labels or group names that clash with the pipeline's.
+  return CheckPipelineNames(pipeline, registries);
+}
+
+void DeriveCapabilities(HardwareProfile& hw) {
+  std::map<std::string, bool> derived;
+  const bool gpu = hw.kind == "gpu";
+  const int cc = hw.compute_capability_major * 10 + hw.compute_capability_minor;
+  derived["IsGpu"] = gpu;
+  derived["IsCpu"] = hw.kind == "cpu";
+  derived["HasTensorCores"] = hw.has_tensor_cores;
+  // NVIDIA's compute capabilities: bf16 and cp.async from Ampere (8.0), fp8 from Ada (8.9),
+  // TMA and thread-block clusters from Hopper (9.0), wgmma on Hopper only.
+  derived["HasBf16"] = gpu && cc >= 80;
+  derived["HasAsyncCopy"] = gpu && cc >= 80;
+  derived["HasFp8"] = gpu && cc >= 89;
+  derived["HasTma"] = gpu && cc >= 90;
+  derived["HasClusters"] = gpu && cc >= 90;
+  derived["HasWgmma"] = gpu && hw.compute_capability_major == 9;
+  for (const auto& [name, value] : derived) hw.capabilities.emplace(name, value);  // explicit entries win
+}
+
+absl::StatusOr<std::string> FindProfileFile(const std::string& name_or_path,
+                                            const std::vector<std::string>& config_dirs) {
+  if (LooksLikePath(name_or_path) || IsFile(name_or_path)) {
+    if (!IsFile(name_or_path)) return absl::NotFoundError(absl::StrCat(name_or_path, ": cannot open profile"));
+    return name_or_path;
+  }
+  return FindByName(name_or_path, config_dirs, "profile");
+}
+
+absl::StatusOr<std::string> FindPipelineFile(const std::string& name_or_path,
+                                             const std::vector<std::string>& pipeline_dirs,
+                                             const std::string& relative_to) {
+  if (LooksLikePath(name_or_path)) {
+    fs::path p(name_or_path);
+    if (p.is_relative() && !relative_to.empty()) p = fs::path(relative_to).parent_path() / p;
+    if (!IsFile(p.string())) return absl::NotFoundError(absl::StrCat(p.string(), ": cannot open pipeline manifest"));
+    return p.string();
+  }
+  if (relative_to.empty() && IsFile(name_or_path)) return name_or_path;
+  return FindByName(name_or_path, pipeline_dirs, "pipeline");
+}
+
+std::string DescribeHardware(const HardwareProfile& hw) {
+  std::vector<std::string> parts;
+  if (hw.sm_count > 0) parts.push_back(absl::StrCat(hw.sm_count, hw.kind == "cpu" ? " cores" : " SMs"));
+  if (hw.compute_capability_major > 0) {
+    parts.push_back(absl::StrCat("compute capability ", hw.compute_capability_major, ".", hw.compute_capability_minor));
+  }
+  if (hw.memory_bandwidth > 0) parts.push_back(absl::StrCat(Trim(hw.memory_bandwidth / 1e12), " TB/s"));
+  if (hw.peak_flops_f32 > 0) parts.push_back(absl::StrCat(Trim(hw.peak_flops_f32 / 1e12), " TFLOP/s f32"));
+  if (hw.peak_flops_bf16 > 0) parts.push_back(absl::StrCat(Trim(hw.peak_flops_bf16 / 1e12), " TFLOP/s bf16"));
+  if (hw.l2_cache_size > 0) parts.push_back(absl::StrCat(Bytes(hw.l2_cache_size), " L2"));
+  if (hw.shared_memory_per_block > 0) {
+    parts.push_back(absl::StrCat(Bytes(hw.shared_memory_per_block), " shared memory per block"));
+  }
+  if (hw.memory_size > 0) parts.push_back(absl::StrCat(Bytes(hw.memory_size), " memory"));
+  std::vector<std::string> caps;
+  for (const auto& [name, on] : hw.capabilities)
+    if (on) caps.push_back(name);
+  std::string out = absl::StrCat(hw.name, " (", hw.kind, "): ", absl::StrJoin(parts, ", "));
+  if (!caps.empty()) absl::StrAppend(&out, "; capabilities: ", absl::StrJoin(caps, ", "));
+  return out;
+}
+
+}  // namespace hloc

@@ -1,0 +1,87 @@
+// Hardware profiles (configs/*.yaml): the facts of one target (HardwareProfile) and the patches
+// it makes to the pipeline it names. The format is documented at the top of configs/h200.yaml;
+// in short:
+//
+//   name: h200
+//   kind: gpu                       # gpu | cpu
+//   pipeline: gpu                   # pipelines/gpu.yaml (or a path relative to this file)
+//   hardware:
+//     sm_count: 132
+//     memory_bandwidth: 4.8 TB/s    # numbers take units: B, KB, MiB, GB/s, TFLOP/s, ...
+//     compute_capability: "9.0"
+//     ...
+//   patches:                        # applied in order to the named pipeline
+//     - set: algsimp                # a label, group name or pass name
+//       options: {max_iterations: 50}
+//     - disable: cse
+//     - insert_after: simplification
+//       pass: dce
+//
+// Errors are located (FILE:LINE:COL), in the profile when a patch does not fit the pipeline.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/pipeline.h"
+#include "engine/profile.h"
+#include "engine/yaml_util.h"
+
+namespace hloc {
+
+struct PipelinePatch {
+  enum class Kind { kDisable, kEnable, kSet, kInsertBefore, kInsertAfter };
+  Kind kind = Kind::kDisable;
+  std::string target;        // a label, group name or pass name
+  YAML::Node target_node;    // for located errors
+  SourceLocation location;   // the patch itself
+
+  // kSet: what to change on every targeted entry.
+  bool has_options = false;
+  YAML::Node options;        // pass targets: checked against each pass's options when applied
+  bool has_fixed_point = false;  // group targets
+  bool fixed_point = false;
+  int64_t max_iterations = PipelineEntry::kDefaultMaxIterations;
+  YAML::Node fixed_point_node;
+  bool has_rules = false;
+  std::vector<std::string> enable_rules, disable_rules;  // appended to the pass's lists
+  YAML::Node rules_node;
+
+  // kInsertBefore / kInsertAfter: the new entry (a pass or a group), already checked.
+  PipelineEntry entry;
+};
+
+struct Profile {
+  HardwareProfile hardware;  // name, kind, pipeline and the facts
+  std::string description;
+  std::string source;        // the profile file
+  YAML::Node pipeline_node;  // where `pipeline:` was written
+  std::vector<PipelinePatch> patches;
+};
+
+absl::StatusOr<Profile> LoadProfileFile(const std::string& path, const Registries& registries = {});
+absl::StatusOr<Profile> LoadProfileString(const std::string& text, const std::string& name,
+                                          const Registries& registries = {});
+
+// Applies the profile's patches, in order, to `pipeline` (the merged pipeline).
+absl::Status ApplyPatches(const Profile& profile, Pipeline& pipeline, const Registries& registries = {});
+
+// Capabilities derived from the facts (HasTensorCores, HasBf16, HasFp8, HasTma, ...); entries
+// already in `capabilities` (the profile's explicit map) are kept as written.
+void DeriveCapabilities(HardwareProfile& hardware);
+
+// `--profile h200`: a path to a file, or a name looked up as NAME.yaml in `config_dirs` (in
+// order). Errors list where it looked and the profiles that exist there.
+absl::StatusOr<std::string> FindProfileFile(const std::string& name_or_path,
+                                            const std::vector<std::string>& config_dirs);
+// A pipeline by path or by name (NAME.yaml in `pipeline_dirs`, in order). A relative path is
+// taken relative to `relative_to`'s folder when given (a profile's `pipeline:`), else to the
+// working directory.
+absl::StatusOr<std::string> FindPipelineFile(const std::string& name_or_path,
+                                             const std::vector<std::string>& pipeline_dirs,
+                                             const std::string& relative_to = "");
+
+// One line per fact, for --print-pipeline's header and messages.
+std::string DescribeHardware(const HardwareProfile& hardware);
+
+}  // namespace hloc

@@ -1,0 +1,8 @@
+// Registration of this area's passes (filled in as the passes land).
+#include "passes/passes.h"
+
+namespace hloc {
+
+void RegisterSimplifyPasses(PassRegistry& registry) { (void)registry; }
+
+}  // namespace hloc
