@@ -272,9 +272,9 @@ absl::Status CheckNames(const std::vector<PipelineEntry>& entries, const PassReg
                                                        "' is already used at ", it->second.ToString(),
                                                        "; labels and group names must be unique"));
       }
-      // A label equal to its own pass name is harmless; any other pass name would make a
-      // target ambiguous.
-      if (registry.Find(name) != nullptr && (e.is_group() || name != e.pass)) {
+      // A pass name as a label or group name would make a target ambiguous (a pass name
+      // targets every entry of that pass).
+      if (registry.Find(name) != nullptr) {
         return absl::InvalidArgumentError(absl::StrCat(e.location.ToString(), ": ", what, " '", name,
                                                        "' is the name of a pass; choose another"));
       }

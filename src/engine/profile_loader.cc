@@ -321,8 +321,8 @@ absl::Status ApplyPatch(const yaml::Reader& reader, const PipelinePatch& patch, 
         for (const auto& [old_name, old_loc] : existing) {
           if (name == old_name) {
             return absl::InvalidArgumentError(
-                absl::StrCat(patch.location.ToString(), ": the inserted entry's ", patch.entry.is_group() ? "group" : "label",
-                             " name '", name, "' is already used at ", old_loc.ToString(),
+                absl::StrCat(patch.location.ToString(), ": the inserted name '", name, "' is already used at ",
+                             old_loc.ToString(),
                              "; labels and group names must be unique"));
           }
         }

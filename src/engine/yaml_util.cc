@@ -14,9 +14,11 @@
 #include <limits>
 #include <sstream>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "yaml-cpp/depthguard.h"
 
 namespace hloc::yaml {
 namespace {
@@ -45,6 +47,8 @@ absl::StatusOr<YAML::Node> LoadDocuments(std::istream& in, const std::string& na
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(in);
+  } catch (const YAML::DeepRecursion& e) {
+    return reader.Error(e.mark, absl::StrCat("YAML nested more than ", e.depth(), " levels deep"));
   } catch (const YAML::Exception& e) {
     return reader.Error(e.mark, e.msg);
   } catch (const std::exception& e) {
@@ -103,18 +107,17 @@ absl::StatusOr<std::vector<MapEntry>> Reader::Entries(const YAML::Node& node, st
     return Error(node, absl::StrCat("expected a mapping (key: value) for ", std::string(what), ", got ",
                                     KindName(node)));
   }
+  absl::flat_hash_map<std::string, size_t> index;  // key -> position in `out`
   for (auto it = node.begin(); it != node.end(); ++it) {
     const YAML::Node& key = it->first;
-    if (!key.IsScalar() || key.Tag() != kPlainTag) {
-      return Error(key, absl::StrCat("keys of ", std::string(what), " must be plain names, got ",
-                                     key.IsScalar() ? "a quoted string" : KindName(key)));
+    if (!key.IsScalar()) {
+      return Error(key, absl::StrCat("keys of ", std::string(what), " must be names, got ", KindName(key)));
     }
-    for (const MapEntry& seen : out) {
-      if (seen.key == key.Scalar()) {
-        return Error(key, absl::StrCat("duplicate key '", key.Scalar(), "' in ", std::string(what), " (first at line ",
-                                       seen.key_node.Mark().line + 1, ")"));
-      }
+    if (auto seen = index.find(key.Scalar()); seen != index.end()) {
+      return Error(key, absl::StrCat("duplicate key '", key.Scalar(), "' in ", std::string(what), " (first at line ",
+                                     out[seen->second].key_node.Mark().line + 1, ")"));
     }
+    index[key.Scalar()] = out.size();
     out.push_back({key.Scalar(), key, it->second});
   }
   return out;
@@ -136,6 +139,9 @@ absl::Status Reader::CheckKeys(const std::vector<MapEntry>& entries, const std::
 absl::StatusOr<std::vector<YAML::Node>> Reader::Sequence(const YAML::Node& node, std::string_view what) const {
   if (!node.IsSequence()) {
     return Error(node, absl::StrCat("expected a list for ", std::string(what), ", got ", KindName(node)));
+  }
+  if (node.size() > kMaxListItems) {
+    return Error(node, absl::StrCat("too many elements (", node.size(), ") in ", std::string(what)));
   }
   std::vector<YAML::Node> out;
   for (const YAML::Node& n : node) out.push_back(n);
@@ -208,6 +214,9 @@ absl::StatusOr<double> Reader::Float(const YAML::Node& node, std::string_view wh
 absl::StatusOr<std::vector<std::string>> Reader::StringList(const YAML::Node& node, std::string_view what) const {
   if (!node.IsSequence()) {
     return Error(node, absl::StrCat("expected a list of strings for ", std::string(what), ", got ", KindName(node)));
+  }
+  if (node.size() > kMaxListItems) {
+    return Error(node, absl::StrCat("too many elements (", node.size(), ") in ", std::string(what)));
   }
   std::vector<std::string> out;
   for (const YAML::Node& n : node) {

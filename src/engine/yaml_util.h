@@ -3,6 +3,7 @@
 // the closest known one, and scalars are typed strictly (a quoted "25" is a string, not an int),
 // so a typo is reported where it is instead of being read as something else.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -24,6 +25,8 @@ struct MapEntry {
 // Parses a whole file (exactly one document). Syntax errors come back located; a missing or
 // unreadable file says so. Files larger than kMaxFileBytes are refused.
 inline constexpr int64_t kMaxFileBytes = 16 << 20;
+// Lists longer than this are refused (no manifest needs them; quadratic checks stay cheap).
+inline constexpr size_t kMaxListItems = 10000;
 absl::StatusOr<YAML::Node> LoadFile(const std::string& path);
 // The same for text already in memory; `name` is used in messages.
 absl::StatusOr<YAML::Node> LoadString(const std::string& text, const std::string& name);
@@ -40,7 +43,7 @@ class Reader {
   std::string Where(const YAML::Mark& mark) const;
 
   // The keys of a mapping in order; `what` names the node in messages ("a pass entry"). Keys
-  // must be plain scalars and appear once.
+  // must be scalars and appear once.
   absl::StatusOr<std::vector<MapEntry>> Entries(const YAML::Node& node, std::string_view what) const;
   // Every key must be one of `allowed`; otherwise an error at that key, with the closest
   // allowed key suggested when one is near.

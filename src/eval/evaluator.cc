@@ -224,6 +224,7 @@ absl::StatusOr<Literal> Evaluator::Run(const HloComputation& comp, absl::Span<co
   };
 
   absl::InlinedVector<const Literal*, 4> ops;
+  std::vector<int> taken;  // slot that took each donated argument
   for (int i = 0; i < n; ++i) {
     const HloInstruction& inst = *plan.order[i];
     const std::vector<int>& opnd = plan.operands[i];
@@ -249,8 +250,19 @@ absl::StatusOr<Literal> Evaluator::Run(const HloComputation& comp, absl::Span<co
         const int64_t count = donated ? static_cast<int64_t>(donated->size()) : static_cast<int64_t>(args.size());
         if (p < 0 || p >= count)
           return Annotate(absl::InvalidArgumentError(absl::StrCat("parameter ", p, " not given (", count, " arguments)")), inst);
-        if (donated) set_owned(i, std::move((*donated)[p]));
-        else slots[i].ptr = args[p];
+        if (donated) {
+          // A donated argument can be taken once; a second parameter instruction with the
+          // same number (malformed input) gets a copy of the first one's value.
+          if (taken.size() < donated->size()) taken.assign(donated->size(), -1);
+          if (taken[p] >= 0 && slots[taken[p]].ptr != nullptr) {
+            set_owned(i, *slots[taken[p]].ptr);
+          } else {
+            set_owned(i, std::move((*donated)[p]));
+            taken[p] = i;
+          }
+        } else {
+          slots[i].ptr = args[p];
+        }
         break;
       }
       case HloOpcode::kConstant:

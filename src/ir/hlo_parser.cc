@@ -153,27 +153,30 @@ bool Parser::ParseString(std::string* out) {
 }
 
 bool Parser::ParseName(std::string* out, std::string_view what) {
-  if (kind() != TokKind::kName && kind() != TokKind::kIdent) return TokenError(absl::StrCat("expects ", std::string(what)));
+  if (kind() != TokKind::kName && kind() != TokKind::kIdent) return Err(loc(), "expects ", std::string(what));
   *out = tok().str;
   lex_.Lex();
   return true;
 }
 
 bool Parser::ParseIdentIn(std::string_view what, std::string* out) {
-  if (kind() != TokKind::kIdent) return TokenError(absl::StrCat("expects ", std::string(what)));
+  if (kind() != TokKind::kIdent) return Err(loc(), "expects ", std::string(what));
   *out = tok().str;
   lex_.Lex();
   return true;
 }
 
 bool Parser::ParseList(TokKind start, TokKind end, TokKind delim, absl::FunctionRef<bool()> item) {
-  if (!Expect(start, absl::StrCat("expects a list starting with ", std::string(TokKindDescription(start))))) return false;
+  if (kind() != start) return Err(loc(), "expects a list starting with ", TokKindDescription(start));
+  lex_.Lex();
   if (kind() != end) {
     do {
       if (!item()) return false;
     } while (EatIf(delim));
   }
-  return Expect(end, absl::StrCat("expects a list to end with ", std::string(TokKindDescription(end))));
+  if (kind() != end) return Err(loc(), "expects a list to end with ", TokKindDescription(end));
+  lex_.Lex();
+  return true;
 }
 
 bool Parser::ParseInt64List(TokKind start, TokKind end, TokKind delim, std::vector<int64_t>* out) {
@@ -242,7 +245,7 @@ bool Parser::ParseHeaderAttributes(HloModule* module) {
   auto positive = [&](int64_t* out, const char* what) {
     size_t at = loc();
     if (!ParseInt64(out)) return false;
-    if (*out < 1) return Error(at, absl::StrCat(what, " must be at least 1, but is ", *out));
+    if (*out < 1) return Err(at, what, " must be at least 1, but is ", *out);
     return true;
   };
   attrs.Add("replica_count", false, [&] { return positive(&cfg.replica_count, "replica_count"); });
@@ -403,14 +406,16 @@ bool Parser::ParseComputation() {
   auto [it, inserted] = computation_pool_.insert({name, {comp, name_loc}});
   if (!inserted) {
     HloLexer::LineCol lc = lex_.GetLineCol(it->second.second);
-    return Error(name_loc, absl::StrCat("computation already exists: ", name, " (previously defined at ",
-                                        lc.line, ":", lc.column, ")"));
+    return Err(name_loc, "computation already exists: ", name, " (previously defined at ",
+                                        lc.line, ":", lc.column, ")");
   }
   return true;
 }
 
 bool Parser::ParseInstructionList(HloComputation** out, const std::string& name, size_t name_loc) {
-  CompBuilder b;
+  // On the heap: inline computations nest, and this frame is on that recursive path.
+  auto builder = std::make_unique<CompBuilder>();
+  CompBuilder& b = *builder;
   b.name = name;
   scopes_.push_back(&b);
   struct PopScope {
@@ -418,12 +423,12 @@ bool Parser::ParseInstructionList(HloComputation** out, const std::string& name,
     ~PopScope() { s->pop_back(); }
   } pop{&scopes_};
   if (!Expect(TokKind::kLbrace, "expects '{' at the beginning of instruction list")) return false;
-  if (kind() == TokKind::kRbrace) return TokenError(absl::StrCat("computation ", name, " has no instructions"));
+  if (kind() == TokKind::kRbrace) return Err(loc(), "computation ", name, " has no instructions");
   std::string root_name;
   size_t root_loc = 0;
   do {
     if (kind() == TokKind::kEof)
-      return TokenError(absl::StrCat("expects '}' at the end of computation ", name, "; the text ends inside it"));
+      return Err(loc(), "expects '}' at the end of computation ", name, "; the text ends inside it");
     if (!ParseInstruction(b, &root_name, &root_loc)) return false;
   } while (kind() != TokKind::kRbrace);
   lex_.Lex();  // '}'
@@ -533,23 +538,23 @@ bool Parser::FinishModule(HloModule* module) {
   const Shape& result = entry->root_instruction()->shape();
   auto param_index_ok = [&](int64_t number, const ShapeIndex& index, size_t at, const char* what) {
     if (number < 0 || number >= entry->num_parameters())
-      return Error(at, absl::StrCat(what, ": parameter ", number, " does not exist; the entry computation has ",
-                                    entry->num_parameters(), " parameters"));
+      return Err(at, what, ": parameter ", number, " does not exist; the entry computation has ",
+                                    entry->num_parameters(), " parameters");
     if (!GetSubshape(entry->parameter_instruction(number)->shape(), index).ok())
-      return Error(at, absl::StrCat(what, ": shape index ", ShapeIndexToString(index),
+      return Err(at, what, ": shape index ", ShapeIndexToString(index),
                                     " does not exist in parameter ", number, " of shape ",
-                                    entry->parameter_instruction(number)->shape().ToString()));
+                                    entry->parameter_instruction(number)->shape().ToString());
     return true;
   };
   absl::flat_hash_set<std::string> outputs;
   for (const InputOutputAlias& a : cfg.input_output_alias) {
     if (!GetSubshape(result, a.output_index).ok())
-      return Error(alias_loc_, absl::StrCat("input_output_alias: output shape index ",
+      return Err(alias_loc_, "input_output_alias: output shape index ",
                                             ShapeIndexToString(a.output_index),
-                                            " does not exist in the entry result shape ", result.ToString()));
+                                            " does not exist in the entry result shape ", result.ToString());
     if (!outputs.insert(ShapeIndexToString(a.output_index)).second)
-      return Error(alias_loc_, absl::StrCat("input_output_alias: output shape index ",
-                                            ShapeIndexToString(a.output_index), " is aliased twice"));
+      return Err(alias_loc_, "input_output_alias: output shape index ",
+                                            ShapeIndexToString(a.output_index), " is aliased twice");
     if (!param_index_ok(a.parameter_number, a.parameter_index, alias_loc_, "input_output_alias")) return false;
   }
   for (const BufferDonor& d : cfg.buffer_donor)

@@ -50,7 +50,7 @@ bool Parser::ParseAttributes(AttrList& attrs, bool allow_attributes, size_t requ
   }
   for (const AttrSpec& spec : attrs.specs) {
     if (spec.required && !attrs.Seen(spec.name))
-      return Error(required_loc, absl::StrCat("attribute ", spec.name, " is expected but not seen"));
+      return Err(required_loc, "attribute ", spec.name, " is expected but not seen");
   }
   return true;
 }
@@ -67,7 +67,7 @@ bool Parser::ParseSubAttributes(AttrList& attrs, RawAttributes* raw) {
   }
   for (const AttrSpec& spec : attrs.specs) {
     if (spec.required && !attrs.Seen(spec.name))
-      return Error(at, absl::StrCat("sub-attribute ", spec.name, " is expected but not seen"));
+      return Err(at, "sub-attribute ", spec.name, " is expected but not seen");
   }
   return Expect(TokKind::kRbrace, "expects '}' to end sub attributes");
 }
@@ -77,20 +77,22 @@ bool Parser::ParseOneAttribute(AttrList& attrs, RawAttributes* raw, bool sub) {
   if (kind() != TokKind::kAttributeName) return TokenError("expects attribute name");
   std::string name = tok().str;
   lex_.Lex();
-  if (!attrs.seen.insert(name).second) return Error(at, absl::StrCat("attribute ", name, " already exists"));
+  if (!attrs.seen.insert(name).second) return Err(at, "attribute ", name, " already exists");
   auto it = std::find_if(attrs.specs.begin(), attrs.specs.end(), [&](const AttrSpec& s) { return s.name == name; });
-  if (it == attrs.specs.end()) {
-    std::vector<std::string> names;
-    for (const AttrSpec& s : attrs.specs) names.push_back(s.name);
-    std::sort(names.begin(), names.end());
-    std::string allowed = names.empty() ? "No attributes are allowed here."
-                                        : absl::StrCat("Allowed attributes: ", absl::StrJoin(names, ", "));
-    return Error(at, absl::StrCat("unexpected ", sub ? "sub-attribute" : "attribute", " \"", name, "\". ", allowed));
-  }
+  if (it == attrs.specs.end()) return UnexpectedAttribute(attrs, at, name, sub);
   size_t value_begin = loc();
-  if (!it->parse()) return Error(at, absl::StrCat("error parsing attribute ", name));
+  if (!it->parse()) return Err(at, "error parsing attribute ", name);
   if (it->keep_raw && raw) raw->emplace_back(name, std::string(Text(value_begin, lex_.prev_end())));
   return true;
+}
+
+bool Parser::UnexpectedAttribute(const AttrList& attrs, size_t at, const std::string& name, bool sub) {
+  std::vector<std::string> names;
+  for (const AttrSpec& s : attrs.specs) names.push_back(s.name);
+  std::sort(names.begin(), names.end());
+  std::string allowed = names.empty() ? "No attributes are allowed here."
+                                      : absl::StrCat("Allowed attributes: ", absl::StrJoin(names, ", "));
+  return Err(at, "unexpected ", sub ? "sub-attribute" : "attribute", " \"", name, "\". ", allowed);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -105,13 +107,13 @@ bool Parser::ParseWindow(Window* window, bool outer_braces) {
   const TokKind end = outer_braces ? TokKind::kRbrace : TokKind::kEof;
   auto dxd = [&](const std::string& name, std::vector<int64_t>* out) {
     size_t vloc = loc();
-    if (!out->empty()) return Error(vloc, absl::StrCat("sub-attribute '", name, "=' already exists"));
+    if (!out->empty()) return Err(vloc, "sub-attribute '", name, "=' already exists");
     if (kind() == TokKind::kInt) {
       out->push_back(tok().int_val);
     } else if (kind() == TokKind::kDxD) {
-      if (!SplitInts(tok().str, 'x', out)) return Error(vloc, absl::StrCat("expects sub-attribute '", name, "=ixj...'"));
+      if (!SplitInts(tok().str, 'x', out)) return Err(vloc, "expects sub-attribute '", name, "=ixj...'");
     } else {
-      return TokenError(absl::StrCat("expects an integer or a pattern like 2x2 for window sub-attribute '", name, "='"));
+      return Err(loc(), "expects an integer or a pattern like 2x2 for window sub-attribute '", name, "='");
     }
     lex_.Lex();
     return true;
@@ -140,14 +142,14 @@ bool Parser::ParseWindow(Window* window, bool outer_braces) {
       lex_.Lex();
       ok = true;
     } else {
-      return Error(attr_loc, absl::StrCat("unexpected attribute name: ", name,
-                                          " (a window has size, stride, pad, lhs_dilate, rhs_dilate, rhs_reversal)"));
+      return Err(attr_loc, "unexpected attribute name: ", name,
+                                          " (a window has size, stride, pad, lhs_dilate, rhs_dilate, rhs_reversal)");
     }
     if (!ok) return false;
   }
   auto same = [&](const std::vector<int64_t>& v, const char* name) {
     if (v.empty() || v.size() == size.size()) return true;
-    return Error(at, absl::StrCat("expects '", name, "=' has the same size as 'size='"));
+    return Err(at, "expects '", name, "=' has the same size as 'size='");
   };
   if (!same(stride, "stride") || !same(lhs_dilate, "lhs_dilate") || !same(rhs_dilate, "rhs_dilate") ||
       !same(rhs_reversal, "rhs_reversal"))
@@ -183,7 +185,7 @@ bool Parser::ParseConvDims(ConvolutionDimensionNumbers* dnums) {
     absl::flat_hash_set<char> chars;  // '?' may repeat
     for (char ch : s) {
       if (ch != '?' && !chars.insert(ch).second)
-        return TokenError(absl::StrCat("expects unique ", which, " dimension numbers, but sees ", std::string(s)));
+        return Err(loc(), "expects unique ", which, " dimension numbers, but sees ", std::string(s));
     }
     int64_t num_spatial = 0;
     for (char ch : s)
@@ -198,21 +200,21 @@ bool Parser::ParseConvDims(ConvolutionDimensionNumbers* dnums) {
         *b_dim = i;
       } else if (ch >= '0' && ch < '0' + static_cast<int>(s.size())) {
         if (ch - '0' >= num_spatial)
-          return TokenError(absl::StrCat("spatial dimension ", std::string(1, ch), " is out of range in ", which,
+          return Err(loc(), "spatial dimension ", std::string(1, ch), " is out of range in ", which,
                                          " dimension numbers ", std::string(s), ": there are ", num_spatial,
-                                         " spatial dimensions"));
+                                         " spatial dimensions");
         (*spatial)[ch - '0'] = i;
       } else {
-        return TokenError(absl::StrCat("expects [0-", s.size() - 1, std::string(1, a), std::string(1, b), "?] in ",
-                                       which, " dimension numbers"));
+        return Err(loc(), "expects [0-", s.size() - 1, std::string(1, a), std::string(1, b), "?] in ",
+                                       which, " dimension numbers");
       }
     }
     return true;
   };
   auto has_roles = [&](std::string_view s, const char* which, char a, char b) -> bool {
     if (s.find(a) != std::string_view::npos && s.find(b) != std::string_view::npos) return true;
-    return TokenError(absl::StrCat(which, " dimension numbers ", std::string(s), " must contain '", std::string(1, a),
-                                   "' and '", std::string(1, b), "'"));
+    return Err(loc(), which, " dimension numbers ", std::string(s), " must contain '", std::string(1, a),
+                                   "' and '", std::string(1, b), "'");
   };
   ConvolutionDimensionNumbers d;
   if (!labels(lhs, "lhs", 'b', 'f', &d.input_batch_dimension, &d.input_feature_dimension, &d.input_spatial_dimensions) ||
@@ -223,9 +225,9 @@ bool Parser::ParseConvDims(ConvolutionDimensionNumbers* dnums) {
     return false;
   if (d.input_spatial_dimensions.size() != d.output_spatial_dimensions.size() ||
       d.input_spatial_dimensions.size() != d.kernel_spatial_dimensions.size()) {
-    return TokenError(absl::StrCat("input, kernel, and output must have same number of spatial dimensions, but got ",
+    return Err(loc(), "input, kernel, and output must have same number of spatial dimensions, but got ",
                                    d.input_spatial_dimensions.size(), ", ", d.kernel_spatial_dimensions.size(), ", ",
-                                   d.output_spatial_dimensions.size(), ", respectively."));
+                                   d.output_spatial_dimensions.size(), ", respectively.");
   }
   if (!has_roles(lhs, "lhs", 'b', 'f') || !has_roles(rhs, "rhs", 'i', 'o') || !has_roles(out, "output", 'b', 'f'))
     return false;
@@ -243,7 +245,7 @@ bool Parser::ParseSliceRanges(std::vector<SliceDimension>* out) {
       std::vector<int64_t> range;
       if (!ParseInt64List(TokKind::kLsquare, TokKind::kRsquare, TokKind::kColon, &range)) return false;
       if (range.size() != 2 && range.size() != 3)
-        return Error(at, absl::StrCat("expects [start:limit:step] or [start:limit], but sees ", range.size(), " elements."));
+        return Err(at, "expects [start:limit:step] or [start:limit], but sees ", range.size(), " elements.");
       out->push_back({range[0], range[1], range.size() == 3 ? range[2] : 1});
     } while (EatIf(TokKind::kComma));
   }
@@ -286,7 +288,7 @@ bool Parser::ParseMetadata(OpMetadata* out) {
     std::vector<int64_t> types;
     if (!ParseInt64List(TokKind::kLbrace, TokKind::kRbrace, TokKind::kComma, &types)) return false;
     for (int64_t t : types) {
-      if (t < 0 || t > 3) return Error(at, absl::StrCat("invalid profile_type ", t, " (expects 0 to 3)"));
+      if (t < 0 || t > 3) return Err(at, "invalid profile_type ", t, " (expects 0 to 3)");
       m.profile_type.push_back(absl::StrCat(t));
     }
     return true;
@@ -326,7 +328,7 @@ bool Parser::ParseFrontendAttributes(FrontendAttributes* out) {
       } else if (kind() == TokKind::kLbrace) {
         if (!ParseJsonDict(&value)) return false;
       } else {
-        return TokenError(absl::StrCat("expects a string or a {...} dictionary as the value of frontend attribute ", name));
+        return Err(loc(), "expects a string or a {...} dictionary as the value of frontend attribute ", name);
       }
       (*out)[name] = std::move(value);
     } while (EatIf(TokKind::kComma));
@@ -363,7 +365,7 @@ bool Parser::ParsePrecisionList(std::vector<Precision>* out) {
     if (kind() != TokKind::kIdent) return TokenError("expects precision");
     Precision p;
     if (!Lookup(kTable, absl::AsciiStrToLower(tok().str), &p))
-      return TokenError(absl::StrCat("expects precision (DEFAULT, HIGH, HIGHEST, PACKED_NIBBLE) but sees: ", tok().str));
+      return Err(loc(), "expects precision (DEFAULT, HIGH, HIGHEST, PACKED_NIBBLE) but sees: ", tok().str);
     out->push_back(p);
     lex_.Lex();
     return true;
@@ -374,7 +376,7 @@ bool Parser::ParseAlgorithm(std::string* out) {
   if (kind() != TokKind::kIdent) return TokenError("expects algorithm");
   const std::string& v = tok().str;
   if (!absl::StartsWith(v, "dot_") && v != "alg_unset" && v != "unset")
-    return TokenError(absl::StrCat("expects algorithm (e.g. dot_bf16_bf16_f32) but sees: ", v));
+    return Err(loc(), "expects algorithm (e.g. dot_bf16_bf16_f32) but sees: ", v);
   *out = v;
   lex_.Lex();
   return true;
@@ -469,7 +471,7 @@ bool Parser::ParseInstructionNames(std::vector<HloInstruction*>* out) {
     if (!ParseName(&name, "instruction name")) return false;
     const auto& names = scopes_.back()->names;
     auto it = names.find(name);
-    if (it == names.end()) return Error(at, absl::StrCat("instruction '", name, "' is not defined"));
+    if (it == names.end()) return Err(at, "instruction '", name, "' is not defined");
     out->push_back(it->second.first);
   } while (EatIf(TokKind::kComma));
   return Expect(TokKind::kRbrace, "expects '}' at the end of instruction name list");
@@ -508,7 +510,7 @@ bool Parser::ParseResultAccuracy() {
     if (kind() != TokKind::kIdent) return TokenError("expects ResultAccuracy type");
     std::string mode = absl::AsciiStrToLower(tok().str);
     if (mode != "default" && mode != "highest" && mode != "tolerance")
-      return TokenError(absl::StrCat("expects ResultAccuracy type but sees: ", tok().str));
+      return Err(loc(), "expects ResultAccuracy type but sees: ", tok().str);
     lex_.Lex();
   } else if (name == "tolerance") {
     if (!Expect(TokKind::kLbrace, "expected '{' to start result accuracy tolerance")) return false;
@@ -519,14 +521,14 @@ bool Parser::ParseResultAccuracy() {
         std::string t = tok().str;
         lex_.Lex();
         if (t != "ulps" && t != "rtol" && t != "atol")
-          return Error(tloc, absl::StrCat("invalid attribute name: ", t, " (a tolerance has rtol, atol, ulps)"));
+          return Err(tloc, "invalid attribute name: ", t, " (a tolerance has rtol, atol, ulps)");
         double v = 0;
         if (!ParseDouble(&v)) return false;
       } while (EatIf(TokKind::kComma));
     }
     if (!Expect(TokKind::kRbrace, "expects '}' at the end of result accuracy tolerance")) return false;
   } else {
-    return Error(at, absl::StrCat("invalid attribute name: ", name, " (result_accuracy has mode or tolerance)"));
+    return Err(at, "invalid attribute name: ", name, " (result_accuracy has mode or tolerance)");
   }
   return Expect(TokKind::kRbrace, "expected '}' to end result_accuracy");
 }
@@ -584,7 +586,7 @@ bool Parser::ParseDomain() {
   attrs.Add("entry", true, [&] { return ParseSharding(&entry); });
   attrs.Add("exit", true, [&] { return ParseSharding(&exit); });
   if (!ParseSubAttributes(attrs)) return false;
-  if (kind_name != "sharding") return Error(kind_loc, absl::StrCat("unsupported domain kind: ", kind_name));
+  if (kind_name != "sharding") return Err(kind_loc, "unsupported domain kind: ", kind_name);
   return true;
 }
 
@@ -603,7 +605,7 @@ bool Parser::ParseBalanced() {
         break;
       case TokKind::kRbrace: case TokKind::kRsquare: case TokKind::kRparen:
         if (kind() != closers.back())
-          return TokenError(absl::StrCat("expects ", std::string(TokKindDescription(closers.back())), " to close the group"));
+          return Err(loc(), "expects ", std::string(TokKindDescription(closers.back())), " to close the group");
         closers.pop_back();
         break;
       case TokKind::kEof: return TokenError("unterminated group: the text ends before it is closed");
@@ -623,7 +625,7 @@ bool Parser::ParseBalanced() {
     static constexpr std::pair<std::string_view, Type> kTable[] = {__VA_ARGS__};       \
     if (kind() != TokKind::kIdent) return TokenError("expects " what);                 \
     if (!Lookup(kTable, tok().str, out))                                               \
-      return TokenError(absl::StrCat("expects " what " but sees: ", tok().str));       \
+      return Err(loc(), "expects " what " but sees: ", tok().str);       \
     lex_.Lex();                                                                        \
     return true;                                                                       \
   }
@@ -668,7 +670,7 @@ absl::StatusOr<T> ParseWhole(Parser* p, const char* what, F parse) {
   T value{};
   if (!parse(&value)) return p->status();
   if (p->kind() != TokKind::kEof) {
-    p->TokenError(absl::StrCat("extra content after ", what));
+    p->Err(p->loc(), "extra content after ", what);
     return p->status();
   }
   return value;

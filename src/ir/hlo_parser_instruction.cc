@@ -91,7 +91,7 @@ bool Parser::ParseInstruction(CompBuilder& b, std::string* root_name, size_t* ro
 }
 
 HloInstruction* Parser::ParseInstructionRhs(CompBuilder& b, std::string name, size_t name_loc,
-                                            bool allow_attributes, std::optional<Shape> preparsed_shape) {
+                                            bool allow_attributes, std::unique_ptr<Shape> preparsed_shape) {
   DepthGuard depth(this);
   if (!depth.ok()) return nullptr;
   auto c = std::make_unique<InstrCtx>();
@@ -103,14 +103,13 @@ HloInstruction* Parser::ParseInstructionRhs(CompBuilder& b, std::string name, si
   if (preparsed_shape) {
     c->shape = std::move(*preparsed_shape);
   } else if (CanBeShape()) {
-    Shape s;
-    if (!ParseShape(&s)) return nullptr;
-    c->shape = std::move(s);
+    c->shape.emplace();
+    if (!ParseShape(&*c->shape)) return nullptr;
   }
   if (!ParseOpcode(*c)) return nullptr;
   if (!c->shape && (c->wrapped_opcode || !CanInferShape(c->opcode))) {
-    Error(c->opcode_loc, absl::StrCat("cannot infer shape for opcode: ", std::string(HloOpcodeString(c->opcode)),
-                                      "; write the result shape before the opcode"));
+    Err(c->opcode_loc, "cannot infer shape for opcode: ", std::string(HloOpcodeString(c->opcode)),
+                                      "; write the result shape before the opcode");
     return nullptr;
   }
   return BuildInstruction(*c);
@@ -120,7 +119,7 @@ bool Parser::ParseOpcode(InstrCtx& c) {
   c.opcode_loc = loc();
   if (kind() != TokKind::kIdent) return TokenError("expects opcode");
   // "g32[2]": a misspelt element type rather than an opcode.
-  if (lex_.LookAhead() == TokKind::kLsquare) return TokenError(absl::StrCat("expected primitive type, saw ", Describe()));
+  if (lex_.LookAhead() == TokKind::kLsquare) return Err(loc(), "expected primitive type, saw ", Describe());
   const std::string& val = tok().str;
   if (auto op = StringToHloOpcode(val)) {
     c.opcode = *op;
@@ -133,13 +132,13 @@ bool Parser::ParseOpcode(InstrCtx& c) {
       if (!absl::EndsWith(val, absl::string_view(suffix.data(), suffix.size()))) continue;
       std::string wrapped = val.substr(0, val.size() - suffix.size());
       auto wop = StringToHloOpcode(wrapped);
-      if (!wop) return TokenError(absl::StrCat("expects async wrapped opcode but sees: ", val, " (unknown opcode ", wrapped, ")"));
+      if (!wop) return Err(loc(), "expects async wrapped opcode but sees: ", val, " (unknown opcode ", wrapped, ")");
       c.opcode = async_op;
       c.wrapped_opcode = *wop;
       found = true;
       break;
     }
-    if (!found) return TokenError(absl::StrCat("expects opcode but sees: ", val, " (unknown opcode)"));
+    if (!found) return Err(loc(), "expects opcode but sees: ", val, " (unknown opcode)");
   }
   lex_.Lex();
   return true;
@@ -161,70 +160,76 @@ bool Parser::ParseOperands(InstrCtx& c) {
 
 // operand ::= shape? name ('#' int)? | shape? opcode operands
 bool Parser::ParseOperand(InstrCtx& c) {
-  CompBuilder& b = *c.builder;
   size_t op_loc = loc();
-  std::optional<Shape> shape;
+  // On the heap: nested operands recurse through here.
+  std::unique_ptr<Shape> shape;
   if (CanBeShape()) {
-    Shape s;
-    if (!ParseShape(&s)) return false;
-    shape = std::move(s);
+    shape = std::make_unique<Shape>();
+    if (!ParseShape(shape.get())) return false;
   }
+  // A name followed by '(' can only be a nested instruction's opcode.
+  if ((kind() == TokKind::kName || kind() == TokKind::kIdent) && lex_.LookAhead() == TokKind::kLparen) {
+    HloInstruction* nested = ParseInstructionRhs(*c.builder, "", op_loc, /*allow_attributes=*/false, std::move(shape));
+    if (!nested) return false;
+    c.operands.push_back(nested);
+    return true;
+  }
+  return ParseNamedOperand(c, op_loc, shape.get());
+}
+
+bool Parser::ParseNamedOperand(InstrCtx& c, size_t op_loc, const Shape* shape) {
+  CompBuilder& b = *c.builder;
   bool top_scope = single_instruction_ && scopes_.size() == 1;
-  auto make_param = [&](std::string name, const Shape& s) {
-    while (b.parameters.contains(single_param_count_)) ++single_param_count_;  // next free number
-    if (name.empty()) name = absl::StrCat("_", single_param_count_);
-    auto param = std::make_unique<HloInstruction>(HloOpcode::kParameter, s, name);
-    param->mutable_attrs().parameter_number = single_param_count_;
-    HloInstruction* raw = param.get();
-    b.parameters[single_param_count_++] = {raw, op_loc};
-    b.names[name] = {raw, op_loc};
-    b.instructions.push_back(std::move(param));
-    return raw;
-  };
-  if (kind() == TokKind::kName || kind() == TokKind::kIdent) {
-    // A name followed by '(' can only be a nested instruction's opcode.
-    if (lex_.LookAhead() == TokKind::kLparen) {
-      HloInstruction* nested = ParseInstructionRhs(b, "", op_loc, /*allow_attributes=*/false, std::move(shape));
-      if (!nested) return false;
-      c.operands.push_back(nested);
+  if (kind() != TokKind::kName && kind() != TokKind::kIdent) {
+    if (shape && top_scope && (kind() == TokKind::kComma || kind() == TokKind::kRparen)) {
+      c.operands.push_back(MakeSingleInstructionParameter(b, "", *shape, op_loc));
       return true;
     }
-    std::string name = tok().str;
-    size_t name_loc = loc(), name_end = tok().end;
+    return TokenError("expects an operand: a name or a nested instruction");
+  }
+  std::string name = tok().str;
+  size_t name_loc = loc(), name_end = tok().end;
+  lex_.Lex();
+  HloInstruction* inst = nullptr;
+  if (auto it = b.names.find(name); it != b.names.end()) {
+    inst = it->second.first;
+  } else if (top_scope) {
+    if (!shape)
+      return Error(name_loc, "Operand had no shape in HLO text; cannot create parameter for single-instruction module.");
+    inst = MakeSingleInstructionParameter(b, name, *shape, op_loc);
+  } else {
+    return Err(name_loc, "instruction does not exist: ", name);
+  }
+  if (kind() == TokKind::kOctothorp && tok().start == name_end) {
     lex_.Lex();
-    HloInstruction* inst = nullptr;
-    if (auto it = b.names.find(name); it != b.names.end()) {
-      inst = it->second.first;
-    } else if (top_scope) {
-      if (!shape)
-        return Error(name_loc, "Operand had no shape in HLO text; cannot create parameter for single-instruction module.");
-      inst = make_param(name, *shape);
-    } else {
-      return Error(name_loc, absl::StrCat("instruction does not exist: ", name));
-    }
-    if (kind() == TokKind::kOctothorp && tok().start == name_end) {
-      lex_.Lex();
-      if (kind() != TokKind::kInt || tok().start != lex_.prev_end())
-        return TokenError("expects a tuple index right after '#', as in %tuple#1");
-      int64_t index = tok().int_val;
-      size_t index_loc = loc();
-      lex_.Lex();
-      inst = InlineGte(b, inst, index, index_loc);
-      if (!inst) return false;
-    }
-    if (shape && !CompatibleShapes(*shape, inst->shape())) {
-      return Error(op_loc, absl::StrCat("The declared operand shape ", shape->ToString(),
-                                        " is not compatible with the shape of the operand instruction ",
-                                        inst->shape().ToString(), "."));
-    }
-    c.operands.push_back(inst);
-    return true;
+    if (kind() != TokKind::kInt || tok().start != lex_.prev_end())
+      return TokenError("expects a tuple index right after '#', as in %tuple#1");
+    int64_t index = tok().int_val;
+    size_t index_loc = loc();
+    lex_.Lex();
+    inst = InlineGte(b, inst, index, index_loc);
+    if (!inst) return false;
   }
-  if (shape && top_scope && (kind() == TokKind::kComma || kind() == TokKind::kRparen)) {
-    c.operands.push_back(make_param("", *shape));
-    return true;
+  if (shape && !CompatibleShapes(*shape, inst->shape())) {
+    return Err(op_loc, "The declared operand shape ", shape->ToString(),
+               " is not compatible with the shape of the operand instruction ", inst->shape().ToString(), ".");
   }
-  return TokenError("expects an operand: a name or a nested instruction");
+  c.operands.push_back(inst);
+  return true;
+}
+
+// Single-instruction text: an operand that names nothing becomes the next parameter.
+HloInstruction* Parser::MakeSingleInstructionParameter(CompBuilder& b, std::string name, const Shape& shape,
+                                                       size_t at) {
+  while (b.parameters.contains(single_param_count_)) ++single_param_count_;  // next free number
+  if (name.empty()) name = absl::StrCat("_", single_param_count_);
+  auto param = std::make_unique<HloInstruction>(HloOpcode::kParameter, shape, name);
+  param->mutable_attrs().parameter_number = single_param_count_;
+  HloInstruction* raw = param.get();
+  b.parameters[single_param_count_++] = {raw, at};
+  b.names[name] = {raw, at};
+  b.instructions.push_back(std::move(param));
+  return raw;
 }
 
 HloInstruction* Parser::InlineGte(CompBuilder& b, HloInstruction* operand, int64_t index, size_t at) {
@@ -232,13 +237,13 @@ HloInstruction* Parser::InlineGte(CompBuilder& b, HloInstruction* operand, int64
   if (auto it = b.inline_gtes.find(key); it != b.inline_gtes.end()) return it->second;
   const Shape& s = operand->shape();
   if (!s.IsTuple()) {
-    Error(at, absl::StrCat("%", operand->name(), "#", index, ": %", operand->name(),
-                           " is not a tuple; it has shape ", s.ToString()));
+    Err(at, "%", operand->name(), "#", index, ": %", operand->name(),
+                           " is not a tuple; it has shape ", s.ToString());
     return nullptr;
   }
   if (index < 0 || index >= static_cast<int64_t>(s.tuple_shapes().size())) {
-    Error(at, absl::StrCat("tuple index ", index, " is out of range for %", operand->name(), " of shape ",
-                           s.ToString()));
+    Err(at, "tuple index ", index, " is out of range for %", operand->name(), " of shape ",
+                           s.ToString());
     return nullptr;
   }
   auto gte = std::make_unique<HloInstruction>(HloOpcode::kGetTupleElement, s.tuple_shapes(index),
@@ -293,8 +298,8 @@ HloInstruction* Parser::CreateInstruction(InstrCtx& c) {
   if (!c.shape) {
     absl::StatusOr<Shape> inferred = InferShape(*inst);
     if (!inferred.ok()) {
-      Error(c.opcode_loc, absl::StrCat("failed to infer shape for opcode: ", std::string(HloOpcodeString(c.opcode)),
-                                       ", error: ", std::string(inferred.status().message())));
+      Err(c.opcode_loc, "failed to infer shape for opcode: ", std::string(HloOpcodeString(c.opcode)),
+                                       ", error: ", std::string(inferred.status().message()));
       return nullptr;
     }
     Shape s = *std::move(inferred);
@@ -303,9 +308,9 @@ HloInstruction* Parser::CreateInstruction(InstrCtx& c) {
   }
   const auto& replication = inst->attrs().parameter_replication;
   if (!replication.empty() && LeafCount(inst->shape()) != static_cast<int64_t>(replication.size())) {
-    Error(c.replication_loc, absl::StrCat("parameter has ", LeafCount(inst->shape()),
+    Err(c.replication_loc, "parameter has ", LeafCount(inst->shape()),
                                           " leaf buffers, but parameter_replication has ", replication.size(),
-                                          " elements."));
+                                          " elements.");
     return nullptr;
   }
   std::string name = c.name.empty() ? UniqueAnonName(b, absl::StrCat(std::string(HloOpcodeString(c.opcode)), ".anon")) : c.name;
@@ -335,46 +340,52 @@ std::string Parser::UniqueAnonName(CompBuilder& b, std::string_view base) {
 }
 
 HloInstruction* Parser::BuildInstruction(InstrCtx& c) {
-  CompBuilder& b = *c.builder;
-  AttrList attrs;
   using O = HloOpcode;
+  if (c.opcode == O::kParameter) return BuildParameter(c);
+  if (c.opcode == O::kConstant) return BuildConstant(c);
+  AttrList attrs;
   if (c.opcode == O::kAsyncStart || c.opcode == O::kAsyncUpdate || c.opcode == O::kAsyncDone)
     return BuildAsync(c, attrs);
-  if (c.opcode == O::kParameter) {
-    if (!Expect(TokKind::kLparen, "expects '(' before parameter number")) return nullptr;
-    size_t number_loc = loc();
-    int64_t number = 0;
-    if (!ParseInt64(&number)) return nullptr;
-    if (number < 0) {
-      Error(number_loc, "parameter number must be >= 0");
-      return nullptr;
-    }
-    if (!Expect(TokKind::kRparen, "expects ')' after parameter number")) return nullptr;
-    AddCommonAttrs(c, attrs);
-    if (!ParseAttributes(attrs, c.allow_attributes, c.opcode_loc, &c.attrs.raw_attributes)) return nullptr;
-    if (auto it = b.parameters.find(number); it != b.parameters.end()) {
-      Error(number_loc, absl::StrCat("Duplicate parameter number ", number, ": also used by %",
-                                     it->second.first->name()));
-      return nullptr;
-    }
-    c.attrs.parameter_number = number;
-    HloInstruction* inst = CreateInstruction(c);
-    if (inst) b.parameters[number] = {inst, number_loc};
-    return inst;
-  }
-  if (c.opcode == O::kConstant) {
-    Literal literal;
-    if (!Expect(TokKind::kLparen, "expects '(' before constant literal") || !ParseLiteral(&literal, *c.shape) ||
-        !Expect(TokKind::kRparen, "expects ')' after constant literal"))
-      return nullptr;
-    AddCommonAttrs(c, attrs);
-    if (!ParseAttributes(attrs, c.allow_attributes, c.opcode_loc, &c.attrs.raw_attributes)) return nullptr;
-    c.attrs.literal = std::move(literal);
-    return CreateInstruction(c);
-  }
   if (!ParseOperands(c)) return nullptr;
   AddCommonAttrs(c, attrs);
   if (!ParseOpcodeAttributes(c, attrs)) return nullptr;
+  return CreateInstruction(c);
+}
+
+// parameter ::= 'parameter' '(' int ')' attributes
+HloInstruction* Parser::BuildParameter(InstrCtx& c) {
+  CompBuilder& b = *c.builder;
+  if (!Expect(TokKind::kLparen, "expects '(' before parameter number")) return nullptr;
+  size_t number_loc = loc();
+  int64_t number = 0;
+  if (!ParseInt64(&number)) return nullptr;
+  if (number < 0) {
+    Error(number_loc, "parameter number must be >= 0");
+    return nullptr;
+  }
+  if (!Expect(TokKind::kRparen, "expects ')' after parameter number")) return nullptr;
+  AttrList attrs;
+  AddCommonAttrs(c, attrs);
+  if (!ParseAttributes(attrs, c.allow_attributes, c.opcode_loc, &c.attrs.raw_attributes)) return nullptr;
+  if (auto it = b.parameters.find(number); it != b.parameters.end()) {
+    Err(number_loc, "Duplicate parameter number ", number, ": also used by %", it->second.first->name());
+    return nullptr;
+  }
+  c.attrs.parameter_number = number;
+  HloInstruction* inst = CreateInstruction(c);
+  if (inst) b.parameters[number] = {inst, number_loc};
+  return inst;
+}
+
+// constant ::= 'constant' '(' literal ')' attributes
+HloInstruction* Parser::BuildConstant(InstrCtx& c) {
+  if (!Expect(TokKind::kLparen, "expects '(' before constant literal") ||
+      !ParseLiteral(&c.attrs.literal.emplace(), *c.shape) ||
+      !Expect(TokKind::kRparen, "expects ')' after constant literal"))
+    return nullptr;
+  AttrList attrs;
+  AddCommonAttrs(c, attrs);
+  if (!ParseAttributes(attrs, c.allow_attributes, c.opcode_loc, &c.attrs.raw_attributes)) return nullptr;
   return CreateInstruction(c);
 }
 
@@ -408,7 +419,7 @@ HloInstruction* Parser::BuildAsync(InstrCtx& c, AttrList& attrs) {
       O wrapped = *c.wrapped_opcode;
       if (wrapped == O::kParameter || wrapped == O::kConstant || wrapped == O::kAsyncStart ||
           wrapped == O::kAsyncUpdate || wrapped == O::kAsyncDone) {
-        Error(c.opcode_loc, absl::StrCat("async wrapped opcode ", std::string(HloOpcodeString(wrapped)), " is not supported"));
+        Err(c.opcode_loc, "async wrapped opcode ", std::string(HloOpcodeString(wrapped)), " is not supported");
         return nullptr;
       }
       // The wrapped op: parameters for the operands, the op as root, with the op's own
@@ -481,8 +492,8 @@ HloInstruction* Parser::BuildAsync(InstrCtx& c, AttrList& attrs) {
   if (c.wrapped_opcode) {
     O actual = wrapped_comp->root_instruction()->opcode();
     if (actual != *c.wrapped_opcode) {
-      Error(c.opcode_loc, absl::StrCat("Expect async wrapped opcode to be ", std::string(HloOpcodeString(actual)), ", but got ",
-                                       std::string(HloOpcodeString(*c.wrapped_opcode))));
+      Err(c.opcode_loc, "Expect async wrapped opcode to be ", std::string(HloOpcodeString(actual)), ", but got ",
+                                       std::string(HloOpcodeString(*c.wrapped_opcode)));
       return nullptr;
     }
   } else {
@@ -495,13 +506,13 @@ HloInstruction* Parser::BuildAsync(InstrCtx& c, AttrList& attrs) {
   // Only the start carries the thread and the computation; what is written here must agree.
   std::string start_thread = start->attrs().async_execution_thread.empty() ? "main" : start->attrs().async_execution_thread;
   if (c.async_thread && *c.async_thread != start_thread) {
-    Error(c.async_thread_loc, absl::StrCat("Expect async_execution_thread to be ", start_thread, ", but got ",
-                                           *c.async_thread));
+    Err(c.async_thread_loc, "Expect async_execution_thread to be ", start_thread, ", but got ",
+                                           *c.async_thread);
     return nullptr;
   }
   if (c.async_calls && c.async_calls != wrapped_comp) {
-    Error(c.async_calls_loc, absl::StrCat("Expect async_wrapped_computation to be ", wrapped_comp->name(),
-                                          ", but got ", c.async_calls->name()));
+    Err(c.async_calls_loc, "Expect async_wrapped_computation to be ", wrapped_comp->name(),
+                                          ", but got ", c.async_calls->name());
     return nullptr;
   }
   return CreateInstruction(c);
@@ -515,7 +526,7 @@ bool Parser::ParseComputationRef(HloComputation** out) {
   std::string name;
   if (!ParseName(&name, "computation name")) return false;
   auto it = computation_pool_.find(name);
-  if (it == computation_pool_.end()) return Error(name_loc, absl::StrCat("computation does not exist: ", name));
+  if (it == computation_pool_.end()) return Err(name_loc, "computation does not exist: ", name);
   *out = it->second.first;
   return true;
 }

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "ir/hlo_lexer.h"
 #include "ir/hlo_parser.h"
 #include "ir/module.h"
@@ -84,6 +86,15 @@ struct InstrCtx {
   size_t async_calls_loc = 0;
 };
 
+// absl::StrCat takes absl::string_view, which is not std::string_view in this Abseil.
+inline absl::string_view AsPiece(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+inline const std::string& AsPiece(const std::string& s) { return s; }
+inline const char* AsPiece(const char* s) { return s; }
+template <typename T, typename = std::enable_if_t<std::is_arithmetic_v<T>>>
+T AsPiece(T v) {
+  return v;
+}
+
 // XLA's list of opcodes whose result shape may be left out of the text.
 bool CanInferShape(HloOpcode opcode);
 // Same element type and dimensions, layouts and dynamic-ness ignored (XLA's Compatible).
@@ -108,6 +119,12 @@ class Parser {
   // `context` appends " (in instruction %x)" while an instruction is being parsed.
   bool Error(size_t loc, std::string_view msg, bool context = true);
   bool TokenError(std::string_view msg) { return Error(loc(), msg); }
+  // Error(loc, StrCat(args...)), built out of line: the parsers on the recursive paths then
+  // keep no message temporaries in their stack frames.
+  template <typename... Args>
+  [[gnu::noinline, gnu::cold]] bool Err(size_t loc, const Args&... args) {
+    return Error(loc, absl::StrCat(AsPiece(args)...));
+  }
   bool has_error() const { return error_.has_value(); }
   absl::Status status() const;
   const Token& tok() const { return lex_.tok(); }
@@ -159,16 +176,20 @@ class Parser {
   // ---- instructions (hlo_parser_instruction.cc)
   bool ParseInstruction(CompBuilder& b, std::string* root_name, size_t* root_loc);
   HloInstruction* ParseInstructionRhs(CompBuilder& b, std::string name, size_t name_loc,
-                                      bool allow_attributes, std::optional<Shape> preparsed_shape = {});
+                                      bool allow_attributes, std::unique_ptr<Shape> preparsed_shape = nullptr);
   bool ParseOpcode(InstrCtx& c);
   bool ParseOperands(InstrCtx& c);
   bool ParseOperand(InstrCtx& c);
+  [[gnu::noinline]] bool ParseNamedOperand(InstrCtx& c, size_t op_loc, const Shape* shape);
+  HloInstruction* MakeSingleInstructionParameter(CompBuilder& b, std::string name, const Shape& shape, size_t at);
   HloInstruction* InlineGte(CompBuilder& b, HloInstruction* operand, int64_t index, size_t loc);
   bool AddCommonAttrs(InstrCtx& c, AttrList& attrs);
   // Makes the instruction from a fully parsed context, infers a missing shape, adds it to
   // the computation and applies control predecessors.
   HloInstruction* CreateInstruction(InstrCtx& c);
   HloInstruction* BuildInstruction(InstrCtx& c);
+  [[gnu::noinline]] HloInstruction* BuildParameter(InstrCtx& c);
+  [[gnu::noinline]] HloInstruction* BuildConstant(InstrCtx& c);
   HloInstruction* BuildAsync(InstrCtx& c, AttrList& attrs);
   bool ParseComputationRef(HloComputation** out);
   bool ParseComputationList(std::vector<HloComputation*>* out);
@@ -184,6 +205,8 @@ class Parser {
                        RawAttributes* raw);
   bool ParseSubAttributes(AttrList& attrs, RawAttributes* raw = nullptr);
   bool ParseOneAttribute(AttrList& attrs, RawAttributes* raw, bool sub);
+  [[gnu::noinline, gnu::cold]] bool UnexpectedAttribute(const AttrList& attrs, size_t at, const std::string& name,
+                                                         bool sub);
   bool ParseWindow(Window* window, bool outer_braces);
   bool ParseConvDims(ConvolutionDimensionNumbers* dnums);
   bool ParseSliceRanges(std::vector<SliceDimension>* out);
@@ -220,6 +243,7 @@ class Parser {
   // ---- shapes and shardings (hlo_parser_shape.cc)
   bool CanBeShape();
   bool ParseShape(Shape* out, bool allow_fallback_to_default_layout = true);
+  [[gnu::noinline]] bool ParseArrayShape(Shape* out, bool allow_fallback_to_default_layout);
   bool ParseShapeList(std::vector<Shape>* out);
   bool ParseLayout(Layout* out);
   bool ParseSharding(HloSharding* out);

@@ -66,7 +66,7 @@ std::string FormatDouble(double v) { return absl::StrCat(v); }
 bool Parser::ParseLiteral(Literal* out, const Shape& shape) {
   if (shape.IsTuple()) return ParseTupleLiteral(out, shape);
   if (!shape.IsArray())
-    return TokenError(absl::StrCat("a constant cannot have shape ", shape.ToString(), "; it must be an array or a tuple"));
+    return Err(loc(), "a constant cannot have shape ", shape.ToString(), "; it must be an array or a tuple");
   return ParseDenseLiteral(out, shape);
 }
 
@@ -78,11 +78,14 @@ bool Parser::ParseTupleLiteral(Literal* out, const Shape& shape) {
   size_t n = shape.tuple_shapes().size();
   std::vector<Literal> elements(n);
   for (size_t i = 0; i < n; ++i) {
-    if (i > 0 && !Expect(TokKind::kComma, absl::StrCat("expects ',' to separate tuple elements (the tuple has ", n, " elements)")))
-      return false;
+    if (i > 0) {
+      if (kind() != TokKind::kComma) return Err(loc(), "expects ',' to separate tuple elements (the tuple has ", n, " elements)");
+      lex_.Lex();
+    }
     if (!ParseLiteral(&elements[i], shape.tuple_shapes(i))) return false;
   }
-  if (!Expect(TokKind::kRparen, absl::StrCat("expects ')' at the end of the tuple with ", n, " elements"))) return false;
+  if (kind() != TokKind::kRparen) return Err(loc(), "expects ')' at the end of the tuple with ", n, " elements");
+  lex_.Lex();
   *out = Literal::MakeTuple(std::move(elements));
   out->mutable_shape() = shape;
   return true;
@@ -110,7 +113,7 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
   const std::vector<int64_t>& dims = shape.dimensions();
   size_t at = loc();
   for (int64_t d : dims)
-    if (d < 0) return Error(at, absl::StrCat("a constant cannot have the dynamic shape ", shape.ToString()));
+    if (d < 0) return Err(at, "a constant cannot have the dynamic shape ", shape.ToString());
   absl::StatusOr<int64_t> count = shape.ElementCount();
   if (!count.ok()) return Error(at, std::string(count.status().message()));
   // Every element needs text, except in "{...}": bound the allocation by what is left to read.
@@ -118,12 +121,12 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
   int64_t bytes = *count * std::max(1, ByteWidth(type));
   if (elided) {
     if (bytes > kMaxElidedBytes - elided_bytes_)
-      return Error(at, absl::StrCat("the elided constant {...} of shape ", shape.ToString(),
-                                    " is too large to materialize (more than 256 MiB of elided constants)"));
+      return Err(at, "the elided constant {...} of shape ", shape.ToString(),
+                                    " is too large to materialize (more than 256 MiB of elided constants)");
     elided_bytes_ += bytes;
   } else if (*count > static_cast<int64_t>(lex_.buffer().size() - at)) {
-    return Error(at, absl::StrCat("constant of shape ", shape.ToString(), " has ", *count,
-                                  " elements, more than the text that follows could hold"));
+    return Err(at, "constant of shape ", shape.ToString(), " has ", *count,
+                                  " elements, more than the text that follows could hold");
   }
   absl::StatusOr<Literal> created = Literal::Create(shape);
   if (!created.ok()) return Error(at, std::string(created.status().message()));
@@ -138,9 +141,9 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
   };
   auto add_one = [&]() -> bool {
     if (rank > 0) {
-      if (nest != rank) return TokenError(absl::StrCat("expects nested array in rank ", rank, ", but sees ", nest));
+      if (nest != rank) return Err(loc(), "expects nested array in rank ", rank, ", but sees ", nest);
       if (++seen[rank - 1] > dims[rank - 1])
-        return TokenError(absl::StrCat("expects ", dims[rank - 1], " elements on the minor-most dimension, but sees more"));
+        return Err(loc(), "expects ", dims[rank - 1], " elements on the minor-most dimension, but sees more");
     }
     return true;
   };
@@ -153,16 +156,16 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
     if (IsUnsignedIntegral(type)) {
       uint64_t max = bits >= 64 ? std::numeric_limits<uint64_t>::max() : (uint64_t{1} << bits) - 1;
       if (static_cast<uint64_t>(v) > max)
-        return Error(vloc, absl::StrCat("value ", v, " is out of range for literal's primitive type ", TypeName(type),
-                                        " namely [0, ", max, "]."));
+        return Err(vloc, "value ", v, " is out of range for literal's primitive type ", TypeName(type),
+                                        " namely [0, ", max, "].");
       literal.SetUint(linear++, static_cast<uint64_t>(v));
       return true;
     }
     if (bits < 64) {
       int64_t max = (int64_t{1} << (bits - 1)) - 1, min = -max - 1;
       if (v < min || v > max)
-        return Error(vloc, absl::StrCat("value ", v, " is out of range for literal's primitive type ", TypeName(type),
-                                        " namely [", min, ", ", max, "]."));
+        return Err(vloc, "value ", v, " is out of range for literal's primitive type ", TypeName(type),
+                                        " namely [", min, ", ", max, "].");
     }
     literal.SetInt(linear++, v);
     return true;
@@ -179,17 +182,17 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
         if (payload == kQuiet) payload = uint64_t{1} << (mbits - 1);
         uint64_t largest = (uint64_t{1} << mbits) - 1;
         if (payload > largest)
-          return Error(vloc, absl::StrCat("tries to set NaN payload ", Hex(payload), " to a literal in shape ",
+          return Err(vloc, "tries to set NaN payload ", Hex(payload), " to a literal in shape ",
                                           shape.ToString(false), " at linear index ", linear,
-                                          ", but the NaN payload is out of range (", Hex(largest), ")"));
+                                          ", but the NaN payload is out of range (", Hex(largest), ")");
         uint64_t raw = (uint64_t{negative} << (ebits + mbits)) | (((uint64_t{1} << ebits) - 1) << mbits) | payload;
         literal.SetRawBits(linear++, raw);
         return true;
       }
       if (payload != kQuiet)
-        return Error(vloc, absl::StrCat("tries to set NaN payload ", Hex(payload), " to a literal in shape ",
+        return Err(vloc, "tries to set NaN payload ", Hex(payload), " to a literal in shape ",
                                         shape.ToString(false), " at linear index ", linear, ", but ",
-                                        std::string(PrimitiveTypeName(type)), " does not support payloads"));
+                                        std::string(PrimitiveTypeName(type)), " does not support payloads");
       literal.SetDouble(linear++, v);
       return true;
     }
@@ -198,9 +201,9 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
     double rounded = RoundToType(type, v);
     if (std::isfinite(rounded)) checked = rounded;
     if (std::isfinite(checked) && (checked > MaxFinite(type) || checked < LowestFinite(type)))
-      return Error(vloc, absl::StrCat("value ", FormatDouble(v), " is out of range for literal's primitive type ",
+      return Err(vloc, "value ", FormatDouble(v), " is out of range for literal's primitive type ",
                                       TypeName(type), " namely [", FormatDouble(LowestFinite(type)), ", ",
-                                      FormatDouble(MaxFinite(type)), "]."));
+                                      FormatDouble(MaxFinite(type)), "].");
     literal.SetDouble(linear++, v);
     return true;
   };
@@ -209,10 +212,10 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
     switch (kind()) {
       case TokKind::kLbrace:
         if (++nest > rank)
-          return TokenError(absl::StrCat("expects nested array in rank ", rank, ", but sees larger"));
+          return Err(loc(), "expects nested array in rank ", rank, ", but sees larger");
         if (nest > 1 && ++seen[nest - 2] > dims[nest - 2])
-          return TokenError(absl::StrCat("expects ", dims[nest - 2], " elements in the ", index_str(nest - 2),
-                                         "th element, but sees more"));
+          return Err(loc(), "expects ", dims[nest - 2], " elements in the ", index_str(nest - 2),
+                                         "th element, but sees more");
         lex_.Lex();
         break;
       case TokKind::kRbrace:
@@ -220,9 +223,9 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
         --nest;
         if (seen[nest] != dims[nest]) {
           if (nest == 0)
-            return TokenError(absl::StrCat("expects ", dims[0], " elements in the outermost dimension, but sees ", seen[0]));
-          return TokenError(absl::StrCat("expects ", dims[nest], " elements in the ", index_str(nest),
-                                         "th element, but sees ", seen[nest]));
+            return Err(loc(), "expects ", dims[0], " elements in the outermost dimension, but sees ", seen[0]);
+          return Err(loc(), "expects ", dims[nest], " elements in the ", index_str(nest),
+                                         "th element, but sees ", seen[nest]);
         }
         seen[nest] = 0;
         lex_.Lex();
@@ -236,9 +239,9 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
           double max = std::numeric_limits<float>::max();
           for (auto [name, part] : {std::pair<const char*, double>{"real", re}, {"imaginary", im}}) {
             if (std::isfinite(part) && (part > max || part < -max))
-              return Error(vloc, absl::StrCat(name, " part ", FormatDouble(part),
+              return Err(vloc, name, " part ", FormatDouble(part),
                                               " is out of range for literal's primitive type C64, namely [",
-                                              FormatDouble(-max), ", ", FormatDouble(max), "]."));
+                                              FormatDouble(-max), ", ", FormatDouble(max), "].");
           }
         }
         literal.SetComplex(linear++, {re, im});
@@ -246,7 +249,7 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
       }
       case TokKind::kDots:
         if (nest != 1)
-          return TokenError(absl::StrCat("expects `...` at nest level 1, but sees it at nest level ", nest));
+          return Err(loc(), "expects `...` at nest level 1, but sees it at nest level ", nest);
         if (rank > 0) seen[0] = dims[0];
         lex_.Lex();
         break;
@@ -259,12 +262,12 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
         if (!add_one()) return false;
         if (kind() == TokKind::kw_true || kind() == TokKind::kw_false) {
           if (type != PrimitiveType::PRED)
-            return TokenError(absl::StrCat("expects a value of type ", std::string(PrimitiveTypeName(type)), ", but sees ", Describe()));
+            return Err(loc(), "expects a value of type ", std::string(PrimitiveTypeName(type)), ", but sees ", Describe());
           literal.SetInt(linear++, kind() == TokKind::kw_true);
           lex_.Lex();
         } else if (IsIntegral(type) || type == PrimitiveType::PRED) {
           if (kind() != TokKind::kInt)
-            return TokenError(absl::StrCat("expects integer for primitive type: ", TypeName(type)));
+            return Err(loc(), "expects integer for primitive type: ", TypeName(type));
           int64_t v = tok().int_val;
           lex_.Lex();
           if (!set_int(vloc, v)) return false;
@@ -273,12 +276,12 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
           if (!ParseDouble(&v)) return false;
           if (!set_float(vloc, v)) return false;
         } else {
-          return TokenError(absl::StrCat("expects a complex value (re, im) for primitive type ", TypeName(type)));
+          return Err(loc(), "expects a complex value (re, im) for primitive type ", TypeName(type));
         }
         break;
       }
       default:
-        return TokenError(absl::StrCat("unexpected token in a literal: ", Describe()));
+        return Err(loc(), "unexpected token in a literal: ", Describe());
     }
   } while (nest > 0);
   *out = std::move(literal);

@@ -28,8 +28,8 @@ std::string Plural(int64_t n, std::string_view word) {
 
 bool Parser::CheckOperandCount(InstrCtx& c, int64_t expected) {
   if (static_cast<int64_t>(c.operands.size()) == expected) return true;
-  return Error(c.operands_loc, absl::StrCat("expects ", Plural(expected, "operand"), ", but has ",
-                                            Plural(c.operands.size(), "operand")));
+  return Err(c.operands_loc, "expects ", Plural(expected, "operand"), ", but has ",
+                                            Plural(c.operands.size(), "operand"));
 }
 
 bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
@@ -67,16 +67,16 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
   auto operand_precision = [&] { attrs.Add("operand_precision", false, [this, &a] { return ParsePrecisionList(&a.precision_config.operand_precision); }); };
   auto one_dimension = [&]() -> bool {
     if (a.dimensions.size() == 1) return true;
-    return Error(c.opcode_loc, absl::StrCat(opname, " expects dimensions={d} with exactly one dimension, but has ",
-                                            a.dimensions.size()));
+    return Err(c.opcode_loc, opname, " expects dimensions={d} with exactly one dimension, but has ",
+                                            a.dimensions.size());
   };
   auto at_least = [&](int64_t k) -> bool {
     if (n >= k) return true;
-    return Error(c.operands_loc, absl::StrCat("expects at least ", Plural(k, "operand"), ", but has ", Plural(n, "operand")));
+    return Err(c.operands_loc, "expects at least ", Plural(k, "operand"), ", but has ", Plural(n, "operand"));
   };
   auto even = [&](const char* what) -> bool {
     if (n >= 2 && n % 2 == 0) return true;
-    return Error(c.operands_loc, absl::StrCat("expects an even number of operands (", what, "), but has ", Plural(n, "operand")));
+    return Err(c.operands_loc, "expects an even number of operands (", what, "), but has ", Plural(n, "operand"));
   };
   auto window = [&] {
     attrs.Add("window", false, [this, &a] {
@@ -139,16 +139,19 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
       return parse();
 
     case O::kCollectivePermute: case O::kCollectivePermuteStart: {
-      std::vector<std::vector<int64_t>> pairs, slice_sizes;
+      auto pairs = std::make_unique<std::vector<std::vector<int64_t>>>();
       size_t pairs_loc = 0;
       attrs.Add("source_target_pairs", true, [&] {
         pairs_loc = loc();
-        return ParseInt64ListList(K::kLbrace, K::kRbrace, K::kComma, &pairs);
+        return ParseInt64ListList(K::kLbrace, K::kRbrace, K::kComma, pairs.get());
       });
       channel_id();
-      attrs.Add("slice_sizes", false, [&] { return ParseInt64ListList(K::kLbrace, K::kRbrace, K::kComma, &slice_sizes); }, true);
+      attrs.Add("slice_sizes", false, [this] {
+        std::vector<std::vector<int64_t>> sizes;
+        return ParseInt64ListList(K::kLbrace, K::kRbrace, K::kComma, &sizes);
+      }, true);
       if (!parse()) return false;
-      for (const auto& p : pairs) {
+      for (const auto& p : *pairs) {
         if (p.size() != 2) return Error(pairs_loc, "expects 'source_target_pairs=' to be a list of pairs");
         a.source_target_pairs.emplace_back(p[0], p[1]);
       }
@@ -186,7 +189,7 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
     case O::kTuple:
       if (c.shape) {
         if (!c.shape->IsTuple())
-          return Error(c.opcode_loc, absl::StrCat("tuple expects a tuple shape, but has ", c.shape->ToString()));
+          return Err(c.opcode_loc, "tuple expects a tuple shape, but has ", c.shape->ToString());
         if (!CheckOperandCount(c, c.shape->tuple_shapes().size())) return false;
       }
       return parse();
@@ -211,8 +214,8 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
         if ((operand->opcode() == O::kRecv || operand->opcode() == O::kSend) &&
             operand->attrs().channel_id != a.channel_id) {
           auto text = [](const std::optional<int64_t>& id) { return id ? absl::StrCat(*id) : std::string("none"); };
-          return Error(c.opcode_loc, absl::StrCat(opname, " has channel_id ", text(a.channel_id), ", but its operand %",
-                                                  operand->name(), " has channel_id ", text(operand->attrs().channel_id)));
+          return Err(c.opcode_loc, opname, " has channel_id ", text(a.channel_id), ", but its operand %",
+                                                  operand->name(), " has channel_id ", text(operand->attrs().channel_id));
         }
       }
       return true;
@@ -286,7 +289,7 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
         std::string v;
         if (!ParseIdentIn("comparison order (TOTAL or PARTIAL)", &v)) return false;
         if (v != "TOTAL" && v != "PARTIAL")
-          return Error(at, absl::StrCat("expects comparison order TOTAL or PARTIAL, but sees: ", v));
+          return Err(at, "expects comparison order TOTAL or PARTIAL, but sees: ", v);
         return true;
       }, true);
       return parse();
@@ -321,10 +324,10 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
       });
       if (!parse() || !one_dimension()) return false;
       if (n != to_apply->num_parameters())
-        return Error(c.operands_loc, absl::StrCat("expects ", n, " operands to match the number of parameters of "
-                                                  "to_apply, but to_apply has ", to_apply->num_parameters(), " parameters"));
+        return Err(c.operands_loc, "expects ", n, " operands to match the number of parameters of "
+                                                  "to_apply, but to_apply has ", to_apply->num_parameters(), " parameters");
       if (a.num_carries < 0 || a.num_carries > n)
-        return Error(c.opcode_loc, absl::StrCat("num_carries=", a.num_carries, " must be between 0 and the number of operands (", n, ")"));
+        return Err(c.opcode_loc, "num_carries=", a.num_carries, " must be between 0 and the number of operands (", n, ")");
       c.called = {to_apply};
       return true;
     }
@@ -361,8 +364,8 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
       int64_t rank = c.operands[0]->shape().rank();
       bool vector_form = n == 2 && c.operands[1]->shape().rank() == 1;
       if (!vector_form && n != 1 + rank)
-        return Error(c.operands_loc, absl::StrCat("dynamic-slice of a rank-", rank, " operand expects ", 1 + rank,
-                                                  " operands (one start index per dimension), but has ", n));
+        return Err(c.operands_loc, "dynamic-slice of a rank-", rank, " operand expects ", 1 + rank,
+                                                  " operands (one start index per dimension), but has ", n);
       return true;
     }
 
@@ -371,8 +374,8 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
       int64_t rank = c.operands[0]->shape().rank();
       bool vector_form = n == 3 && c.operands[2]->shape().rank() == 1;
       if (!vector_form && n != 2 + rank)
-        return Error(c.operands_loc, absl::StrCat("dynamic-update-slice of a rank-", rank, " operand expects ", 2 + rank,
-                                                  " operands (one start index per dimension), but has ", n));
+        return Err(c.operands_loc, "dynamic-update-slice of a rank-", rank, " operand expects ", 2 + rank,
+                                                  " operands (one start index per dimension), but has ", n);
       return true;
     }
 
@@ -452,8 +455,8 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
         return ParseInt64(&m);
       });
       if (!parse()) return false;
-      if (e < 1 || e > 64) return Error(e_loc, absl::StrCat("exponent_bits must be between 1 and 64, but is ", e));
-      if (m < 0 || m > 64) return Error(m_loc, absl::StrCat("mantissa_bits must be between 0 and 64, but is ", m));
+      if (e < 1 || e > 64) return Err(e_loc, "exponent_bits must be between 1 and 64, but is ", e);
+      if (m < 0 || m > 64) return Err(m_loc, "mantissa_bits must be between 0 and 64, but is ", m);
       a.exponent_bits = static_cast<int>(e);
       a.mantissa_bits = static_cast<int>(m);
       return true;
@@ -478,9 +481,9 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
       if (is_pred) branches = {true_comp, false_comp};
       if (branches.empty()) return Error(c.opcode_loc, "conditional expects at least one branch computation");
       if (n != static_cast<int64_t>(branches.size()) + 1)
-        return Error(c.operands_loc, absl::StrCat("conditional with ", Plural(branches.size(), "branch computation"),
+        return Err(c.operands_loc, "conditional with ", Plural(branches.size(), "branch computation"),
                                                   " expects ", branches.size() + 1, " operands (the branch index and one "
-                                                  "operand per branch), but has ", n));
+                                                  "operand per branch), but has ", n);
       c.called = branches;
       return true;
     }
@@ -531,15 +534,15 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
         if (!HasLayoutEverywhere(*c.shape))
           return Error(c.opcode_loc, "Layout must be set on layout-constrained custom call");
         if (static_cast<int64_t>(constraints.size()) != n)
-          return Error(constraints_loc, absl::StrCat("Expected ", n, " operand layout constraints, ", constraints.size(), " given"));
+          return Err(constraints_loc, "Expected ", n, " operand layout constraints, ", constraints.size(), " given");
         for (int64_t i = 0; i < n; ++i) {
           if (constraints[i].IsArray() && !constraints[i].has_layout())
-            return Error(constraints_loc, absl::StrCat("Operand layout constraint shape ", constraints[i].ToString(),
-                                                       " for operand ", i, " does not have a layout"));
+            return Err(constraints_loc, "Operand layout constraint shape ", constraints[i].ToString(),
+                                                       " for operand ", i, " does not have a layout");
           if (!CompatibleShapes(constraints[i], c.operands[i]->shape()))
-            return Error(constraints_loc, absl::StrCat("Operand layout constraint shape ", constraints[i].ToString(),
+            return Err(constraints_loc, "Operand layout constraint shape ", constraints[i].ToString(),
                                                        " for operand ", i, " is not compatible with operand shape ",
-                                                       c.operands[i]->shape().ToString()));
+                                                       c.operands[i]->shape().ToString());
         }
       }
       if (to_apply) c.called = {to_apply};
@@ -548,31 +551,25 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
     }
 
     case O::kDot: case O::kRaggedDot: {
-      DotDimensionNumbers d;
+      // Filled in place (the context is on the heap; this function is on recursive paths).
+      DotDimensionNumbers& d = op == O::kDot ? a.dot_dimension_numbers.emplace()
+                                             : a.ragged_dot_dimension_numbers.emplace().dot_dimension_numbers;
       attrs.Add("lhs_contracting_dims", false, ints(&d.lhs_contracting_dimensions));
       attrs.Add("rhs_contracting_dims", false, ints(&d.rhs_contracting_dimensions));
       attrs.Add("lhs_batch_dims", false, ints(&d.lhs_batch_dimensions));
       attrs.Add("rhs_batch_dims", false, ints(&d.rhs_batch_dimensions));
       operand_precision();
-      RaggedDotDimensionNumbers r;
       if (op == O::kDot) {
         attrs.Add("algorithm", false, [this, &a] { return ParseAlgorithm(&a.precision_config.algorithm); });
       } else {
-        attrs.Add("lhs_ragged_dims", false, ints(&r.lhs_ragged_dimensions));
-        attrs.Add("rhs_group_dims", false, ints(&r.rhs_group_dimensions));
+        attrs.Add("lhs_ragged_dims", false, ints(&a.ragged_dot_dimension_numbers->lhs_ragged_dimensions));
+        attrs.Add("rhs_group_dims", false, ints(&a.ragged_dot_dimension_numbers->rhs_group_dimensions));
       }
-      if ((op == O::kDot && !CheckOperandCount(c, 2)) || !parse()) return false;
-      if (op == O::kDot) {
-        a.dot_dimension_numbers = std::move(d);
-      } else {
-        r.dot_dimension_numbers = std::move(d);
-        a.ragged_dot_dimension_numbers = std::move(r);
-      }
-      return true;
+      return (op != O::kDot || CheckOperandCount(c, 2)) && parse();
     }
 
     case O::kGather: {
-      GatherDimensionNumbers g;
+      GatherDimensionNumbers& g = a.gather_dimension_numbers.emplace();
       attrs.Add("offset_dims", true, ints(&g.offset_dims));
       attrs.Add("collapsed_slice_dims", true, ints(&g.collapsed_slice_dims));
       attrs.Add("start_index_map", true, ints(&g.start_index_map));
@@ -581,13 +578,11 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
       attrs.Add("indices_are_sorted", false, boolean(&a.indices_are_sorted));
       attrs.Add("operand_batching_dims", false, ints(&g.operand_batching_dims));
       attrs.Add("start_indices_batching_dims", false, ints(&g.start_indices_batching_dims));
-      if (!parse()) return false;
-      a.gather_dimension_numbers = std::move(g);
-      return true;
+      return parse();
     }
 
     case O::kScatter: {
-      ScatterDimensionNumbers s;
+      ScatterDimensionNumbers& s = a.scatter_dimension_numbers.emplace();
       attrs.Add("update_window_dims", true, ints(&s.update_window_dims));
       attrs.Add("inserted_window_dims", true, ints(&s.inserted_window_dims));
       attrs.Add("scatter_dims_to_operand_dims", true, ints(&s.scatter_dims_to_operand_dims));
@@ -598,10 +593,9 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
       attrs.Add("input_batching_dims", false, ints(&s.input_batching_dims));
       attrs.Add("scatter_indices_batching_dims", false, ints(&s.scatter_indices_batching_dims));
       if (n < 3 || n % 2 == 0)
-        return Error(c.operands_loc, absl::StrCat("expects an odd number of operands (inputs, indices, updates), but has ",
-                                                  Plural(n, "operand")));
+        return Err(c.operands_loc, "expects an odd number of operands (inputs, indices, updates), but has ",
+                                                  Plural(n, "operand"));
       if (!parse()) return false;
-      a.scatter_dimension_numbers = std::move(s);
       c.called = {to_apply};
       return true;
     }
@@ -615,7 +609,7 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
       return parse() && one_dimension();
 
     case O::kParameter: case O::kConstant: case O::kAsyncStart: case O::kAsyncUpdate: case O::kAsyncDone:
-      return Error(c.opcode_loc, absl::StrCat("internal error: ", opname, " reached the generic attribute parser"));
+      return Err(c.opcode_loc, "internal error: ", opname, " reached the generic attribute parser");
 
     default:
       return parse();

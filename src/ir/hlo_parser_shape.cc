@@ -49,10 +49,8 @@ bool Parser::ParseShape(Shape* out, bool allow_fallback_to_default_layout) {
     // XLA's buffer shape; hloc has no buffer type, so it stands for its array shape.
     lex_.Lex();
     lex_.Lex();
-    Shape inner;
-    if (!ParseShape(&inner, allow_fallback_to_default_layout)) return false;
-    if (!inner.IsArray()) return Error(at, "a buffer shape b(...) must hold an array shape");
-    *out = std::move(inner);
+    if (!ParseShape(out, allow_fallback_to_default_layout)) return false;
+    if (!out->IsArray()) return Error(at, "a buffer shape b(...) must hold an array shape");
     return Expect(TokKind::kRparen, "expects ')' at the end of buffer shape.");
   }
   if (EatIf(TokKind::kLparen)) {
@@ -66,7 +64,14 @@ bool Parser::ParseShape(Shape* out, bool allow_fallback_to_default_layout) {
     *out = Shape::Tuple(std::move(elements));
     return Expect(TokKind::kRparen, "expects ')' at the end of tuple.");
   }
-  if (kind() != TokKind::kPrimitiveType) return TokenError(absl::StrCat("expected primitive type, saw ", Describe()));
+  return ParseArrayShape(out, allow_fallback_to_default_layout);
+}
+
+// type '[' dims ']' layout? ; kept out of ParseShape so that the recursion through tuple
+// shapes does not carry this function's locals.
+bool Parser::ParseArrayShape(Shape* out, bool allow_fallback_to_default_layout) {
+  size_t at = loc();
+  if (kind() != TokKind::kPrimitiveType) return Err(loc(), "expected primitive type, saw ", Describe());
   PrimitiveType type = tok().primitive_type;
   lex_.Lex();
   std::vector<int64_t> dims;
@@ -82,7 +87,7 @@ bool Parser::ParseShape(Shape* out, bool allow_fallback_to_default_layout) {
     } else {
       is_dynamic = EatIf(TokKind::kLeq);
       if (!ParseInt64(&d)) return false;
-      if (d < 0) return Error(dim_loc, absl::StrCat("dimension size must be non-negative, but is ", d));
+      if (d < 0) return Err(dim_loc, "dimension size must be non-negative, but is ", d);
     }
     dims.push_back(d);
     dynamic.push_back(is_dynamic);
@@ -91,7 +96,7 @@ bool Parser::ParseShape(Shape* out, bool allow_fallback_to_default_layout) {
   });
   if (!ok) return false;
   if (!IsArrayType(type) && !dims.empty())
-    return Error(at, absl::StrCat(std::string(PrimitiveTypeName(type)), " shapes have no dimensions"));
+    return Err(at, std::string(PrimitiveTypeName(type)), " shapes have no dimensions");
   Shape shape(type, dims);
   if (any_dynamic) shape.mutable_dynamic_dimensions() = dynamic;
   if (IsArrayType(type)) {
@@ -99,7 +104,7 @@ bool Parser::ParseShape(Shape* out, bool allow_fallback_to_default_layout) {
     for (int64_t d : dims)
       if (d != Shape::kUnboundedSize) bounded.push_back(d);
     if (CheckedProduct(bounded) < 0)
-      return Error(at, absl::StrCat("shape ", shape.ToString(false), " has too many elements (more than 2^62)"));
+      return Err(at, "shape ", shape.ToString(false), " has too many elements (more than 2^62)");
   }
   // '{' starts a layout only when an integer or ':' follows: "-> f32[2] {" opens a body.
   // A scalar may also carry an empty layout "{}" (older XLA text: "f32[]{}").
@@ -109,11 +114,11 @@ bool Parser::ParseShape(Shape* out, bool allow_fallback_to_default_layout) {
     Layout layout;
     if (!ParseLayout(&layout)) return false;
     if (static_cast<int64_t>(layout.minor_to_major.size()) != shape.rank())
-      return Error(layout_loc, absl::StrCat("Dimensions size is ", shape.rank(), ", but minor to major size is ",
-                                            layout.minor_to_major.size(), "."));
+      return Err(layout_loc, "Dimensions size is ", shape.rank(), ", but minor to major size is ",
+                                            layout.minor_to_major.size(), ".");
     if (!IsPermutation(layout.minor_to_major))
-      return Error(layout_loc, absl::StrCat("layout minor_to_major {", absl::StrJoin(layout.minor_to_major, ","),
-                                            "} is not a permutation of the dimensions 0 to ", shape.rank() - 1));
+      return Err(layout_loc, "layout minor_to_major {", absl::StrJoin(layout.minor_to_major, ","),
+                                            "} is not a permutation of the dimensions 0 to ", shape.rank() - 1);
     shape.set_layout(std::move(layout));
   } else if (shape.rank() > 0 && !(allow_fallback_to_default_layout && options_.fill_missing_layouts)) {
     shape.clear_layout();
@@ -136,17 +141,24 @@ bool Parser::ParseLayout(Layout* out) {
   auto ident_is = [&](std::string_view s) { return kind() == TokKind::kIdent && tok().str == s; };
   auto int_field = [&](int64_t* v, const char* what) {
     lex_.Lex();
-    return Expect(TokKind::kLparen, absl::StrCat("expects ", what, " to start with '('")) && ParseInt64(v) &&
-           Expect(TokKind::kRparen, absl::StrCat("expects ", what, " to end with ')'"));
+    if (kind() != TokKind::kLparen) return Err(loc(), "expects ", what, " to start with '('");
+    lex_.Lex();
+    if (!ParseInt64(v)) return false;
+    if (kind() != TokKind::kRparen) return Err(loc(), "expects ", what, " to end with ')'");
+    lex_.Lex();
+    return true;
   };
   auto type_field = [&](std::optional<PrimitiveType>* t, const char* what) {
     lex_.Lex();
-    if (!Expect(TokKind::kLparen, absl::StrCat("expects ", what, " to start with '('"))) return false;
+    if (kind() != TokKind::kLparen) return Err(loc(), "expects ", what, " to start with '('");
+    lex_.Lex();
     if (kind() != TokKind::kPrimitiveType || !IsUnsignedIntegral(tok().primitive_type))
       return TokenError("expecting an unsigned integer type");
     *t = tok().primitive_type;
     lex_.Lex();
-    return Expect(TokKind::kRparen, absl::StrCat("expects ", what, " to end with ')'"));
+    if (kind() != TokKind::kRparen) return Err(loc(), "expects ", what, " to end with ')'");
+    lex_.Lex();
+    return true;
   };
   if (kind() != TokKind::kRbrace) {
     if (kind() == TokKind::kInt) {
@@ -332,7 +344,7 @@ bool Parser::ParseSingleSharding(HloSharding* out, bool lbrace_eaten) {
         break;
       }
       case TokKind::kEof: return TokenError("expected '}' to end sharding attribute");
-      default: return TokenError(absl::StrCat("unexpected token in sharding: ", Describe()));
+      default: return Err(loc(), "unexpected token in sharding: ", Describe());
     }
   }
   if (replicated) {
@@ -345,8 +357,8 @@ bool Parser::ParseSingleSharding(HloSharding* out, bool lbrace_eaten) {
     devices.clear();
   } else if (manual || unknown || unreduced) {
     if (!devices.empty()) {
-      return Error(at, absl::StrCat(manual ? "manual" : unknown ? "unknown" : "unreduced",
-                                    " shardings should not have any devices assigned"));
+      return Err(at, manual ? "manual" : unknown ? "unknown" : "unreduced",
+                                    " shardings should not have any devices assigned");
     }
     s.kind = manual ? HloSharding::Kind::kManual : unknown ? HloSharding::Kind::kUnknown : HloSharding::Kind::kUnreduced;
   } else {
@@ -360,8 +372,8 @@ bool Parser::ParseSingleSharding(HloSharding* out, bool lbrace_eaten) {
     } else {
       if (devices.size() <= 1) return Error(at, "non-maximal shardings must have more than one device assigned");
       if (tiles != static_cast<int64_t>(devices.size()))
-        return Error(at, absl::StrCat("the tile assignment ", Dims(s.tile_dims), " has ", tiles < 0 ? 0 : tiles,
-                                      " tiles, but ", devices.size(), " devices are listed"));
+        return Err(at, "the tile assignment ", Dims(s.tile_dims), " has ", tiles < 0 ? 0 : tiles,
+                                      " tiles, but ", devices.size(), " devices are listed");
     }
     s.kind = HloSharding::Kind::kTiled;
   }
@@ -384,14 +396,14 @@ bool Parser::ParseTileAssignment(std::vector<int64_t>* dims, std::optional<IotaT
   } while (EatIf(TokKind::kComma));
   if (!Expect(TokKind::kRsquare, "expected ']' to end sharding devices shape")) return false;
   if (CheckedProduct(*dims) < 0)
-    return Error(at, absl::StrCat("tile assignment ", Dims(*dims), " has negative or too many elements"));
+    return Err(at, "tile assignment ", Dims(*dims), " has negative or too many elements");
   if (EatIf(TokKind::kLeq)) {
     IotaTileAssignment t;
     t.dims = *dims;
     if (!ParseIotaReshape(&t)) return false;
     if (CheckedProduct(t.dims) != CheckedProduct(t.reshape_dims))
-      return Error(at, absl::StrCat("iota tile assignment ", Dims(t.dims), "<=", Dims(t.reshape_dims),
-                                    " must have as many devices in its reshape dimensions as in its dimensions"));
+      return Err(at, "iota tile assignment ", Dims(t.dims), "<=", Dims(t.reshape_dims),
+                                    " must have as many devices in its reshape dimensions as in its dimensions");
     *iota = std::move(t);
     return true;
   }
@@ -418,11 +430,11 @@ bool Parser::ParseIotaReshape(IotaTileAssignment* iota) {
   size_t at = loc();
   if (!ParseInt64List(TokKind::kLparen, TokKind::kRparen, TokKind::kComma, &iota->transpose_perm)) return false;
   if (iota->transpose_perm.size() != iota->reshape_dims.size())
-    return Error(at, absl::StrCat("iota_transpose_perm should have the same rank as iota_reshape_dims : expected ",
-                                  iota->reshape_dims.size(), ", saw ", iota->transpose_perm.size(), "."));
+    return Err(at, "iota_transpose_perm should have the same rank as iota_reshape_dims : expected ",
+                                  iota->reshape_dims.size(), ", saw ", iota->transpose_perm.size(), ".");
   if (!IsPermutation(iota->transpose_perm))
-    return Error(at, absl::StrCat("iota_transpose_perm (", absl::StrJoin(iota->transpose_perm, ","),
-                                  ") is not a permutation of 0 to ", iota->reshape_dims.size() - 1));
+    return Err(at, "iota_transpose_perm (", absl::StrJoin(iota->transpose_perm, ","),
+                                  ") is not a permutation of 0 to ", iota->reshape_dims.size() - 1);
   return true;
 }
 
@@ -444,8 +456,8 @@ bool Parser::ParseReplicaGroups(CollectiveDeviceList* out) {
     std::optional<IotaTileAssignment> iota;
     if (!ParseTileAssignment(&dims, &iota, nullptr, /*allow_devices=*/false)) return false;
     if (dims.size() != 2)
-      return Error(at, absl::StrCat("the iota form of replica_groups has two dimensions [groups,group_size], but ",
-                                    Dims(dims), " has ", dims.size()));
+      return Err(at, "the iota form of replica_groups has two dimensions [groups,group_size], but ",
+                                    Dims(dims), " has ", dims.size());
     list.iota = std::move(iota);
   } else {
     return TokenError("expects replica groups: {{0,1},{2,3}}, an iota list [2,2]<=[4], or a mesh");

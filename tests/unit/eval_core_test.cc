@@ -839,3 +839,44 @@ TEST_CASE("rng-bit-generator is bit-exact with XLA", "[eval][rng]") {
 
 }  // namespace
 }  // namespace hloc
+
+namespace hloc {
+namespace {
+
+// Expected values produced by XLA:GPU (JAX 0.11.2) on these inputs. (XLA:CPU agrees except
+// that it flushes the denormal 1e-40 to zero; this evaluator, like the GPU, keeps it.)
+TEST_CASE("convert, rounding and reduce-precision on edge values match XLA", "[eval]") {
+  const std::vector<double> x = {0, -0.0, 1.5, -1.5, 2.5, -2.5, 0.5, 1e10, -1e10, 3e9, kInf, -kInf, kNaN, 300.7, -129.2,
+                                 65504, 1e-40, 7.99, -kInf, 1e-8};
+  const int n = static_cast<int>(x.size());
+  auto run = [&](const std::string& op, const std::string& out) {
+    const std::string text = "HloModule m\nENTRY e {\n  a = f32[" + std::to_string(n) + "] parameter(0)\n  ROOT r = " + out +
+                             "[" + std::to_string(n) + "] " + op + "\n}\n";
+    return Eval(text, {Vec(P::F32, x)});
+  };
+  CHECK(Ints(run("convert(a)", "s8")) ==
+        std::vector<int64_t>{0, 0, 1, -1, 2, -2, 0, 127, -128, 127, 127, -128, 0, 127, -128, 127, 0, 7, -128, 0});
+  CHECK(Ints(run("convert(a)", "u4")) ==
+        std::vector<int64_t>{0, 0, 1, 0, 2, 0, 0, 15, 0, 15, 15, 0, 0, 15, 0, 15, 0, 7, 0, 0});
+  CHECK(Ints(run("convert(a)", "s4")) ==
+        std::vector<int64_t>{0, 0, 1, -1, 2, -2, 0, 7, -8, 7, 7, -8, 0, 7, -8, 7, 0, 7, -8, 0});
+  auto same = [](const std::vector<double>& got, const std::vector<double>& want) {
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      INFO("element " << i << ": " << got[i] << " vs " << want[i]);
+      CHECK(((std::isnan(got[i]) && std::isnan(want[i])) ||
+             (got[i] == want[i] && std::signbit(got[i]) == std::signbit(want[i]))));
+    }
+  };
+  same(Doubles(run("convert(a)", "f8e4m3fn")),
+       {0, -0.0, 1.5, -1.5, 2.5, -2.5, 0.5, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, 288, -128, kNaN, 0, 8, kNaN, 0});
+  same(Doubles(run("convert(a)", "f16")), {0, -0.0, 1.5, -1.5, 2.5, -2.5, 0.5, kInf, -kInf, kInf, kInf, -kInf, kNaN,
+                                           300.75, -129.25, 65504, 0, 7.98828125, -kInf, 0});
+  same(Doubles(run("reduce-precision(a), exponent_bits=4, mantissa_bits=3", "f32")),
+       {0, -0.0, 1.5, -1.5, 2.5, -2.5, 0.5, kInf, -kInf, kInf, kInf, -kInf, kNaN, kInf, -128, kInf, 0, 8, -kInf, 0});
+  same(Doubles(run("round-nearest-afz(a)", "f32")),
+       {0, -0.0, 2, -2, 3, -3, 1, 1e10, -1e10, 3e9, kInf, -kInf, kNaN, 301, -129, 65504, 0, 8, -kInf, 0});
+}
+
+}  // namespace
+}  // namespace hloc

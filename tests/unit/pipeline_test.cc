@@ -396,6 +396,10 @@ TEST_CASE("manifest mistakes are located errors", "[pipeline][errors]") {
   CHECK(LoadError("name: x\npasses:\n  - pass: fails\n    rules: {disable: [RuleA]}\n") ==
         "m.yaml:4:23: pass 'fails' has no rewrite rules, so it has no rule 'RuleA' to enable or disable");
   CHECK(LoadError("name: x\npasses: [\n") .find("m.yaml:3:1: ") == 0);
+  CHECK(LoadError("name: x\npasses:\n  - pass: record\n    name: record\n") ==
+        "m.yaml:3:5: label 'record' is the name of a pass; choose another");
+  CHECK(LoadError("name: x\npasses:\n  - pass: record\n    options: {l: [a, [b]]}\n") ==
+        "m.yaml:4:25: expected a string for an element of option 'l' of pass 'record', got a list");
   CHECK(LoadError("") == "m.yaml: empty pipeline manifest (expected 'name:' and 'passes:')");
   CHECK(LoadError("name: x\npasses: []\n---\nname: y\n").find("m.yaml:4:1: a file holds one YAML document") == 0);
 }
@@ -740,8 +744,8 @@ patches:
         "p.yaml:6:18: 'first' is a pass; fixed_point applies to groups");
   CHECK(PatchError(manifest,
                    "name: x\nkind: gpu\npipeline: b\npatches:\n  - insert_after: first\n    pass: record\n    name: second\n") ==
-        "p.yaml:5:5: the inserted entry's label name 'second' is already used at m.yaml:9:9; labels and group names "
-        "must be unique");
+        "p.yaml:5:5: the inserted name 'second' is already used at m.yaml:9:9; labels and group names must be "
+        "unique");
 }
 
 TEST_CASE("--disable-passes targets labels, groups and passes", "[pipeline]") {

@@ -416,9 +416,9 @@ ENTRY main {
   c = pred[2] parameter(0)
   a = f32[2] parameter(1)
   b = f32[2] parameter(2)
-  s1 = f32[2] select(c, a, a)
-  s2 = f32[2] select(c, a, b)
-  ROOT res = (f32[2], f32[2]) tuple(s1, s2)
+  same = f32[2] select(c, a, a)
+  differ = f32[2] select(c, a, b)
+  ROOT res = (f32[2], f32[2]) tuple(same, differ)
 })");
   CHECK(Rewrite(*s, {"TSelectSame"}).changed);
   CHECK(Root(*s)->operand(0)->opcode() == HloOpcode::kParameter);

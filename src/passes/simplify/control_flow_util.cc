@@ -1,0 +1,580 @@
+#include "passes/simplify/control_flow_util.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "eval/evaluator.h"
+#include "ir/hlo_printer.h"
+
+namespace hloc::cf {
+namespace {
+
+// "add.12" -> "add"; names without a numeric suffix are their own root.
+std::string NameRoot(std::string_view name) {
+  size_t dot = name.rfind('.');
+  if (dot == std::string_view::npos || dot + 1 == name.size() || dot == 0) return std::string(name);
+  for (size_t i = dot + 1; i < name.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return std::string(name);
+  return std::string(name.substr(0, dot));
+}
+
+// A bare copy of `inst`: opcode, shape, attributes and called computations, no operands.
+std::unique_ptr<HloInstruction> BareCopy(const HloInstruction& inst, const Shape& shape) {
+  auto copy = std::make_unique<HloInstruction>(inst.opcode(), shape);
+  copy->mutable_attrs() = inst.attrs();
+  copy->mutable_called_computations() = inst.called_computations();
+  copy->set_inline_gte(inst.is_inline_gte());
+  return copy;
+}
+
+}  // namespace
+
+NameUniquer::NameUniquer(const HloModule& module) {
+  for (const auto& comp : module.computations()) {
+    used_.insert(comp->name());
+    for (const auto& inst : comp->instructions()) used_.insert(inst->name());
+  }
+}
+
+std::string NameUniquer::Get(std::string_view base) {
+  if (base.empty()) base = "instruction";
+  if (!used_.contains(base)) {
+    used_.insert(std::string(base));
+    return std::string(base);
+  }
+  std::string root = NameRoot(base);
+  int64_t& next = next_[root];
+  if (next == 0) next = 1;
+  for (;; ++next) {
+    std::string candidate = absl::StrCat(root, ".", next);
+    if (used_.insert(candidate).second) {
+      ++next;
+      return candidate;
+    }
+  }
+}
+
+HloInstruction* Builder::Add(HloComputation* comp, std::unique_ptr<HloInstruction> inst,
+                             const HloInstruction* before, std::string_view base) {
+  std::string name = names.Get(base.empty() ? HloOpcodeString(inst->opcode()) : base);
+  inst->set_name(std::move(name));
+  return comp->AddInstructionBefore(std::move(inst), before);
+}
+
+HloInstruction* Builder::Gte(HloComputation* comp, HloInstruction* tuple, int64_t index,
+                             const HloInstruction* before) {
+  auto gte = std::make_unique<HloInstruction>(HloOpcode::kGetTupleElement, tuple->shape().tuple_shapes(index));
+  gte->mutable_attrs().tuple_index = index;
+  gte->AppendOperand(tuple);
+  return Add(comp, std::move(gte), before, "get-tuple-element");
+}
+
+HloInstruction* Builder::Tuple(HloComputation* comp, absl::Span<HloInstruction* const> elements,
+                               const HloInstruction* before) {
+  std::vector<Shape> shapes;
+  for (HloInstruction* e : elements) shapes.push_back(e->shape());
+  auto tuple = std::make_unique<HloInstruction>(HloOpcode::kTuple, Shape::Tuple(std::move(shapes)));
+  for (HloInstruction* e : elements) tuple->AppendOperand(e);
+  return Add(comp, std::move(tuple), before);
+}
+
+HloInstruction* Builder::Reshape(HloComputation* comp, const Shape& shape, HloInstruction* operand,
+                                 const HloInstruction* before) {
+  auto reshape = std::make_unique<HloInstruction>(HloOpcode::kReshape, shape);
+  reshape->AppendOperand(operand);
+  return Add(comp, std::move(reshape), before);
+}
+
+HloInstruction* Builder::Transpose(HloComputation* comp, HloInstruction* operand,
+                                   absl::Span<const int64_t> permutation, const HloInstruction* before) {
+  std::vector<int64_t> dims;
+  for (int64_t p : permutation) dims.push_back(operand->shape().dimensions(p));
+  auto transpose = std::make_unique<HloInstruction>(HloOpcode::kTranspose,
+                                                    Shape(operand->shape().element_type(), dims));
+  transpose->mutable_attrs().dimensions.assign(permutation.begin(), permutation.end());
+  transpose->AppendOperand(operand);
+  return Add(comp, std::move(transpose), before);
+}
+
+HloInstruction* Builder::Convert(HloComputation* comp, HloInstruction* operand, PrimitiveType type,
+                                 const HloInstruction* before) {
+  auto convert = std::make_unique<HloInstruction>(HloOpcode::kConvert, Shape(type, operand->shape().dimensions()));
+  convert->AppendOperand(operand);
+  return Add(comp, std::move(convert), before);
+}
+
+HloInstruction* Builder::Broadcast(HloComputation* comp, const Shape& shape, HloInstruction* operand,
+                                   absl::Span<const int64_t> dimensions, const HloInstruction* before) {
+  auto broadcast = std::make_unique<HloInstruction>(HloOpcode::kBroadcast, shape);
+  broadcast->mutable_attrs().dimensions.assign(dimensions.begin(), dimensions.end());
+  broadcast->AppendOperand(operand);
+  return Add(comp, std::move(broadcast), before);
+}
+
+HloInstruction* Builder::Constant(HloComputation* comp, Literal literal, const HloInstruction* before) {
+  Shape shape = literal.shape();
+  if (!shape.has_layout() && shape.IsArray()) shape.SetDefaultLayout();
+  auto constant = std::make_unique<HloInstruction>(HloOpcode::kConstant, shape);
+  constant->mutable_attrs().literal = std::move(literal);
+  return Add(comp, std::move(constant), before);
+}
+
+HloInstruction* Builder::CloneWithNewOperands(const HloInstruction& inst, const Shape& shape,
+                                              absl::Span<HloInstruction* const> operands,
+                                              const HloInstruction* before) {
+  std::unique_ptr<HloInstruction> copy = BareCopy(inst, shape);
+  for (HloInstruction* op : operands) copy->AppendOperand(op);
+  HloInstruction* added = Add(before ? before->parent() : inst.parent(), std::move(copy), before, inst.name());
+  if (inst.opcode() == HloOpcode::kFusion && !inst.called_computations().empty()) {
+    // A fused computation belongs to exactly one fusion: give the copy its own.
+    absl::StatusOr<HloComputation*> fused = CloneComputation(*inst.fused_instructions_computation());
+    if (fused.ok()) {
+      added->mutable_called_computations()[0] = *fused;
+      (*fused)->SetFusionInstruction(added);
+    }
+  }
+  return added;
+}
+
+absl::StatusOr<HloComputation*> Builder::CloneComputation(const HloComputation& comp,
+                                                          const std::vector<int64_t>* kept_parameters) {
+  auto clone = std::make_unique<HloComputation>(names.Get(comp.name()));
+  clone->set_execution_thread(comp.execution_thread());
+  absl::flat_hash_map<const HloInstruction*, HloInstruction*> map;
+  absl::flat_hash_map<int64_t, int64_t> new_parameter_number;
+  if (kept_parameters != nullptr)
+    for (size_t j = 0; j < kept_parameters->size(); ++j) new_parameter_number[(*kept_parameters)[j]] = j;
+  // Copies first, in definition order, then the edges: the text order need not put
+  // operands first, and the clone keeps that order.
+  for (const auto& inst : comp.instructions()) {
+    std::unique_ptr<HloInstruction> copy = BareCopy(*inst, inst->shape());
+    if (inst->opcode() == HloOpcode::kParameter && kept_parameters != nullptr) {
+      auto it = new_parameter_number.find(inst->attrs().parameter_number);
+      if (it == new_parameter_number.end()) {
+        if (inst->user_count() != 0 || inst->IsRoot())
+          return absl::InternalError(absl::StrCat("cannot drop used parameter ", inst->name(), " of ", comp.name()));
+        continue;
+      }
+      copy->mutable_attrs().parameter_number = it->second;
+    }
+    copy->set_name(names.Get(inst->name()));
+    map[inst.get()] = clone->AddInstruction(std::move(copy));
+  }
+  for (const auto& inst : comp.instructions()) {
+    if (!map.contains(inst.get())) continue;
+    HloInstruction* copy = map.at(inst.get());
+    for (HloInstruction* op : inst->operands()) {
+      auto it = map.find(op);
+      if (it == map.end())
+        return absl::InternalError(absl::StrCat("operand ", op->name(), " of ", inst->name(), " is outside ", comp.name()));
+      copy->AppendOperand(it->second);
+    }
+    for (HloInstruction* succ : inst->control_successors())
+      if (auto it = map.find(succ); it != map.end()) copy->AddControlDependencyTo(it->second);
+    if (inst->opcode() == HloOpcode::kFusion && !inst->called_computations().empty()) {
+      HLOC_CF_ASSIGN_OR_RETURN(HloComputation * fused, CloneComputation(*inst->fused_instructions_computation()));
+      copy->mutable_called_computations()[0] = fused;
+      fused->SetFusionInstruction(copy);
+    }
+  }
+  if (comp.root_instruction() != nullptr) clone->set_root_instruction(map.at(comp.root_instruction()));
+  return module.AddComputation(std::move(clone));
+}
+
+absl::StatusOr<HloInstruction*> Builder::Inline(HloComputation* target, const HloComputation& callee,
+                                                absl::Span<HloInstruction* const> args,
+                                                const HloInstruction* before) {
+  absl::flat_hash_map<const HloInstruction*, HloInstruction*> map;
+  for (int64_t i = 0; i < callee.num_parameters(); ++i) {
+    const HloInstruction* p = callee.parameter_instruction(i);
+    if (p == nullptr || i >= static_cast<int64_t>(args.size()))
+      return absl::InvalidArgumentError(absl::StrCat("cannot inline ", callee.name(), ": parameter ", i, " has no argument"));
+    map[p] = args[i];
+  }
+  // Every instruction is copied, not just what the root reaches: a side effect nobody uses
+  // must survive inlining (as in XLA's CallInliner).
+  for (HloInstruction* inst : callee.MakeInstructionPostOrder()) {
+    if (inst->opcode() == HloOpcode::kParameter) continue;
+    std::vector<HloInstruction*> operands;
+    for (HloInstruction* op : inst->operands()) {
+      auto it = map.find(op);
+      if (it == map.end()) return absl::InternalError(absl::StrCat("cannot inline ", callee.name(), ": ", op->name(), " is unmapped"));
+      operands.push_back(it->second);
+    }
+    map[inst] = CloneWithNewOperands(*inst, inst->shape(), operands, before);
+    if (map[inst]->parent() != target) return absl::InternalError("inlined instruction landed in the wrong computation");
+  }
+  for (const auto& inst : callee.instructions()) {
+    if (inst->opcode() == HloOpcode::kParameter) continue;
+    for (HloInstruction* succ : inst->control_successors())
+      if (succ->opcode() != HloOpcode::kParameter) map.at(inst.get())->AddControlDependencyTo(map.at(succ));
+  }
+  return map.at(callee.root_instruction());
+}
+
+bool HasControlDependencies(const HloInstruction& inst) {
+  return !inst.control_predecessors().empty() || !inst.control_successors().empty();
+}
+
+bool HasSideEffectNoRecurse(const HloInstruction& inst) {
+  switch (inst.opcode()) {
+    case HloOpcode::kSend:
+    case HloOpcode::kSendDone:
+    case HloOpcode::kRecv:
+    case HloOpcode::kRecvDone:
+    case HloOpcode::kRng:
+    case HloOpcode::kRngGetAndUpdateState:
+    case HloOpcode::kInfeed:
+    case HloOpcode::kOutfeed:
+    case HloOpcode::kAllReduceStart:
+    case HloOpcode::kAllReduceDone:
+    case HloOpcode::kAllGatherStart:
+    case HloOpcode::kAllGatherDone:
+    case HloOpcode::kCollectivePermuteStart:
+    case HloOpcode::kCollectivePermuteDone:
+      return true;
+    case HloOpcode::kAllToAll:
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kReduceScatter:
+      if (inst.attrs().constrain_layout) return true;
+      [[fallthrough]];
+    case HloOpcode::kCollectivePermute:
+      // XLA exempts SPMD-partitioned modules; hloc has no such flag, so any channel counts.
+      return inst.attrs().channel_id.has_value();
+    case HloOpcode::kCustomCall:
+      return inst.attrs().custom_call_has_side_effect;
+    default:
+      return false;
+  }
+}
+
+namespace {
+bool ComputationHasSideEffectImpl(const HloComputation& comp, absl::flat_hash_set<const HloComputation*>& seen);
+bool HasSideEffectImpl(const HloInstruction& inst, absl::flat_hash_set<const HloComputation*>& seen) {
+  if (HasSideEffectNoRecurse(inst)) return true;
+  for (const HloComputation* callee : inst.called_computations())
+    if (callee != nullptr && ComputationHasSideEffectImpl(*callee, seen)) return true;
+  return false;
+}
+bool ComputationHasSideEffectImpl(const HloComputation& comp, absl::flat_hash_set<const HloComputation*>& seen) {
+  // A computation seen before has already been (or is being) answered for; the call graph
+  // of a verified module is acyclic, and a cycle in a bad one must not recurse forever.
+  if (!seen.insert(&comp).second) return false;
+  for (const auto& inst : comp.instructions())
+    if (HasSideEffectImpl(*inst, seen)) return true;
+  return false;
+}
+}  // namespace
+
+bool HasSideEffect(const HloInstruction& inst) {
+  absl::flat_hash_set<const HloComputation*> seen;
+  return HasSideEffectImpl(inst, seen);
+}
+
+bool ComputationHasSideEffect(const HloComputation& comp) {
+  absl::flat_hash_set<const HloComputation*> seen;
+  return ComputationHasSideEffectImpl(comp, seen);
+}
+
+bool IsDead(const HloInstruction& inst) {
+  return inst.user_count() == 0 && !inst.IsRoot() && inst.opcode() != HloOpcode::kParameter &&
+         !HasControlDependencies(inst) && !HasSideEffect(inst);
+}
+
+absl::Status RemoveInstructionAndUnusedOperands(HloInstruction* inst) {
+  HloComputation* comp = inst->parent();
+  std::vector<HloInstruction*> work = {inst};
+  bool first = true;
+  while (!work.empty()) {
+    HloInstruction* cur = work.back();
+    work.pop_back();
+    if (!first && !IsDead(*cur)) continue;
+    if (first && (cur->user_count() != 0 || cur->IsRoot()))
+      return absl::FailedPreconditionError(absl::StrCat("cannot remove ", cur->name(), ": still used"));
+    first = false;
+    std::vector<HloInstruction*> operands = cur->operands();
+    HLOC_CF_RETURN_IF_ERROR(comp->RemoveInstruction(cur));
+    for (HloInstruction* op : operands)
+      if (std::find(work.begin(), work.end(), op) == work.end()) work.push_back(op);
+  }
+  return absl::OkStatus();
+}
+
+void DeferredCleanup::Add(HloInstruction* inst) {
+  if (inst != nullptr && inst->parent() != nullptr) pending_.push_back({inst->parent(), inst->unique_id()});
+}
+
+absl::Status DeferredCleanup::Run() {
+  absl::flat_hash_map<HloComputation*, std::vector<int64_t>> by_comp;
+  std::vector<HloComputation*> comps;
+  for (auto [comp, id] : pending_) {
+    if (!by_comp.contains(comp)) comps.push_back(comp);
+    by_comp[comp].push_back(id);
+  }
+  pending_.clear();
+  for (HloComputation* comp : comps) {
+    // Ids, not pointers: an instruction removed here may share its address with a later one.
+    absl::flat_hash_map<int64_t, HloInstruction*> alive;
+    for (const auto& inst : comp->instructions()) alive[inst->unique_id()] = inst.get();
+    std::vector<int64_t> work = by_comp[comp];
+    while (!work.empty()) {
+      int64_t id = work.back();
+      work.pop_back();
+      auto it = alive.find(id);
+      if (it == alive.end() || !IsDead(*it->second)) continue;
+      HloInstruction* inst = it->second;
+      for (HloInstruction* op : inst->operands()) work.push_back(op->unique_id());
+      alive.erase(it);
+      HLOC_CF_RETURN_IF_ERROR(comp->RemoveInstruction(inst));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReplaceInstruction(HloInstruction* old_inst, HloInstruction* new_inst, DeferredCleanup* cleanup) {
+  if (old_inst == new_inst) return absl::OkStatus();
+  // Keep the ordering constraints the old instruction carried.
+  for (HloInstruction* pred : old_inst->control_predecessors())
+    if (pred != new_inst) pred->AddControlDependencyTo(new_inst);
+  for (HloInstruction* succ : old_inst->control_successors())
+    if (succ != new_inst) new_inst->AddControlDependencyTo(succ);
+  if (new_inst->attrs().metadata.op_name.empty() && new_inst->attrs().metadata.op_type.empty())
+    new_inst->mutable_attrs().metadata = old_inst->attrs().metadata;
+  old_inst->ReplaceAllUsesWith(new_inst);
+  if (old_inst->user_count() != 0 || old_inst->IsRoot()) return absl::OkStatus();
+  // Its control edges now live on new_inst; removal drops them from old_inst.
+  if (HasSideEffect(*old_inst) || old_inst->opcode() == HloOpcode::kParameter) return absl::OkStatus();
+  if (cleanup != nullptr) {
+    cleanup->Add(old_inst);
+    if (HasControlDependencies(*old_inst)) {
+      // Its control edges moved to new_inst; dropping them also drops its operand edges, so
+      // the operands are queued themselves.
+      for (HloInstruction* op : old_inst->operands()) cleanup->Add(op);
+      old_inst->DetachFromOperandsAndUsers();
+    }
+    return absl::OkStatus();
+  }
+  return RemoveInstructionAndUnusedOperands(old_inst);
+}
+
+absl::StatusOr<bool> RemoveDeadInstructions(HloComputation* comp) {
+  bool changed = false;
+  std::vector<HloInstruction*> order = comp->MakeInstructionPostOrder();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    if (!IsDead(**it)) continue;
+    HLOC_CF_RETURN_IF_ERROR(comp->RemoveInstruction(*it));
+    changed = true;
+  }
+  return changed;
+}
+
+std::vector<HloInstruction*> Callers(const HloModule& module, const HloComputation* comp) {
+  std::vector<HloInstruction*> callers;
+  for (const auto& c : module.computations())
+    for (const auto& inst : c->instructions())
+      for (const HloComputation* callee : inst->called_computations())
+        if (callee == comp) {
+          callers.push_back(inst.get());
+          break;
+        }
+  return callers;
+}
+
+absl::Status RemoveUncalledComputations(HloModule& module, std::vector<HloComputation*> candidates) {
+  absl::flat_hash_set<HloComputation*> removed;
+  while (!candidates.empty()) {
+    HloComputation* comp = candidates.back();
+    candidates.pop_back();
+    if (comp == nullptr || removed.contains(comp) || comp == module.entry_computation()) continue;
+    bool called = false;
+    for (const auto& c : module.computations()) {
+      if (c.get() == comp) continue;
+      for (const auto& inst : c->instructions())
+        for (const HloComputation* callee : inst->called_computations()) called |= callee == comp;
+      if (called) break;
+    }
+    if (called) continue;
+    std::vector<HloComputation*> callees;
+    for (const auto& inst : comp->instructions())
+      for (HloComputation* callee : inst->called_computations()) callees.push_back(callee);
+    HLOC_CF_RETURN_IF_ERROR(module.RemoveComputation(comp));
+    removed.insert(comp);
+    candidates.insert(candidates.end(), callees.begin(), callees.end());
+  }
+  return absl::OkStatus();
+}
+
+bool IsScalar(const Shape& shape) { return shape.IsArray() && shape.rank() == 0; }
+
+bool IsEffectiveScalar(const Shape& shape) {
+  if (!shape.IsArray()) return false;
+  for (int64_t d : shape.dimensions())
+    if (d != 1) return false;
+  return true;
+}
+
+std::optional<int64_t> LiteralAsScalarInt64(const Literal& literal) {
+  const Shape& shape = literal.shape();
+  if (!IsEffectiveScalar(shape)) return std::nullopt;
+  PrimitiveType t = shape.element_type();
+  if (t == PrimitiveType::PRED) return literal.GetPred(0) ? 1 : 0;
+  if (IsSignedIntegral(t)) return literal.GetInt(0);
+  if (IsUnsignedIntegral(t)) {
+    uint64_t v = literal.GetUint(0);
+    if (v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+    return static_cast<int64_t>(v);
+  }
+  return std::nullopt;
+}
+
+bool IsIdentityPermutation(absl::Span<const int64_t> permutation) {
+  for (size_t i = 0; i < permutation.size(); ++i)
+    if (permutation[i] != static_cast<int64_t>(i)) return false;
+  return true;
+}
+
+std::vector<int64_t> InversePermutation(absl::Span<const int64_t> permutation) {
+  std::vector<int64_t> inverse(permutation.size());
+  for (size_t i = 0; i < permutation.size(); ++i) inverse[permutation[i]] = static_cast<int64_t>(i);
+  return inverse;
+}
+
+std::optional<Literal> EvaluateExpression(const HloInstruction* root,
+                                          const absl::flat_hash_map<const HloInstruction*, const Literal*>& known) {
+  // Small limits: this folds loop counters and bounds, not tensors.
+  constexpr int64_t kMaxInstructions = 256;
+  constexpr int64_t kMaxElements = int64_t{1} << 16;
+  std::vector<const HloInstruction*> order;
+  absl::flat_hash_set<const HloInstruction*> visited;
+  std::vector<std::pair<const HloInstruction*, bool>> stack = {{root, false}};
+  while (!stack.empty()) {
+    auto [inst, expanded] = stack.back();
+    stack.pop_back();
+    if (expanded) {
+      order.push_back(inst);
+      continue;
+    }
+    if (!visited.insert(inst).second) continue;
+    if (static_cast<int64_t>(visited.size()) > kMaxInstructions) return std::nullopt;
+    stack.push_back({inst, true});
+    if (known.contains(inst)) continue;
+    switch (inst->opcode()) {
+      case HloOpcode::kParameter:
+      case HloOpcode::kReplicaId:
+      case HloOpcode::kPartitionId:
+      case HloOpcode::kCustomCall:
+      case HloOpcode::kWhile:
+      case HloOpcode::kRngBitGenerator:
+        return std::nullopt;
+      default:
+        break;
+    }
+    if (IsCollective(inst->opcode()) || HasSideEffect(*inst)) return std::nullopt;
+    absl::StatusOr<int64_t> count = inst->shape().IsArray() ? inst->shape().ElementCount() : absl::StatusOr<int64_t>(0);
+    if (!count.ok() || *count > kMaxElements) return std::nullopt;
+    for (const HloInstruction* op : inst->operands())
+      if (!visited.contains(op)) stack.push_back({op, false});
+  }
+  HloComputation temp("expression");
+  absl::flat_hash_map<const HloInstruction*, HloInstruction*> map;
+  for (const HloInstruction* inst : order) {
+    std::unique_ptr<HloInstruction> copy;
+    if (auto it = known.find(inst); it != known.end()) {
+      copy = std::make_unique<HloInstruction>(HloOpcode::kConstant, it->second->shape());
+      copy->mutable_attrs().literal = *it->second;
+    } else {
+      copy = BareCopy(*inst, inst->shape());
+      for (const HloInstruction* op : inst->operands()) {
+        auto m = map.find(op);
+        if (m == map.end()) return std::nullopt;  // a cycle in bad input
+        copy->AppendOperand(m->second);
+      }
+    }
+    copy->set_name(absl::StrCat("e", map.size()));
+    copy->set_inline_gte(false);
+    map[inst] = temp.AddInstruction(std::move(copy));
+  }
+  temp.set_root_instruction(map.at(root));
+  EvaluatorOptions options;
+  options.max_loop_iterations = 1000;
+  options.max_value_bytes = int64_t{64} << 20;
+  absl::StatusOr<Literal> result = EvaluateComputation(temp, {}, options);
+  if (!result.ok()) return std::nullopt;
+  return std::move(*result);
+}
+
+absl::StatusOr<Literal> ConvertLiteral(const Literal& literal, PrimitiveType type) {
+  if (!literal.shape().IsArray()) return absl::InvalidArgumentError("only array literals convert");
+  HloComputation temp("convert");
+  auto param = std::make_unique<HloInstruction>(HloOpcode::kParameter, literal.shape(), "p");
+  HloInstruction* p = temp.AddInstruction(std::move(param));
+  auto convert = std::make_unique<HloInstruction>(HloOpcode::kConvert, Shape(type, literal.shape().dimensions()), "c");
+  convert->AppendOperand(p);
+  temp.set_root_instruction(temp.AddInstruction(std::move(convert)));
+  const Literal* args[] = {&literal};
+  return EvaluateComputation(temp, args);
+}
+
+namespace {
+// The instruction's text without its name and operand names: what must agree between two
+// equivalent instructions once their operands are known to correspond.
+std::string CanonicalText(const HloInstruction& inst) {
+  HloPrintOptions options = HloPrintOptions::ShortParsable();
+  options.syntax_sugar_async_ops = false;
+  std::string text = PrintInstruction(inst, options);
+  size_t eq = text.find(" = ");
+  if (eq != std::string::npos) text = text.substr(eq + 3);
+  if (inst.operand_count() == 0) return text;
+  std::string call = absl::StrCat(HloOpcodeString(inst.opcode()), "(");
+  size_t open = text.find(call);
+  if (open == std::string::npos) return text;
+  size_t start = open + call.size();
+  int depth = 1;
+  size_t close = start;
+  for (; close < text.size(); ++close) {
+    if (text[close] == '(') ++depth;
+    if (text[close] == ')' && --depth == 0) break;
+  }
+  return text.substr(0, start) + text.substr(close);
+}
+}  // namespace
+
+bool ComputationsEquivalent(const HloComputation& a, const HloComputation& b) {
+  if (&a == &b) return true;
+  if (a.instruction_count() != b.instruction_count() || a.num_parameters() != b.num_parameters()) return false;
+  std::vector<HloInstruction*> order_a = a.MakeInstructionPostOrder();
+  std::vector<HloInstruction*> order_b = b.MakeInstructionPostOrder();
+  if (order_a.size() != order_b.size()) return false;
+  absl::flat_hash_map<const HloInstruction*, const HloInstruction*> map;
+  for (size_t i = 0; i < order_a.size(); ++i) {
+    const HloInstruction* x = order_a[i];
+    const HloInstruction* y = order_b[i];
+    if (x->opcode() != y->opcode() || x->operand_count() != y->operand_count() ||
+        x->called_computations() != y->called_computations() || !(x->shape() == y->shape()) ||
+        HasControlDependencies(*x) || HasControlDependencies(*y))
+      return false;
+    for (int64_t k = 0; k < x->operand_count(); ++k) {
+      auto it = map.find(x->operand(k));
+      if (it == map.end() || it->second != y->operand(k)) return false;
+    }
+    if (CanonicalText(*x) != CanonicalText(*y)) return false;
+    map[x] = y;
+  }
+  return map.at(a.root_instruction()) == b.root_instruction();
+}
+
+bool HasTrueFrontendAttribute(const HloInstruction& inst, absl::Span<const std::string_view> keys) {
+  const FrontendAttributes& attrs = inst.attrs().frontend_attributes;
+  for (std::string_view key : keys) {
+    auto it = attrs.find(std::string(key));
+    if (it == attrs.end()) continue;
+    std::string v = absl::AsciiStrToLower(it->second);
+    if (v == "true" || v == "1" || v == "yes") return true;
+  }
+  return false;
+}
+
+}  // namespace hloc::cf

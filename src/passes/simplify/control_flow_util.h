@@ -1,0 +1,151 @@
+// Helpers shared by the control-flow simplifiers and the movers (simplify-while-loops,
+// simplify-conditional, simplify-sorts, reshape-mover, convert-mover): building and
+// replacing instructions with module-unique names, inlining and cloning computations,
+// side-effect queries, dead-code cleanup, and evaluating small constant expressions with
+// the reference evaluator. They play the part of XLA's hlo_creation_utils, CallInliner and
+// HloComputation::ReplaceInstruction for these passes.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "ir/module.h"
+
+#define HLOC_CF_CONCAT_INNER(a, b) a##b
+#define HLOC_CF_CONCAT(a, b) HLOC_CF_CONCAT_INNER(a, b)
+#define HLOC_CF_RETURN_IF_ERROR(expr)          \
+  do {                                         \
+    if (absl::Status _st = (expr); !_st.ok()) \
+      return _st;                              \
+  } while (0)
+#define HLOC_CF_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                                  \
+  if (!tmp.ok()) return tmp.status();                 \
+  lhs = std::move(*tmp)
+#define HLOC_CF_ASSIGN_OR_RETURN(lhs, expr) \
+  HLOC_CF_ASSIGN_OR_RETURN_IMPL(HLOC_CF_CONCAT(_cf_statusor_, __LINE__), lhs, expr)
+
+namespace hloc::cf {
+
+// Fresh names, unique among the module's instruction and computation names (the verifier
+// requires both to be unique). "add.3" yields "add.4", "add.5", ...; "x" yields "x.1".
+class NameUniquer {
+ public:
+  explicit NameUniquer(const HloModule& module);
+  std::string Get(std::string_view base);
+
+ private:
+  absl::flat_hash_set<std::string> used_;
+  absl::flat_hash_map<std::string, int64_t> next_;
+};
+
+// What the passes here need to build new instructions: the module and a name uniquer.
+struct Builder {
+  explicit Builder(HloModule& m) : module(m), names(m) {}
+  HloModule& module;
+  NameUniquer names;
+
+  // Adds `inst` to `comp` just before `before` (appended when null), named after `base`
+  // (the opcode's name when empty), and returns it.
+  HloInstruction* Add(HloComputation* comp, std::unique_ptr<HloInstruction> inst, const HloInstruction* before,
+                      std::string_view base = "");
+  HloInstruction* Gte(HloComputation* comp, HloInstruction* tuple, int64_t index, const HloInstruction* before);
+  HloInstruction* Tuple(HloComputation* comp, absl::Span<HloInstruction* const> elements,
+                        const HloInstruction* before);
+  HloInstruction* Reshape(HloComputation* comp, const Shape& shape, HloInstruction* operand,
+                          const HloInstruction* before);
+  HloInstruction* Transpose(HloComputation* comp, HloInstruction* operand, absl::Span<const int64_t> permutation,
+                            const HloInstruction* before);
+  HloInstruction* Convert(HloComputation* comp, HloInstruction* operand, PrimitiveType type,
+                          const HloInstruction* before);
+  HloInstruction* Broadcast(HloComputation* comp, const Shape& shape, HloInstruction* operand,
+                            absl::Span<const int64_t> dimensions, const HloInstruction* before);
+  HloInstruction* Constant(HloComputation* comp, Literal literal, const HloInstruction* before);
+  // A copy of `inst` (attributes, called computations, metadata) with a new shape and operands.
+  HloInstruction* CloneWithNewOperands(const HloInstruction& inst, const Shape& shape,
+                                       absl::Span<HloInstruction* const> operands, const HloInstruction* before);
+
+  // Inlines `callee` into `target` just before `before`, its parameter i replaced by args[i];
+  // returns the instruction the callee's root became. Called computations are shared, except
+  // fused computations, which are cloned (each belongs to one fusion).
+  absl::StatusOr<HloInstruction*> Inline(HloComputation* target, const HloComputation& callee,
+                                         absl::Span<HloInstruction* const> args, const HloInstruction* before);
+  // A deep copy of `comp` added to the module (fused computations inside cloned too). With
+  // `kept_parameters`, parameter kept_parameters[j] becomes parameter j and the others are
+  // dropped (they must be unused).
+  absl::StatusOr<HloComputation*> CloneComputation(const HloComputation& comp,
+                                                   const std::vector<int64_t>* kept_parameters = nullptr);
+};
+
+// Instructions to delete once a pass no longer holds pointers into the graph (XLA defers
+// deletion the same way): Run removes those still dead, and operands they leave dead.
+class DeferredCleanup {
+ public:
+  void Add(HloInstruction* inst);
+  absl::Status Run();
+
+ private:
+  std::vector<std::pair<HloComputation*, int64_t>> pending_;  // (computation, unique id)
+};
+
+// Makes users of `old_inst` (and the root, if it is) use `new_inst`, moves its control edges
+// and metadata over, then removes `old_inst` and the operands left dead by that, as XLA's
+// HloComputation::ReplaceInstruction does; with `cleanup`, the removal waits for it.
+absl::Status ReplaceInstruction(HloInstruction* old_inst, HloInstruction* new_inst,
+                                DeferredCleanup* cleanup = nullptr);
+// Removes `inst` (which must have no users) and, recursively, operands that become dead.
+absl::Status RemoveInstructionAndUnusedOperands(HloInstruction* inst);
+// Removes every instruction of `comp` that nothing uses (not the root, parameters, side
+// effects or instructions with control edges). Returns whether anything was removed.
+absl::StatusOr<bool> RemoveDeadInstructions(HloComputation* comp);
+// Removes those of `candidates` (and, transitively, what they call) that nothing calls any
+// more; never the entry.
+absl::Status RemoveUncalledComputations(HloModule& module, std::vector<HloComputation*> candidates);
+
+// XLA's HloInstruction::HasSideEffectNoRecurse / HasSideEffect: instructions that must not
+// be removed, duplicated or reordered (send/recv, infeed/outfeed, rng, side-effecting
+// custom-calls, collectives with a channel, ...), the latter also looking into called
+// computations.
+bool HasSideEffectNoRecurse(const HloInstruction& inst);
+bool HasSideEffect(const HloInstruction& inst);
+bool ComputationHasSideEffect(const HloComputation& comp);
+bool HasControlDependencies(const HloInstruction& inst);
+// An instruction DCE may remove: no users, not the root, not a parameter, no side effect,
+// no control edges.
+bool IsDead(const HloInstruction& inst);
+
+// Every instruction of the module that calls `comp`.
+std::vector<HloInstruction*> Callers(const HloModule& module, const HloComputation* comp);
+
+bool IsScalar(const Shape& shape);
+bool IsEffectiveScalar(const Shape& shape);  // an array of one element
+// The value of an integral (or pred) literal with one element, if it fits in int64.
+std::optional<int64_t> LiteralAsScalarInt64(const Literal& literal);
+bool IsIdentityPermutation(absl::Span<const int64_t> permutation);
+std::vector<int64_t> InversePermutation(absl::Span<const int64_t> permutation);
+
+// Evaluates `root` with the reference evaluator when it depends only on constants and on
+// the instructions given values in `known`; nullopt when it reads anything else (a
+// parameter, a side effect) or is too large to fold.
+std::optional<Literal> EvaluateExpression(const HloInstruction* root,
+                                          const absl::flat_hash_map<const HloInstruction*, const Literal*>& known = {});
+// `literal` converted to `type` as HLO's convert does (through the evaluator).
+absl::StatusOr<Literal> ConvertLiteral(const Literal& literal, PrimitiveType type);
+
+// Whether two computations compute the same thing structurally: the same instructions
+// (opcode, shape, attributes, called computations by identity) wired the same way, names
+// aside. Conservative: instructions listed in different orders compare unequal.
+bool ComputationsEquivalent(const HloComputation& a, const HloComputation& b);
+
+// Frontend attributes that switch a pass's rewriting of one instruction off ("true", "1",
+// "yes", any case).
+bool HasTrueFrontendAttribute(const HloInstruction& inst, absl::Span<const std::string_view> keys);
+
+}  // namespace hloc::cf
