@@ -79,8 +79,8 @@ class Runner {
     std::vector<const PipelineEntry*> entries;
     for (const PipelineEntry& e : all)
       if (e.enabled) entries.push_back(&e);
-    if (absl::Status s = MaybeDumpBetween(pipeline_name, kPipelineStart,
-                                          entries.empty() ? kPipelineEnd : entries.front()->name());
+    if (absl::Status s =
+            MaybeDumpBetween(pipeline_name, kPipelineStart, entries.empty() ? kPipelineEnd : entries.front()->name());
         !s.ok())
       return s;
     bool changed = false;
@@ -113,18 +113,16 @@ class Runner {
     }
     if (report_ != nullptr) report_->group_iterations[path] = iterations;
     if (changed_this_iteration) {
-      notes() << "hloc: note: fixed-point group '" << group.group << "' (" << path << ") still changed the module after "
-              << group.max_iterations << " iteration" << (group.max_iterations == 1 ? "" : "s")
-              << " (its max_iterations); continuing with the next pass\n";
+      notes() << "hloc: note: fixed-point group '" << group.group << "' (" << path
+              << ") still changed the module after " << group.max_iterations << " iteration"
+              << (group.max_iterations == 1 ? "" : "s") << " (its max_iterations); continuing with the next pass\n";
       if (report_ != nullptr) report_->fixed_point_limit_hit.push_back(path);
     }
     return changed;
   }
 
   absl::StatusOr<bool> RunPass(const PipelineEntry& entry, const std::string& path) {
-    const std::string where = entry.location.file.empty()
-                                  ? path
-                                  : absl::StrCat(path, ", ", entry.location.ToString());
+    const std::string where = entry.location.file.empty() ? path : absl::StrCat(path, ", ", entry.location.ToString());
     auto it = instances_.find(&entry);
     if (it == instances_.end()) {
       const PassInfo* info = registry().Find(entry.pass);
@@ -166,8 +164,7 @@ class Runner {
   }
 
   // xla/service/dump.cc's DumpHloModuleBetweenPassesIfEnabled: when either neighbour matches.
-  absl::Status MaybeDumpBetween(const std::string& pipeline_name, const std::string& after,
-                                const std::string& before) {
+  absl::Status MaybeDumpBetween(const std::string& pipeline_name, const std::string& after, const std::string& before) {
     if (!pass_re_ || options_.dump.dump_to.empty()) return absl::OkStatus();
     if (!std::regex_search(after, *pass_re_) && !std::regex_search(before, *pass_re_)) return absl::OkStatus();
     const int64_t step = step_++;

@@ -24,9 +24,9 @@
 namespace hloc {
 
 struct DumpOptions {
-  std::string dump_to;        // folder (created if missing); "" = no dumps
-  std::string pass_re;        // ECMAScript regex searched in pass names; "" = no per-pass dumps
-  int64_t module_id = 0;      // the NNNN of module_NNNN (XLA's module unique id)
+  std::string dump_to;            // folder (created if missing); "" = no dumps
+  std::string pass_re;            // ECMAScript regex searched in pass names; "" = no per-pass dumps
+  int64_t module_id = 0;          // the NNNN of module_NNNN (XLA's module unique id)
   HloPrintOptions print_options;  // XLA's dump form by default
 };
 
@@ -46,10 +46,10 @@ struct PassRunRecord {
   double seconds = 0;
 };
 struct PassManagerReport {
-  std::vector<PassRunRecord> runs;                // leaf passes, in run order
+  std::vector<PassRunRecord> runs;                  // leaf passes, in run order
   std::map<std::string, int64_t> group_iterations;  // group path -> iterations run (last run)
   std::vector<std::string> fixed_point_limit_hit;   // group paths that stopped at max_iterations
-  std::vector<std::string> dumped_files;          // paths written, in order
+  std::vector<std::string> dumped_files;            // paths written, in order
 };
 
 // Checks that `pass_re` is a valid regular expression (so the CLI can reject it up front).

@@ -121,7 +121,8 @@ absl::StatusOr<PipelineEntry> ParseEntry(const yaml::Reader& reader, const YAML:
   }
 
   if (pass_key != nullptr) {
-    if (absl::Status s = reader.CheckKeys(*keys, Plus({"pass", "name", "options", "enabled", "rules"}, extra_keys), "a pass entry");
+    if (absl::Status s =
+            reader.CheckKeys(*keys, Plus({"pass", "name", "options", "enabled", "rules"}, extra_keys), "a pass entry");
         !s.ok())
       return s;
     absl::StatusOr<std::string> name = reader.Name(pass_key->value, "'pass'");
@@ -149,7 +150,8 @@ absl::StatusOr<PipelineEntry> ParseEntry(const yaml::Reader& reader, const YAML:
   }
 
   entry.kind = PipelineEntry::Kind::kGroup;
-  if (absl::Status s = reader.CheckKeys(*keys, Plus({"group", "passes", "fixed_point", "enabled"}, extra_keys), "a group entry");
+  if (absl::Status s =
+          reader.CheckKeys(*keys, Plus({"group", "passes", "fixed_point", "enabled"}, extra_keys), "a group entry");
       !s.ok())
     return s;
   absl::StatusOr<std::string> name = reader.Name(group_key->value, "'group'");
@@ -242,8 +244,8 @@ absl::StatusOr<Pipeline> ParsePipeline(const yaml::Reader& reader, const YAML::N
 void CollectTargets(std::vector<PipelineEntry>& entries, const std::string& target, int want,
                     std::vector<PipelineEntry*>* out) {
   for (PipelineEntry& e : entries) {
-    bool match = (want == 0 && !e.is_group() && e.label == target) || (want == 1 && e.is_group() && e.group == target) ||
-                 (want == 2 && !e.is_group() && e.pass == target);
+    bool match = (want == 0 && !e.is_group() && e.label == target) ||
+                 (want == 1 && e.is_group() && e.group == target) || (want == 2 && !e.is_group() && e.pass == target);
     if (match) out->push_back(&e);
     if (e.is_group()) CollectTargets(e.passes, target, want, out);
   }
@@ -275,8 +277,8 @@ absl::Status CheckNames(const std::vector<PipelineEntry>& entries, const PassReg
       // A pass name as a label or group name would make a target ambiguous (a pass name
       // targets every entry of that pass).
       if (registry.Find(name) != nullptr) {
-        return absl::InvalidArgumentError(absl::StrCat(e.location.ToString(), ": ", what, " '", name,
-                                                       "' is the name of a pass; choose another"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(e.location.ToString(), ": ", what, " '", name, "' is the name of a pass; choose another"));
       }
       (*seen)[name] = e.location;
     }
@@ -379,8 +381,8 @@ absl::Status ParseFixedPoint(const yaml::Reader& reader, const YAML::Node& node,
     absl::StatusOr<int64_t> n = reader.Int(m->value, absl::StrCat("max_iterations of group '", group, "'"));
     if (!n.ok()) return n.status();
     if (*n < 1 || *n > kMaxFixedPointIterations) {
-      return reader.Error(m->value, absl::StrCat("max_iterations must be between 1 and ", kMaxFixedPointIterations,
-                                                 ", got ", *n));
+      return reader.Error(
+          m->value, absl::StrCat("max_iterations must be between 1 and ", kMaxFixedPointIterations, ", got ", *n));
     }
     *max_iterations = *n;
   }
@@ -446,8 +448,7 @@ absl::Status CheckRuleNamesForPass(const yaml::Reader& reader, const YAML::Node&
   std::vector<std::string> known;
   for (const RuleInfo* r : registries.rule_registry().RulesForPass(pass)) {
     known.push_back(r->name);
-    if (r->group != nullptr && r->group[0] != '\0' &&
-        std::find(known.begin(), known.end(), r->group) == known.end())
+    if (r->group != nullptr && r->group[0] != '\0' && std::find(known.begin(), known.end(), r->group) == known.end())
       known.push_back(r->group);
   }
   for (size_t i = 0; i < names.size(); ++i) {

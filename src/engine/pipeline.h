@@ -47,14 +47,14 @@ struct PipelineEntry {
   SourceLocation location;
 
   // kPass
-  std::string pass;    // the registered pass name ("algsimp")
-  std::string label;   // optional `name:`; unique in the pipeline
+  std::string pass;                            // the registered pass name ("algsimp")
+  std::string label;                           // optional `name:`; unique in the pipeline
   std::map<std::string, OptionValue> options;  // the options set explicitly (defaults come from the registry)
   std::vector<std::string> enabled_rules;      // rewrite passes: only these rules/groups run
   std::vector<std::string> disabled_rules;
 
   // kGroup
-  std::string group;   // the group's name (the nested pipeline's name, as in XLA's dumps)
+  std::string group;  // the group's name (the nested pipeline's name, as in XLA's dumps)
   bool fixed_point = false;
   int64_t max_iterations = kDefaultMaxIterations;
   std::vector<PipelineEntry> passes;
@@ -76,9 +76,9 @@ struct VerifySettings {
 };
 
 struct Pipeline {
-  std::string name;         // the top-level pipeline's name (used in per-pass dump file names)
+  std::string name;  // the top-level pipeline's name (used in per-pass dump file names)
   std::string description;
-  std::string source;       // the manifest file, or "" for --passes
+  std::string source;  // the manifest file, or "" for --passes
   VerifySettings verify;
   std::vector<PipelineEntry> passes;
 };

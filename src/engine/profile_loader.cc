@@ -21,16 +21,15 @@ struct Unit {
 
 // Units a fact may carry; a bare number is in the base unit (bytes, bytes/s, FLOP/s).
 const std::vector<Unit>& ByteUnits() {
-  static const std::vector<Unit> units = {
-      {"B", 1},           {"KB", 1e3},         {"MB", 1e6},         {"GB", 1e9},         {"TB", 1e12},
-      {"KiB", 1024.0},    {"MiB", 1048576.0},  {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+  static const std::vector<Unit> units = {{"B", 1},           {"KB", 1e3},           {"MB", 1e6},
+                                          {"GB", 1e9},        {"TB", 1e12},          {"KiB", 1024.0},
+                                          {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
   return units;
 }
 const std::vector<Unit>& BandwidthUnits() {
-  static const std::vector<Unit> units = {
-      {"B/s", 1},          {"KB/s", 1e3},        {"MB/s", 1e6},          {"GB/s", 1e9},
-      {"TB/s", 1e12},      {"KiB/s", 1024.0},    {"MiB/s", 1048576.0},   {"GiB/s", 1073741824.0},
-      {"TiB/s", 1099511627776.0}};
+  static const std::vector<Unit> units = {{"B/s", 1},           {"KB/s", 1e3},           {"MB/s", 1e6},
+                                          {"GB/s", 1e9},        {"TB/s", 1e12},          {"KiB/s", 1024.0},
+                                          {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0}, {"TiB/s", 1099511627776.0}};
   return units;
 }
 const std::vector<Unit>& FlopUnits() {
@@ -91,11 +90,11 @@ absl::Status ParseComputeCapability(const yaml::Reader& reader, const YAML::Node
 absl::Status ParseHardware(const yaml::Reader& reader, const YAML::Node& node, HardwareProfile* hw) {
   absl::StatusOr<std::vector<yaml::MapEntry>> keys = reader.Entries(node, "'hardware'");
   if (!keys.ok()) return keys.status();
-  if (absl::Status s = reader.CheckKeys(*keys,
-                                        {"sm_count", "memory_bandwidth", "peak_flops_f32", "peak_flops_bf16",
-                                         "shared_memory_per_block", "l2_cache_size", "compute_capability",
-                                         "memory_size", "tensor_cores", "capabilities"},
-                                        "'hardware'");
+  if (absl::Status s = reader.CheckKeys(
+          *keys,
+          {"sm_count", "memory_bandwidth", "peak_flops_f32", "peak_flops_bf16", "shared_memory_per_block",
+           "l2_cache_size", "compute_capability", "memory_size", "tensor_cores", "capabilities"},
+          "'hardware'");
       !s.ok())
     return s;
   for (const yaml::MapEntry& k : *keys) {
@@ -132,8 +131,8 @@ absl::Status ParseHardware(const yaml::Reader& reader, const YAML::Node& node, H
         bool ident = std::isalpha(static_cast<unsigned char>(c.key[0]));
         for (char ch : c.key) ident = ident && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
         if (!ident) {
-          return reader.Error(c.key_node, absl::StrCat("capability names are identifiers (HasTensorCores), got '",
-                                                       c.key, "'"));
+          return reader.Error(c.key_node,
+                              absl::StrCat("capability names are identifiers (HasTensorCores), got '", c.key, "'"));
         }
         absl::StatusOr<bool> b = reader.Bool(c.value, absl::StrCat("capability '", c.key, "'"));
         if (!b.ok()) return b.status();
@@ -165,7 +164,8 @@ absl::StatusOr<PipelinePatch> ParsePatch(const yaml::Reader& reader, const YAML:
     if (!keys->empty()) {
       std::string hint = yaml::DidYouMean(keys->front().key, actions);
       if (!hint.empty()) {
-        return reader.Error(keys->front().key_node, absl::StrCat("unknown patch action '", keys->front().key, "'", hint));
+        return reader.Error(keys->front().key_node,
+                            absl::StrCat("unknown patch action '", keys->front().key, "'", hint));
       }
     }
     return reader.Error(node, absl::StrCat("a patch needs one of: ", absl::StrJoin(actions, ", ")));
@@ -204,8 +204,7 @@ absl::StatusOr<PipelinePatch> ParsePatch(const yaml::Reader& reader, const YAML:
       } else if (k.key == "fixed_point") {
         patch.has_fixed_point = true;
         patch.fixed_point_node = k.value;
-        if (absl::Status s = ParseFixedPoint(reader, k.value, patch.target, &patch.fixed_point,
-                                             &patch.max_iterations);
+        if (absl::Status s = ParseFixedPoint(reader, k.value, patch.target, &patch.fixed_point, &patch.max_iterations);
             !s.ok())
           return s;
       } else if (k.key == "rules") {
@@ -275,8 +274,9 @@ absl::Status ApplyPatch(const yaml::Reader& reader, const PipelinePatch& patch, 
       for (PipelineEntry* e : targets) {
         if (e->is_group()) {
           if (patch.has_options || patch.has_rules) {
-            return reader.Error(patch.target_node, absl::StrCat("'", patch.target, "' is a group: it has no options or ",
-                                                                "rules of its own (set fixed_point, or target a pass)"));
+            return reader.Error(patch.target_node,
+                                absl::StrCat("'", patch.target, "' is a group: it has no options or ",
+                                             "rules of its own (set fixed_point, or target a pass)"));
           }
           e->fixed_point = patch.fixed_point;
           e->max_iterations = patch.max_iterations;
@@ -320,10 +320,9 @@ absl::Status ApplyPatch(const yaml::Reader& reader, const PipelinePatch& patch, 
       for (const auto& [name, loc] : added) {
         for (const auto& [old_name, old_loc] : existing) {
           if (name == old_name) {
-            return absl::InvalidArgumentError(
-                absl::StrCat(patch.location.ToString(), ": the inserted name '", name, "' is already used at ",
-                             old_loc.ToString(),
-                             "; labels and group names must be unique"));
+            return absl::InvalidArgumentError(absl::StrCat(patch.location.ToString(), ": the inserted name '", name,
+                                                           "' is already used at ", old_loc.ToString(),
+                                                           "; labels and group names must be unique"));
           }
         }
       }
@@ -385,8 +384,7 @@ absl::StatusOr<std::string> FindByName(const std::string& name, const std::vecto
       known.empty() ? std::string("") : absl::StrCat(" (", what, "s there: ", absl::StrJoin(known, ", "), ")")));
 }
 
-absl::StatusOr<Profile> ParseProfile(const yaml::Reader& reader, const YAML::Node& root,
-                                     const Registries& registries) {
+absl::StatusOr<Profile> ParseProfile(const yaml::Reader& reader, const YAML::Node& root, const Registries& registries) {
   if (root.IsNull()) return reader.Error(YAML::Mark::null_mark(), "empty profile (expected name, kind, pipeline)");
   absl::StatusOr<std::vector<yaml::MapEntry>> keys = reader.Entries(root, "a profile");
   if (!keys.ok()) return keys.status();
@@ -412,8 +410,8 @@ absl::StatusOr<Profile> ParseProfile(const yaml::Reader& reader, const YAML::Nod
       }
       if (k.key == "kind") {
         if (*v != "gpu" && *v != "cpu") {
-          return reader.Error(k.value, absl::StrCat("kind must be gpu or cpu, got '", *v, "'",
-                                                    yaml::DidYouMean(*v, {"gpu", "cpu"})));
+          return reader.Error(
+              k.value, absl::StrCat("kind must be gpu or cpu, got '", *v, "'", yaml::DidYouMean(*v, {"gpu", "cpu"})));
         }
         p.hardware.kind = *v;
       }
@@ -508,9 +506,13 @@ std::string DescribeHardware(const HardwareProfile& hw) {
   if (hw.compute_capability_major > 0) {
     parts.push_back(absl::StrCat("compute capability ", hw.compute_capability_major, ".", hw.compute_capability_minor));
   }
-  if (hw.memory_bandwidth > 0) parts.push_back(absl::StrCat(Trim(hw.memory_bandwidth / 1e12), " TB/s"));
-  if (hw.peak_flops_f32 > 0) parts.push_back(absl::StrCat(Trim(hw.peak_flops_f32 / 1e12), " TFLOP/s f32"));
-  if (hw.peak_flops_bf16 > 0) parts.push_back(absl::StrCat(Trim(hw.peak_flops_bf16 / 1e12), " TFLOP/s bf16"));
+  // Tera where it reads well, giga below.
+  auto scaled = [](double v, const char* unit) {
+    return v >= 1e12 ? absl::StrCat(Trim(v / 1e12), " T", unit) : absl::StrCat(Trim(v / 1e9), " G", unit);
+  };
+  if (hw.memory_bandwidth > 0) parts.push_back(scaled(hw.memory_bandwidth, "B/s"));
+  if (hw.peak_flops_f32 > 0) parts.push_back(scaled(hw.peak_flops_f32, "FLOP/s f32"));
+  if (hw.peak_flops_bf16 > 0) parts.push_back(scaled(hw.peak_flops_bf16, "FLOP/s bf16"));
   if (hw.l2_cache_size > 0) parts.push_back(absl::StrCat(Bytes(hw.l2_cache_size), " L2"));
   if (hw.shared_memory_per_block > 0) {
     parts.push_back(absl::StrCat(Bytes(hw.shared_memory_per_block), " shared memory per block"));

@@ -32,13 +32,13 @@ namespace hloc {
 struct PipelinePatch {
   enum class Kind { kDisable, kEnable, kSet, kInsertBefore, kInsertAfter };
   Kind kind = Kind::kDisable;
-  std::string target;        // a label, group name or pass name
-  YAML::Node target_node;    // for located errors
-  SourceLocation location;   // the patch itself
+  std::string target;       // a label, group name or pass name
+  YAML::Node target_node;   // for located errors
+  SourceLocation location;  // the patch itself
 
   // kSet: what to change on every targeted entry.
   bool has_options = false;
-  YAML::Node options;        // pass targets: checked against each pass's options when applied
+  YAML::Node options;            // pass targets: checked against each pass's options when applied
   bool has_fixed_point = false;  // group targets
   bool fixed_point = false;
   int64_t max_iterations = PipelineEntry::kDefaultMaxIterations;

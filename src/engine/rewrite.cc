@@ -267,7 +267,11 @@ ComputationRun RewriteComputation(HloComputation* computation, const std::string
   RewriteContext ctx(computation, &context);
   ctx.set_used_names(std::move(names));
   std::ostream& trace = context.trace_out != nullptr ? *context.trace_out : std::cerr;
-  std::vector<HloInstruction*> leftovers;  // replaced or created: dead-code candidates at the end
+  std::vector<HloInstruction*> leftovers;  // replaced or created: dead-code candidates
+  // A set of rules that undo each other would never reach a fixed point: cap the firings of
+  // one sweep (relative to the computation's size when the pass started); max_iterations then
+  // bounds the whole run.
+  const int64_t firing_budget = 16 * computation->instruction_count() + 1024;
 
   for (int64_t sweep = 0; sweep < max_iterations; ++sweep) {
     ++run.sweeps;
@@ -277,9 +281,6 @@ ComputationRun RewriteComputation(HloComputation* computation, const std::string
     auto push = [&](HloInstruction* inst) {
       if (queued.insert(inst).second) queue.push_back(inst);
     };
-    // A set of rules that undo each other would never reach a fixed point: cap the firings
-    // of one sweep; max_iterations then bounds the whole run.
-    const int64_t firing_budget = 16 * computation->instruction_count() + 1024;
     int64_t firings = 0;
     while (!queue.empty() && firings < firing_budget) {
       HloInstruction* inst = queue.front();
@@ -323,9 +324,11 @@ ComputationRun RewriteComputation(HloComputation* computation, const std::string
       }
     }
     ctx.set_root(nullptr);
+    // Dead code left by this sweep goes now, so the next sweep walks only live instructions.
+    RemoveDeadLeftovers(computation, leftovers);
+    leftovers.clear();
     if (firings == 0) break;
   }
-  RemoveDeadLeftovers(computation, leftovers);
   return run;
 }
 

@@ -104,8 +104,8 @@ absl::StatusOr<std::vector<MapEntry>> Reader::Entries(const YAML::Node& node, st
   std::vector<MapEntry> out;
   if (node.IsNull()) return out;  // `options:` with nothing after it: no entries
   if (!node.IsMap()) {
-    return Error(node, absl::StrCat("expected a mapping (key: value) for ", std::string(what), ", got ",
-                                    KindName(node)));
+    return Error(node,
+                 absl::StrCat("expected a mapping (key: value) for ", std::string(what), ", got ", KindName(node)));
   }
   absl::flat_hash_map<std::string, size_t> index;  // key -> position in `out`
   for (auto it = node.begin(); it != node.end(); ++it) {
@@ -151,8 +151,8 @@ absl::StatusOr<std::vector<YAML::Node>> Reader::Sequence(const YAML::Node& node,
 absl::StatusOr<std::string> Reader::PlainScalar(const YAML::Node& node, std::string_view what,
                                                 std::string_view expected) const {
   if (!node.IsScalar()) {
-    return Error(node, absl::StrCat("expected ", std::string(expected), " for ", std::string(what), ", got ",
-                                    KindName(node)));
+    return Error(
+        node, absl::StrCat("expected ", std::string(expected), " for ", std::string(what), ", got ", KindName(node)));
   }
   if (node.Tag() == kQuotedTag) {
     return Error(node, absl::StrCat("expected ", std::string(expected), " for ", std::string(what),
@@ -247,7 +247,8 @@ int EditDistance(std::string_view a, std::string_view b) {
       int cost = a[i - 1] == b[j - 1] ? 0 : 1;
       d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
       // A swap of two neighbours ("dec" for "dce") counts as one edit.
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
   return d[n][m];
@@ -330,10 +331,14 @@ bool ParseInt(std::string_view t, int64_t* out) {
   const uint64_t limit = neg ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
   for (char c : digits) {
     int d;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (base == 16 && c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    else if (base == 16 && c >= 'A' && c <= 'F') d = c - 'A' + 10;
-    else return false;
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (base == 16 && c >= 'a' && c <= 'f')
+      d = c - 'a' + 10;
+    else if (base == 16 && c >= 'A' && c <= 'F')
+      d = c - 'A' + 10;
+    else
+      return false;
     if (d >= base) return false;
     if (v > (limit - static_cast<uint64_t>(d)) / static_cast<uint64_t>(base)) return false;
     v = v * static_cast<uint64_t>(base) + static_cast<uint64_t>(d);

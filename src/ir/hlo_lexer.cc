@@ -159,7 +159,8 @@ TokKind HloLexer::LexToken() {
       default:
         if (IsAlpha(c) || c == '_') return LexIdentifier();
         --pos_;
-        if (c >= 0x20 && c < 0x7f) return Fail(absl::StrCat("unexpected character '", std::string(1, static_cast<char>(c)), "'"));
+        if (c >= 0x20 && c < 0x7f)
+          return Fail(absl::StrCat("unexpected character '", std::string(1, static_cast<char>(c)), "'"));
         return Fail(absl::StrCat("unexpected byte 0x", absl::Hex(c, absl::kZeroPad2)));
     }
   }

@@ -407,7 +407,7 @@ bool Parser::ParseComputation() {
   if (!inserted) {
     HloLexer::LineCol lc = lex_.GetLineCol(it->second.second);
     return Err(name_loc, "computation already exists: ", name, " (previously defined at ",
-                                        lc.line, ":", lc.column, ")");
+               lc.line, ":", lc.column, ")");
   }
   return true;
 }
@@ -539,22 +539,22 @@ bool Parser::FinishModule(HloModule* module) {
   auto param_index_ok = [&](int64_t number, const ShapeIndex& index, size_t at, const char* what) {
     if (number < 0 || number >= entry->num_parameters())
       return Err(at, what, ": parameter ", number, " does not exist; the entry computation has ",
-                                    entry->num_parameters(), " parameters");
+                 entry->num_parameters(), " parameters");
     if (!GetSubshape(entry->parameter_instruction(number)->shape(), index).ok())
       return Err(at, what, ": shape index ", ShapeIndexToString(index),
-                                    " does not exist in parameter ", number, " of shape ",
-                                    entry->parameter_instruction(number)->shape().ToString());
+                 " does not exist in parameter ", number, " of shape ",
+                 entry->parameter_instruction(number)->shape().ToString());
     return true;
   };
   absl::flat_hash_set<std::string> outputs;
   for (const InputOutputAlias& a : cfg.input_output_alias) {
     if (!GetSubshape(result, a.output_index).ok())
       return Err(alias_loc_, "input_output_alias: output shape index ",
-                                            ShapeIndexToString(a.output_index),
-                                            " does not exist in the entry result shape ", result.ToString());
+                 ShapeIndexToString(a.output_index),
+                 " does not exist in the entry result shape ", result.ToString());
     if (!outputs.insert(ShapeIndexToString(a.output_index)).second)
       return Err(alias_loc_, "input_output_alias: output shape index ",
-                                            ShapeIndexToString(a.output_index), " is aliased twice");
+                 ShapeIndexToString(a.output_index), " is aliased twice");
     if (!param_index_ok(a.parameter_number, a.parameter_index, alias_loc_, "input_output_alias")) return false;
   }
   for (const BufferDonor& d : cfg.buffer_donor)

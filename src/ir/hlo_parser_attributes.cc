@@ -143,7 +143,7 @@ bool Parser::ParseWindow(Window* window, bool outer_braces) {
       ok = true;
     } else {
       return Err(attr_loc, "unexpected attribute name: ", name,
-                                          " (a window has size, stride, pad, lhs_dilate, rhs_dilate, rhs_reversal)");
+                 " (a window has size, stride, pad, lhs_dilate, rhs_dilate, rhs_reversal)");
     }
     if (!ok) return false;
   }
@@ -201,12 +201,12 @@ bool Parser::ParseConvDims(ConvolutionDimensionNumbers* dnums) {
       } else if (ch >= '0' && ch < '0' + static_cast<int>(s.size())) {
         if (ch - '0' >= num_spatial)
           return Err(loc(), "spatial dimension ", std::string(1, ch), " is out of range in ", which,
-                                         " dimension numbers ", std::string(s), ": there are ", num_spatial,
-                                         " spatial dimensions");
+                     " dimension numbers ", std::string(s), ": there are ", num_spatial,
+                     " spatial dimensions");
         (*spatial)[ch - '0'] = i;
       } else {
         return Err(loc(), "expects [0-", s.size() - 1, std::string(1, a), std::string(1, b), "?] in ",
-                                       which, " dimension numbers");
+                   which, " dimension numbers");
       }
     }
     return true;
@@ -214,10 +214,11 @@ bool Parser::ParseConvDims(ConvolutionDimensionNumbers* dnums) {
   auto has_roles = [&](std::string_view s, const char* which, char a, char b) -> bool {
     if (s.find(a) != std::string_view::npos && s.find(b) != std::string_view::npos) return true;
     return Err(loc(), which, " dimension numbers ", std::string(s), " must contain '", std::string(1, a),
-                                   "' and '", std::string(1, b), "'");
+               "' and '", std::string(1, b), "'");
   };
   ConvolutionDimensionNumbers d;
-  if (!labels(lhs, "lhs", 'b', 'f', &d.input_batch_dimension, &d.input_feature_dimension, &d.input_spatial_dimensions) ||
+  if (!labels(lhs, "lhs", 'b', 'f', &d.input_batch_dimension, &d.input_feature_dimension,
+              &d.input_spatial_dimensions) ||
       !labels(rhs, "rhs", 'i', 'o', &d.kernel_input_feature_dimension, &d.kernel_output_feature_dimension,
               &d.kernel_spatial_dimensions) ||
       !labels(out, "output", 'b', 'f', &d.output_batch_dimension, &d.output_feature_dimension,
@@ -226,8 +227,8 @@ bool Parser::ParseConvDims(ConvolutionDimensionNumbers* dnums) {
   if (d.input_spatial_dimensions.size() != d.output_spatial_dimensions.size() ||
       d.input_spatial_dimensions.size() != d.kernel_spatial_dimensions.size()) {
     return Err(loc(), "input, kernel, and output must have same number of spatial dimensions, but got ",
-                                   d.input_spatial_dimensions.size(), ", ", d.kernel_spatial_dimensions.size(), ", ",
-                                   d.output_spatial_dimensions.size(), ", respectively.");
+               d.input_spatial_dimensions.size(), ", ", d.kernel_spatial_dimensions.size(), ", ",
+               d.output_spatial_dimensions.size(), ", respectively.");
   }
   if (!has_roles(lhs, "lhs", 'b', 'f') || !has_roles(rhs, "rhs", 'i', 'o') || !has_roles(out, "output", 'b', 'f'))
     return false;

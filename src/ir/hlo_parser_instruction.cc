@@ -109,7 +109,7 @@ HloInstruction* Parser::ParseInstructionRhs(CompBuilder& b, std::string name, si
   if (!ParseOpcode(*c)) return nullptr;
   if (!c->shape && (c->wrapped_opcode || !CanInferShape(c->opcode))) {
     Err(c->opcode_loc, "cannot infer shape for opcode: ", std::string(HloOpcodeString(c->opcode)),
-                                      "; write the result shape before the opcode");
+        "; write the result shape before the opcode");
     return nullptr;
   }
   return BuildInstruction(*c);
@@ -195,7 +195,8 @@ bool Parser::ParseNamedOperand(InstrCtx& c, size_t op_loc, const Shape* shape) {
     inst = it->second.first;
   } else if (top_scope) {
     if (!shape)
-      return Error(name_loc, "Operand had no shape in HLO text; cannot create parameter for single-instruction module.");
+      return Error(name_loc,
+                   "Operand had no shape in HLO text; cannot create parameter for single-instruction module.");
     inst = MakeSingleInstructionParameter(b, name, *shape, op_loc);
   } else {
     return Err(name_loc, "instruction does not exist: ", name);
@@ -238,12 +239,12 @@ HloInstruction* Parser::InlineGte(CompBuilder& b, HloInstruction* operand, int64
   const Shape& s = operand->shape();
   if (!s.IsTuple()) {
     Err(at, "%", operand->name(), "#", index, ": %", operand->name(),
-                           " is not a tuple; it has shape ", s.ToString());
+        " is not a tuple; it has shape ", s.ToString());
     return nullptr;
   }
   if (index < 0 || index >= static_cast<int64_t>(s.tuple_shapes().size())) {
     Err(at, "tuple index ", index, " is out of range for %", operand->name(), " of shape ",
-                           s.ToString());
+        s.ToString());
     return nullptr;
   }
   auto gte = std::make_unique<HloInstruction>(HloOpcode::kGetTupleElement, s.tuple_shapes(index),
@@ -266,7 +267,8 @@ bool Parser::AddCommonAttrs(InstrCtx& c, AttrList& attrs) {
     ctx->attrs.sharding = std::move(s);
     return true;
   });
-  attrs.Add("frontend_attributes", false, [this, ctx] { return ParseFrontendAttributes(&ctx->attrs.frontend_attributes); });
+  attrs.Add("frontend_attributes", false,
+            [this, ctx] { return ParseFrontendAttributes(&ctx->attrs.frontend_attributes); });
   attrs.Add("statistics", false, [this, ctx] {
     size_t begin = loc();
     if (!ParseStatistics()) return false;
@@ -299,7 +301,7 @@ HloInstruction* Parser::CreateInstruction(InstrCtx& c) {
     absl::StatusOr<Shape> inferred = InferShape(*inst);
     if (!inferred.ok()) {
       Err(c.opcode_loc, "failed to infer shape for opcode: ", std::string(HloOpcodeString(c.opcode)),
-                                       ", error: ", std::string(inferred.status().message()));
+          ", error: ", std::string(inferred.status().message()));
       return nullptr;
     }
     Shape s = *std::move(inferred);
@@ -309,11 +311,12 @@ HloInstruction* Parser::CreateInstruction(InstrCtx& c) {
   const auto& replication = inst->attrs().parameter_replication;
   if (!replication.empty() && LeafCount(inst->shape()) != static_cast<int64_t>(replication.size())) {
     Err(c.replication_loc, "parameter has ", LeafCount(inst->shape()),
-                                          " leaf buffers, but parameter_replication has ", replication.size(),
-                                          " elements.");
+        " leaf buffers, but parameter_replication has ", replication.size(),
+        " elements.");
     return nullptr;
   }
-  std::string name = c.name.empty() ? UniqueAnonName(b, absl::StrCat(std::string(HloOpcodeString(c.opcode)), ".anon")) : c.name;
+  std::string name =
+      c.name.empty() ? UniqueAnonName(b, absl::StrCat(std::string(HloOpcodeString(c.opcode)), ".anon")) : c.name;
   if (auto it = b.names.find(name); it != b.names.end()) {
     HloLexer::LineCol lc = lex_.GetLineCol(it->second.second);
     Error(c.name_loc,
@@ -334,7 +337,8 @@ HloInstruction* Parser::CreateInstruction(InstrCtx& c) {
 
 std::string Parser::UniqueAnonName(CompBuilder& b, std::string_view base) {
   std::string name(base);
-  for (int64_t i = 1; b.names.contains(name) || anon_names_.contains(name); ++i) name = absl::StrCat(std::string(base), ".", i);
+  for (int64_t i = 1; b.names.contains(name) || anon_names_.contains(name); ++i)
+    name = absl::StrCat(std::string(base), ".", i);
   anon_names_.insert(name);
   return name;
 }
@@ -493,7 +497,7 @@ HloInstruction* Parser::BuildAsync(InstrCtx& c, AttrList& attrs) {
     O actual = wrapped_comp->root_instruction()->opcode();
     if (actual != *c.wrapped_opcode) {
       Err(c.opcode_loc, "Expect async wrapped opcode to be ", std::string(HloOpcodeString(actual)), ", but got ",
-                                       std::string(HloOpcodeString(*c.wrapped_opcode)));
+          std::string(HloOpcodeString(*c.wrapped_opcode)));
       return nullptr;
     }
   } else {
@@ -504,15 +508,16 @@ HloInstruction* Parser::BuildAsync(InstrCtx& c, AttrList& attrs) {
   }
   if (!ParseAttributes(attrs, c.allow_attributes, c.opcode_loc, &c.attrs.raw_attributes)) return nullptr;
   // Only the start carries the thread and the computation; what is written here must agree.
-  std::string start_thread = start->attrs().async_execution_thread.empty() ? "main" : start->attrs().async_execution_thread;
+  std::string start_thread =
+      start->attrs().async_execution_thread.empty() ? "main" : start->attrs().async_execution_thread;
   if (c.async_thread && *c.async_thread != start_thread) {
     Err(c.async_thread_loc, "Expect async_execution_thread to be ", start_thread, ", but got ",
-                                           *c.async_thread);
+        *c.async_thread);
     return nullptr;
   }
   if (c.async_calls && c.async_calls != wrapped_comp) {
     Err(c.async_calls_loc, "Expect async_wrapped_computation to be ", wrapped_comp->name(),
-                                          ", but got ", c.async_calls->name());
+        ", but got ", c.async_calls->name());
     return nullptr;
   }
   return CreateInstruction(c);

@@ -79,7 +79,8 @@ bool Parser::ParseTupleLiteral(Literal* out, const Shape& shape) {
   std::vector<Literal> elements(n);
   for (size_t i = 0; i < n; ++i) {
     if (i > 0) {
-      if (kind() != TokKind::kComma) return Err(loc(), "expects ',' to separate tuple elements (the tuple has ", n, " elements)");
+      if (kind() != TokKind::kComma)
+        return Err(loc(), "expects ',' to separate tuple elements (the tuple has ", n, " elements)");
       lex_.Lex();
     }
     if (!ParseLiteral(&elements[i], shape.tuple_shapes(i))) return false;
@@ -122,11 +123,11 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
   if (elided) {
     if (bytes > kMaxElidedBytes - elided_bytes_)
       return Err(at, "the elided constant {...} of shape ", shape.ToString(),
-                                    " is too large to materialize (more than 256 MiB of elided constants)");
+                 " is too large to materialize (more than 256 MiB of elided constants)");
     elided_bytes_ += bytes;
   } else if (*count > static_cast<int64_t>(lex_.buffer().size() - at)) {
     return Err(at, "constant of shape ", shape.ToString(), " has ", *count,
-                                  " elements, more than the text that follows could hold");
+               " elements, more than the text that follows could hold");
   }
   absl::StatusOr<Literal> created = Literal::Create(shape);
   if (!created.ok()) return Error(at, std::string(created.status().message()));
@@ -157,7 +158,7 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
       uint64_t max = bits >= 64 ? std::numeric_limits<uint64_t>::max() : (uint64_t{1} << bits) - 1;
       if (static_cast<uint64_t>(v) > max)
         return Err(vloc, "value ", v, " is out of range for literal's primitive type ", TypeName(type),
-                                        " namely [0, ", max, "].");
+                   " namely [0, ", max, "].");
       literal.SetUint(linear++, static_cast<uint64_t>(v));
       return true;
     }
@@ -165,7 +166,7 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
       int64_t max = (int64_t{1} << (bits - 1)) - 1, min = -max - 1;
       if (v < min || v > max)
         return Err(vloc, "value ", v, " is out of range for literal's primitive type ", TypeName(type),
-                                        " namely [", min, ", ", max, "].");
+                   " namely [", min, ", ", max, "].");
     }
     literal.SetInt(linear++, v);
     return true;
@@ -183,16 +184,16 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
         uint64_t largest = (uint64_t{1} << mbits) - 1;
         if (payload > largest)
           return Err(vloc, "tries to set NaN payload ", Hex(payload), " to a literal in shape ",
-                                          shape.ToString(false), " at linear index ", linear,
-                                          ", but the NaN payload is out of range (", Hex(largest), ")");
+                     shape.ToString(false), " at linear index ", linear,
+                     ", but the NaN payload is out of range (", Hex(largest), ")");
         uint64_t raw = (uint64_t{negative} << (ebits + mbits)) | (((uint64_t{1} << ebits) - 1) << mbits) | payload;
         literal.SetRawBits(linear++, raw);
         return true;
       }
       if (payload != kQuiet)
         return Err(vloc, "tries to set NaN payload ", Hex(payload), " to a literal in shape ",
-                                        shape.ToString(false), " at linear index ", linear, ", but ",
-                                        std::string(PrimitiveTypeName(type)), " does not support payloads");
+                   shape.ToString(false), " at linear index ", linear, ", but ",
+                   std::string(PrimitiveTypeName(type)), " does not support payloads");
       literal.SetDouble(linear++, v);
       return true;
     }
@@ -202,8 +203,8 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
     if (std::isfinite(rounded)) checked = rounded;
     if (std::isfinite(checked) && (checked > MaxFinite(type) || checked < LowestFinite(type)))
       return Err(vloc, "value ", FormatDouble(v), " is out of range for literal's primitive type ",
-                                      TypeName(type), " namely [", FormatDouble(LowestFinite(type)), ", ",
-                                      FormatDouble(MaxFinite(type)), "].");
+                 TypeName(type), " namely [", FormatDouble(LowestFinite(type)), ", ",
+                 FormatDouble(MaxFinite(type)), "].");
     literal.SetDouble(linear++, v);
     return true;
   };
@@ -215,7 +216,7 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
           return Err(loc(), "expects nested array in rank ", rank, ", but sees larger");
         if (nest > 1 && ++seen[nest - 2] > dims[nest - 2])
           return Err(loc(), "expects ", dims[nest - 2], " elements in the ", index_str(nest - 2),
-                                         "th element, but sees more");
+                     "th element, but sees more");
         lex_.Lex();
         break;
       case TokKind::kRbrace:
@@ -225,13 +226,14 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
           if (nest == 0)
             return Err(loc(), "expects ", dims[0], " elements in the outermost dimension, but sees ", seen[0]);
           return Err(loc(), "expects ", dims[nest], " elements in the ", index_str(nest),
-                                         "th element, but sees ", seen[nest]);
+                     "th element, but sees ", seen[nest]);
         }
         seen[nest] = 0;
         lex_.Lex();
         break;
       case TokKind::kLparen: {
-        if (!IsComplex(type)) return TokenError("unexpected '(' in literal. Parens are only valid for complex literals");
+        if (!IsComplex(type))
+          return TokenError("unexpected '(' in literal. Parens are only valid for complex literals");
         size_t vloc = loc();
         double re = 0, im = 0;
         if (!add_one() || !ParseComplex(&re, &im)) return false;
@@ -240,8 +242,8 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
           for (auto [name, part] : {std::pair<const char*, double>{"real", re}, {"imaginary", im}}) {
             if (std::isfinite(part) && (part > max || part < -max))
               return Err(vloc, name, " part ", FormatDouble(part),
-                                              " is out of range for literal's primitive type C64, namely [",
-                                              FormatDouble(-max), ", ", FormatDouble(max), "].");
+                         " is out of range for literal's primitive type C64, namely [",
+                         FormatDouble(-max), ", ", FormatDouble(max), "].");
           }
         }
         literal.SetComplex(linear++, {re, im});
@@ -262,7 +264,8 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
         if (!add_one()) return false;
         if (kind() == TokKind::kw_true || kind() == TokKind::kw_false) {
           if (type != PrimitiveType::PRED)
-            return Err(loc(), "expects a value of type ", std::string(PrimitiveTypeName(type)), ", but sees ", Describe());
+            return Err(loc(), "expects a value of type ", std::string(PrimitiveTypeName(type)), ", but sees ",
+                       Describe());
           literal.SetInt(linear++, kind() == TokKind::kw_true);
           lex_.Lex();
         } else if (IsIntegral(type) || type == PrimitiveType::PRED) {
@@ -297,7 +300,8 @@ bool Parser::ParseLiteralWithShape(Literal* out) {
     while (kind() != TokKind::kRparen) {
       elements.emplace_back();
       if (!ParseLiteralWithShape(&elements.back())) return false;
-      if (kind() != TokKind::kRparen && !Expect(TokKind::kComma, "expects ',' to separate tuple elements")) return false;
+      if (kind() != TokKind::kRparen && !Expect(TokKind::kComma, "expects ',' to separate tuple elements"))
+        return false;
     }
     lex_.Lex();
     *out = Literal::MakeTuple(std::move(elements));

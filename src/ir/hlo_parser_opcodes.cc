@@ -29,7 +29,7 @@ std::string Plural(int64_t n, std::string_view word) {
 bool Parser::CheckOperandCount(InstrCtx& c, int64_t expected) {
   if (static_cast<int64_t>(c.operands.size()) == expected) return true;
   return Err(c.operands_loc, "expects ", Plural(expected, "operand"), ", but has ",
-                                            Plural(c.operands.size(), "operand"));
+             Plural(c.operands.size(), "operand"));
 }
 
 bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
@@ -55,7 +55,9 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
   // Attributes that name computations; collected, then placed in XLA's order.
   HloComputation* to_apply = nullptr;
   auto computation = [this](HloComputation** out) { return [this, out] { return ParseComputationRef(out); }; };
-  auto replica_groups = [&] { attrs.Add("replica_groups", false, [this, &a] { return ParseReplicaGroups(&a.replica_groups); }); };
+  auto replica_groups = [&] {
+    attrs.Add("replica_groups", false, [this, &a] { return ParseReplicaGroups(&a.replica_groups); });
+  };
   auto channel_id = [&] {
     attrs.Add("channel_id", false, [this, &a] {
       int64_t v = 0;
@@ -64,11 +66,14 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
       return true;
     });
   };
-  auto operand_precision = [&] { attrs.Add("operand_precision", false, [this, &a] { return ParsePrecisionList(&a.precision_config.operand_precision); }); };
+  auto operand_precision = [&] {
+    attrs.Add("operand_precision", false,
+              [this, &a] { return ParsePrecisionList(&a.precision_config.operand_precision); });
+  };
   auto one_dimension = [&]() -> bool {
     if (a.dimensions.size() == 1) return true;
     return Err(c.opcode_loc, opname, " expects dimensions={d} with exactly one dimension, but has ",
-                                            a.dimensions.size());
+               a.dimensions.size());
   };
   auto at_least = [&](int64_t k) -> bool {
     if (n >= k) return true;
@@ -215,7 +220,7 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
             operand->attrs().channel_id != a.channel_id) {
           auto text = [](const std::optional<int64_t>& id) { return id ? absl::StrCat(*id) : std::string("none"); };
           return Err(c.opcode_loc, opname, " has channel_id ", text(a.channel_id), ", but its operand %",
-                                                  operand->name(), " has channel_id ", text(operand->attrs().channel_id));
+                     operand->name(), " has channel_id ", text(operand->attrs().channel_id));
         }
       }
       return true;
@@ -325,9 +330,10 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
       if (!parse() || !one_dimension()) return false;
       if (n != to_apply->num_parameters())
         return Err(c.operands_loc, "expects ", n, " operands to match the number of parameters of "
-                                                  "to_apply, but to_apply has ", to_apply->num_parameters(), " parameters");
+                   "to_apply, but to_apply has ", to_apply->num_parameters(), " parameters");
       if (a.num_carries < 0 || a.num_carries > n)
-        return Err(c.opcode_loc, "num_carries=", a.num_carries, " must be between 0 and the number of operands (", n, ")");
+        return Err(c.opcode_loc, "num_carries=", a.num_carries, " must be between 0 and the number of operands (", n,
+                   ")");
       c.called = {to_apply};
       return true;
     }
@@ -365,7 +371,7 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
       bool vector_form = n == 2 && c.operands[1]->shape().rank() == 1;
       if (!vector_form && n != 1 + rank)
         return Err(c.operands_loc, "dynamic-slice of a rank-", rank, " operand expects ", 1 + rank,
-                                                  " operands (one start index per dimension), but has ", n);
+                   " operands (one start index per dimension), but has ", n);
       return true;
     }
 
@@ -375,7 +381,7 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
       bool vector_form = n == 3 && c.operands[2]->shape().rank() == 1;
       if (!vector_form && n != 2 + rank)
         return Err(c.operands_loc, "dynamic-update-slice of a rank-", rank, " operand expects ", 2 + rank,
-                                                  " operands (one start index per dimension), but has ", n);
+                   " operands (one start index per dimension), but has ", n);
       return true;
     }
 
@@ -405,7 +411,8 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
       HloComputation* calls = nullptr;
       attrs.Add("calls", true, computation(&calls));
       attrs.Add("kind", true, [this, &a] { return ParseFusionKind(&a.fusion_kind); });
-      attrs.Add("output_to_operand_aliasing", false, [this, &a] { return ParseOutputOperandAliasing(&a.output_to_operand_aliasing); });
+      attrs.Add("output_to_operand_aliasing", false,
+                [this, &a] { return ParseOutputOperandAliasing(&a.output_to_operand_aliasing); });
       if (!parse()) return false;
       c.called = {calls};
       return true;
@@ -482,8 +489,8 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
       if (branches.empty()) return Error(c.opcode_loc, "conditional expects at least one branch computation");
       if (n != static_cast<int64_t>(branches.size()) + 1)
         return Err(c.operands_loc, "conditional with ", Plural(branches.size(), "branch computation"),
-                                                  " expects ", branches.size() + 1, " operands (the branch index and one "
-                                                  "operand per branch), but has ", n);
+                   " expects ", branches.size() + 1, " operands (the branch index and one "
+                   "operand per branch), but has ", n);
       c.called = branches;
       return true;
     }
@@ -511,7 +518,8 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
       attrs.Add("custom_call_has_side_effect", false, boolean(&a.custom_call_has_side_effect));
       attrs.Add("to_apply", false, computation(&to_apply));
       attrs.Add("called_computations", false, [&] { return ParseComputationList(&called); });
-      attrs.Add("output_to_operand_aliasing", false, [this, &a] { return ParseOutputOperandAliasing(&a.output_to_operand_aliasing); });
+      attrs.Add("output_to_operand_aliasing", false,
+                [this, &a] { return ParseOutputOperandAliasing(&a.output_to_operand_aliasing); });
       attrs.Add("padding_type", false, raw_ident("padding type"), true);
       attrs.Add("literal", false, [this] {
         Literal l;
@@ -538,11 +546,11 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
         for (int64_t i = 0; i < n; ++i) {
           if (constraints[i].IsArray() && !constraints[i].has_layout())
             return Err(constraints_loc, "Operand layout constraint shape ", constraints[i].ToString(),
-                                                       " for operand ", i, " does not have a layout");
+                       " for operand ", i, " does not have a layout");
           if (!CompatibleShapes(constraints[i], c.operands[i]->shape()))
             return Err(constraints_loc, "Operand layout constraint shape ", constraints[i].ToString(),
-                                                       " for operand ", i, " is not compatible with operand shape ",
-                                                       c.operands[i]->shape().ToString());
+                       " for operand ", i, " is not compatible with operand shape ",
+                       c.operands[i]->shape().ToString());
         }
       }
       if (to_apply) c.called = {to_apply};
@@ -594,7 +602,7 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
       attrs.Add("scatter_indices_batching_dims", false, ints(&s.scatter_indices_batching_dims));
       if (n < 3 || n % 2 == 0)
         return Err(c.operands_loc, "expects an odd number of operands (inputs, indices, updates), but has ",
-                                                  Plural(n, "operand"));
+                   Plural(n, "operand"));
       if (!parse()) return false;
       c.called = {to_apply};
       return true;

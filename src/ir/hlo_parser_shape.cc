@@ -115,10 +115,10 @@ bool Parser::ParseArrayShape(Shape* out, bool allow_fallback_to_default_layout) 
     if (!ParseLayout(&layout)) return false;
     if (static_cast<int64_t>(layout.minor_to_major.size()) != shape.rank())
       return Err(layout_loc, "Dimensions size is ", shape.rank(), ", but minor to major size is ",
-                                            layout.minor_to_major.size(), ".");
+                 layout.minor_to_major.size(), ".");
     if (!IsPermutation(layout.minor_to_major))
       return Err(layout_loc, "layout minor_to_major {", absl::StrJoin(layout.minor_to_major, ","),
-                                            "} is not a permutation of the dimensions 0 to ", shape.rank() - 1);
+                 "} is not a permutation of the dimensions 0 to ", shape.rank() - 1);
     shape.set_layout(std::move(layout));
   } else if (shape.rank() > 0 && !(allow_fallback_to_default_layout && options_.fill_missing_layouts)) {
     shape.clear_layout();
@@ -142,23 +142,26 @@ bool Parser::ParseLayout(Layout* out) {
   auto int_field = [&](int64_t* v, const char* what) {
     lex_.Lex();
     if (kind() != TokKind::kLparen) return Err(loc(), "expects ", what, " to start with '('");
-    lex_.Lex();
-    if (!ParseInt64(v)) return false;
-    if (kind() != TokKind::kRparen) return Err(loc(), "expects ", what, " to end with ')'");
-    lex_.Lex();
-    return true;
+                                               lex_.Lex();
+                                               if (!ParseInt64(v)) return false;
+                                               if (kind() != TokKind::kRparen)
+                                                 return Err(loc(), "expects ", what, " to end with ')'");
+                                               lex_.Lex();
+                                               return true;
   };
   auto type_field = [&](std::optional<PrimitiveType>* t, const char* what) {
     lex_.Lex();
     if (kind() != TokKind::kLparen) return Err(loc(), "expects ", what, " to start with '('");
-    lex_.Lex();
-    if (kind() != TokKind::kPrimitiveType || !IsUnsignedIntegral(tok().primitive_type))
-      return TokenError("expecting an unsigned integer type");
-    *t = tok().primitive_type;
-    lex_.Lex();
-    if (kind() != TokKind::kRparen) return Err(loc(), "expects ", what, " to end with ')'");
-    lex_.Lex();
-    return true;
+                                               lex_.Lex();
+                                               if (kind() != TokKind::kPrimitiveType ||
+                                                   !IsUnsignedIntegral(tok().primitive_type))
+                                                 return TokenError("expecting an unsigned integer type");
+                                               *t = tok().primitive_type;
+                                               lex_.Lex();
+                                               if (kind() != TokKind::kRparen)
+                                                 return Err(loc(), "expects ", what, " to end with ')'");
+                                               lex_.Lex();
+                                               return true;
   };
   if (kind() != TokKind::kRbrace) {
     if (kind() == TokKind::kInt) {
@@ -224,7 +227,8 @@ bool Parser::ParseLayout(Layout* out) {
         layout.extra += std::string(Text(begin, lex_.prev_end()));
       }
       if (ident_is("P")) return TokenError("Layout has physical shape, but is not for a sparse array");
-      if (ident_is("M") && !int_field(&layout.dynamic_shape_metadata_prefix_bytes, "dynamic shape metadata prefix bytes"))
+      if (ident_is("M") &&
+          !int_field(&layout.dynamic_shape_metadata_prefix_bytes, "dynamic shape metadata prefix bytes"))
         return false;
     }
   }
@@ -339,7 +343,8 @@ bool Parser::ParseSingleSharding(HloSharding* out, bool lbrace_eaten) {
           });
           if (!ok) return false;
         } else {
-          return Error(name_loc, "unknown attribute in sharding: expected device=, devices= metadata= or last_tile_dims= ");
+          return Error(name_loc,
+                       "unknown attribute in sharding: expected device=, devices= metadata= or last_tile_dims= ");
         }
         break;
       }
@@ -358,9 +363,11 @@ bool Parser::ParseSingleSharding(HloSharding* out, bool lbrace_eaten) {
   } else if (manual || unknown || unreduced) {
     if (!devices.empty()) {
       return Err(at, manual ? "manual" : unknown ? "unknown" : "unreduced",
-                                    " shardings should not have any devices assigned");
+                 " shardings should not have any devices assigned");
     }
-    s.kind = manual ? HloSharding::Kind::kManual : unknown ? HloSharding::Kind::kUnknown : HloSharding::Kind::kUnreduced;
+    s.kind = manual    ? HloSharding::Kind::kManual
+             : unknown ? HloSharding::Kind::kUnknown
+                       : HloSharding::Kind::kUnreduced;
   } else {
     if (s.tile_dims.empty())
       return Error(at, "non-maximal shardings must have a tile assignment list including dimensions");
@@ -373,7 +380,7 @@ bool Parser::ParseSingleSharding(HloSharding* out, bool lbrace_eaten) {
       if (devices.size() <= 1) return Error(at, "non-maximal shardings must have more than one device assigned");
       if (tiles != static_cast<int64_t>(devices.size()))
         return Err(at, "the tile assignment ", Dims(s.tile_dims), " has ", tiles < 0 ? 0 : tiles,
-                                      " tiles, but ", devices.size(), " devices are listed");
+                   " tiles, but ", devices.size(), " devices are listed");
     }
     s.kind = HloSharding::Kind::kTiled;
   }
@@ -403,7 +410,7 @@ bool Parser::ParseTileAssignment(std::vector<int64_t>* dims, std::optional<IotaT
     if (!ParseIotaReshape(&t)) return false;
     if (CheckedProduct(t.dims) != CheckedProduct(t.reshape_dims))
       return Err(at, "iota tile assignment ", Dims(t.dims), "<=", Dims(t.reshape_dims),
-                                    " must have as many devices in its reshape dimensions as in its dimensions");
+                 " must have as many devices in its reshape dimensions as in its dimensions");
     *iota = std::move(t);
     return true;
   }
@@ -431,10 +438,10 @@ bool Parser::ParseIotaReshape(IotaTileAssignment* iota) {
   if (!ParseInt64List(TokKind::kLparen, TokKind::kRparen, TokKind::kComma, &iota->transpose_perm)) return false;
   if (iota->transpose_perm.size() != iota->reshape_dims.size())
     return Err(at, "iota_transpose_perm should have the same rank as iota_reshape_dims : expected ",
-                                  iota->reshape_dims.size(), ", saw ", iota->transpose_perm.size(), ".");
+               iota->reshape_dims.size(), ", saw ", iota->transpose_perm.size(), ".");
   if (!IsPermutation(iota->transpose_perm))
     return Err(at, "iota_transpose_perm (", absl::StrJoin(iota->transpose_perm, ","),
-                                  ") is not a permutation of 0 to ", iota->reshape_dims.size() - 1);
+               ") is not a permutation of 0 to ", iota->reshape_dims.size() - 1);
   return true;
 }
 
@@ -457,7 +464,7 @@ bool Parser::ParseReplicaGroups(CollectiveDeviceList* out) {
     if (!ParseTileAssignment(&dims, &iota, nullptr, /*allow_devices=*/false)) return false;
     if (dims.size() != 2)
       return Err(at, "the iota form of replica_groups has two dimensions [groups,group_size], but ",
-                                    Dims(dims), " has ", dims.size());
+                 Dims(dims), " has ", dims.size());
     list.iota = std::move(iota);
   } else {
     return TokenError("expects replica groups: {{0,1},{2,3}}, an iota list [2,2]<=[4], or a mesh");

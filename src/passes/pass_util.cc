@@ -75,6 +75,15 @@ bool IsSafelyRemovable(const HloInstruction& inst, bool ignore_control_dependenc
 
 namespace {
 
+// Removes one instruction. A removed fusion's fused computation must stop naming it (the IR
+// would keep a dangling pointer); it stays in the module, uncalled, until dce removes it.
+absl::Status RemoveOne(HloComputation& comp, HloInstruction* inst) {
+  if (inst->opcode() == O::kFusion)
+    for (HloComputation* c : inst->called_computations())
+      if (c != nullptr && c->FusionInstruction() == inst) c->SetFusionInstruction(nullptr);
+  return comp.RemoveInstruction(inst);
+}
+
 // Keeps the ordering a removed instruction imposed: each control predecessor now precedes
 // each control successor directly.
 void RelayControlEdgesAround(HloInstruction* inst) {
@@ -100,7 +109,7 @@ absl::Status RemoveDeadFrom(HloComputation& comp, std::deque<HloInstruction*> wo
     if (item != first && HasSideEffect(*item)) continue;
     if (ignore_control_dependencies) RelayControlEdgesAround(item);
     for (HloInstruction* op : item->operands()) worklist.push_back(op);
-    absl::Status st = comp.RemoveInstruction(item);
+    absl::Status st = RemoveOne(comp, item);
     if (!st.ok()) return st;
     removed.insert(item);
     if (removed_out != nullptr) removed_out->push_back(item);
@@ -149,7 +158,7 @@ absl::StatusOr<bool> ReplaceInstruction(HloInstruction* old_inst, HloInstruction
   old_inst->ReplaceAllUsesWith(replacement);
   std::vector<HloInstruction*> operands = old_inst->operands();
   // Removing detaches old's control edges, which were relayed above (or there were none).
-  absl::Status st = comp->RemoveInstruction(old_inst);
+  absl::Status st = RemoveOne(*comp, old_inst);
   if (!st.ok()) return st;
   if (options.remove_unused_operands) {
     st = RemoveDeadFrom(*comp, std::deque<HloInstruction*>(operands.begin(), operands.end()), nullptr,
@@ -172,7 +181,7 @@ void SplitName(const std::string& name, std::string* base, int64_t* number, bool
   for (size_t i = dot + 1; i < name.size(); ++i)
     if (name[i] < '0' || name[i] > '9') return;
   int64_t n = 0;
-  if (!absl::SimpleAtoi(std::string_view(name).substr(dot + 1), &n)) return;
+  if (!absl::SimpleAtoi(absl::string_view(name).substr(dot + 1), &n)) return;
   *base = name.substr(0, dot);
   *number = n;
   *has_number = true;

@@ -103,8 +103,7 @@ void ListPasses(std::ostream& out) {
   for (const PassInfo* p : passes) {
     out << "  " << p->name << "\n      " << (p->description.empty() ? "(no description)" : p->description) << "\n";
     for (const PassOptionSpec& o : p->options) {
-      out << "      option " << o.name << ": " << OptionTypeName(o.type)
-          << " = " << OptionValueToYaml(o.default_value);
+      out << "      option " << o.name << ": " << OptionTypeName(o.type) << " = " << OptionValueToYaml(o.default_value);
       if (!o.description.empty()) out << "  -- " << o.description;
       out << "\n";
     }
@@ -215,8 +214,7 @@ int RunOpt(const std::vector<std::string>& args) {
   }
 
   if (print_only) {
-    std::cout << "# hloc opt --print-pipeline: "
-              << (pipeline_file.empty() ? std::string("--passes") : pipeline_file);
+    std::cout << "# hloc opt --print-pipeline: " << (pipeline_file.empty() ? std::string("--passes") : pipeline_file);
     if (profile) std::cout << " patched by profile " << profile->source;
     if (parsed->Has("--disable-passes")) std::cout << ", --disable-passes " << *parsed->Get("--disable-passes");
     std::cout << "\n";

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <limits>
 #include <string>
 #include <vector>
@@ -706,11 +708,6 @@ TEST_CASE("ConvertLiteral covers every pair of element classes", "[eval]") {
   }
 }
 
-}  // namespace
-}  // namespace hloc
-
-namespace hloc {
-namespace {
 
 TEST_CASE("compare type overrides the element's signedness", "[eval]") {
   auto cmp = [](const std::string& t, const std::string& type) {
@@ -800,11 +797,6 @@ ENTRY e {
   CHECK(Doubles(Eval(text, {z})) == std::vector<double>{1, 2, 3, 4});
 }
 
-}  // namespace
-}  // namespace hloc
-
-namespace hloc {
-namespace {
 
 // Expected values produced by XLA itself (JAX 0.11.2's lax.rng_bit_generator, identical on
 // its CPU and GPU backends) for the key u32[4] {0x12345678, 0x9abcdef0, 0xdeadbeef,
@@ -837,11 +829,6 @@ TEST_CASE("rng-bit-generator is bit-exact with XLA", "[eval][rng]") {
   CHECK(Uints(t8.tuple_element(0)) == std::vector<uint64_t>{0x9abcdef012345678ull, 0x01234567deadbefeull});
 }
 
-}  // namespace
-}  // namespace hloc
-
-namespace hloc {
-namespace {
 
 // Expected values produced by XLA:GPU (JAX 0.11.2) on these inputs. (XLA:CPU agrees except
 // that it flushes the denormal 1e-40 to zero; this evaluator, like the GPU, keeps it.)
@@ -876,6 +863,96 @@ TEST_CASE("convert, rounding and reduce-precision on edge values match XLA", "[e
        {0, -0.0, 1.5, -1.5, 2.5, -2.5, 0.5, kInf, -kInf, kInf, kInf, -kInf, kNaN, kInf, -128, kInf, 0, 8, -kInf, 0});
   same(Doubles(run("round-nearest-afz(a)", "f32")),
        {0, -0.0, 2, -2, 3, -3, 1, 1e10, -1e10, 3e9, kInf, -kInf, kNaN, 301, -129, 65504, 0, 8, -kInf, 0});
+}
+
+
+// Builds ENTRY { p0..pn = parameter(i); ROOT r = opcode(p0..pn) } by hand, bypassing the
+// parser's checks, to feed the evaluator malformed instructions.
+struct Handmade {
+  HloModule module{"m"};
+  HloComputation* comp = nullptr;
+  HloInstruction* root = nullptr;
+  Handmade(HloOpcode op, const Shape& shape, const std::vector<Shape>& params,
+           const std::function<void(InstructionAttributes&)>& attrs = nullptr) {
+    comp = module.AddComputation(std::make_unique<HloComputation>("e"), /*is_entry=*/true);
+    std::vector<HloInstruction*> ps;
+    for (size_t i = 0; i < params.size(); ++i) {
+      auto p = std::make_unique<HloInstruction>(HloOpcode::kParameter, params[i], "p" + std::to_string(i));
+      p->mutable_attrs().parameter_number = static_cast<int64_t>(i);
+      ps.push_back(comp->AddInstruction(std::move(p)));
+    }
+    auto r = std::make_unique<HloInstruction>(op, shape, "r");
+    for (HloInstruction* p : ps) r->AppendOperand(p);
+    if (attrs) attrs(r->mutable_attrs());
+    root = comp->AddInstruction(std::move(r));
+    comp->set_root_instruction(root);
+  }
+  absl::StatusOr<Literal> Run() {
+    std::vector<Literal> args;
+    for (const HloInstruction* p : comp->parameters()) args.emplace_back(p->shape());
+    return EvaluateModule(module, args);
+  }
+};
+
+TEST_CASE("malformed instructions fail with errors, not crashes", "[eval]") {
+  using O = HloOpcode;
+  const Shape f2(P::F32, {2}), f3(P::F32, {3}), f23(P::F32, {2, 3}), s32(P::S32, {}), pred(P::PRED, {});
+  std::vector<std::unique_ptr<Handmade>> cases;
+  cases.push_back(std::make_unique<Handmade>(O::kAdd, f2, std::vector<Shape>{f2, f3}));
+  cases.push_back(std::make_unique<Handmade>(O::kAdd, f3, std::vector<Shape>{f2, f2}));
+  cases.push_back(std::make_unique<Handmade>(O::kNegate, f2, std::vector<Shape>{}));
+  cases.push_back(std::make_unique<Handmade>(O::kSlice, f2, std::vector<Shape>{f3}, [](InstructionAttributes& a) {
+    a.slice = {{2, 4, 1}};
+  }));
+  cases.push_back(std::make_unique<Handmade>(O::kSlice, f2, std::vector<Shape>{f3}, [](InstructionAttributes& a) {
+    a.slice = {{0, 2, 0}};
+  }));
+  cases.push_back(std::make_unique<Handmade>(O::kBroadcast, f23, std::vector<Shape>{f3}, [](InstructionAttributes& a) {
+    a.dimensions = {0};
+  }));
+  cases.push_back(std::make_unique<Handmade>(O::kTranspose, f23, std::vector<Shape>{f23}, [](InstructionAttributes& a) {
+    a.dimensions = {0, 0};
+  }));
+  cases.push_back(std::make_unique<Handmade>(O::kReverse, f3, std::vector<Shape>{f3}, [](InstructionAttributes& a) {
+    a.dimensions = {5};
+  }));
+  cases.push_back(std::make_unique<Handmade>(O::kConcatenate, f3, std::vector<Shape>{f2, f2}, [](InstructionAttributes& a) {
+    a.dimensions = {0};
+  }));
+  cases.push_back(std::make_unique<Handmade>(O::kDynamicSlice, f2, std::vector<Shape>{f23}, [](InstructionAttributes& a) {
+    a.dynamic_slice_sizes = {2};
+  }));
+  cases.push_back(std::make_unique<Handmade>(O::kDynamicUpdateSlice, f3, std::vector<Shape>{f3, f23, s32}));
+  cases.push_back(std::make_unique<Handmade>(O::kPad, f3, std::vector<Shape>{f2, Shape(P::F32, {})},
+                                             [](InstructionAttributes& a) {
+                                               a.padding_config = PaddingConfig{{{INT64_MIN, INT64_MAX, INT64_MAX}}};
+                                             }));
+  cases.push_back(std::make_unique<Handmade>(O::kIota, f3, std::vector<Shape>{}, [](InstructionAttributes& a) {
+    a.iota_dimension = 3;
+  }));
+  cases.push_back(std::make_unique<Handmade>(O::kGetTupleElement, f2, std::vector<Shape>{Shape::Tuple({f2})},
+                                             [](InstructionAttributes& a) { a.tuple_index = 4; }));
+  cases.push_back(std::make_unique<Handmade>(O::kGetTupleElement, f2, std::vector<Shape>{f2}));
+  cases.push_back(std::make_unique<Handmade>(O::kCompare, Shape(P::PRED, {2}), std::vector<Shape>{f2, f2}));
+  cases.push_back(std::make_unique<Handmade>(O::kSelect, f2, std::vector<Shape>{Shape(P::PRED, {3}), f2, f2}));
+  cases.push_back(std::make_unique<Handmade>(O::kConditional, f2, std::vector<Shape>{pred, f2}));
+  cases.push_back(std::make_unique<Handmade>(O::kWhile, f2, std::vector<Shape>{f2}));
+  cases.push_back(std::make_unique<Handmade>(O::kCall, f2, std::vector<Shape>{f2}));
+  cases.push_back(std::make_unique<Handmade>(O::kBitcast, f2, std::vector<Shape>{f3}));
+  cases.push_back(std::make_unique<Handmade>(O::kBitcastConvert, Shape(P::U8, {3}), std::vector<Shape>{f2}));
+  cases.push_back(std::make_unique<Handmade>(O::kConvert, f3, std::vector<Shape>{f2}));
+  cases.push_back(std::make_unique<Handmade>(O::kReducePrecision, f2, std::vector<Shape>{f2}));
+  cases.push_back(std::make_unique<Handmade>(O::kRngBitGenerator, f2, std::vector<Shape>{Shape(P::U64, {1})}));
+  cases.push_back(std::make_unique<Handmade>(O::kRngGetAndUpdateState, Shape(P::U64, {2}), std::vector<Shape>{}));
+  cases.push_back(std::make_unique<Handmade>(O::kConstant, f2, std::vector<Shape>{}));
+  cases.push_back(std::make_unique<Handmade>(O::kAsyncStart, f2, std::vector<Shape>{f2}));
+  cases.push_back(std::make_unique<Handmade>(O::kClamp, f2, std::vector<Shape>{f3, f2, f2}));
+  for (size_t i = 0; i < cases.size(); ++i) {
+    auto r = cases[i]->Run();
+    INFO("case " << i << " (" << HloOpcodeString(cases[i]->root->opcode()) << ")");
+    CHECK(!r.ok());
+    if (!r.ok()) CHECK(r.status().message().find("%r") != std::string::npos);
+  }
 }
 
 }  // namespace

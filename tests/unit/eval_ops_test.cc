@@ -6,6 +6,7 @@
 #include <cmath>
 #include <complex>
 #include <functional>
+#include <random>
 
 #include "eval/eval_ops_util.h"
 #include "eval/evaluator.h"
@@ -1140,4 +1141,193 @@ TEST_CASE("ops util: index iteration, total order keys, reducer recognition", "[
   CHECK(!MatchBinaryReducer(env.Binary(O::kSubtract, P::F32), P::F32));
   CHECK(!MatchBinaryReducer(env.Binary(O::kAnd, P::F32), P::F32));
   CHECK(MatchBinaryReducer(env.Binary(O::kXor, P::U8, true), P::U8) == BinaryReducer::kXor);
+}
+
+// Mutated attributes and shapes: starting from valid instructions, one field at a time is
+// nudged (or an operand reshaped); every kernel must answer with a result or an error, never
+// crash or read out of bounds (run under ASan/UBSan this checks the validation is complete).
+namespace {
+std::vector<std::vector<int64_t>*> VecFields(InstructionAttributes& a) {
+  std::vector<std::vector<int64_t>*> v = {&a.dimensions, &a.dynamic_slice_sizes, &a.fft_length};
+  if (auto& d = a.dot_dimension_numbers)
+    for (auto* x : {&d->lhs_batch_dimensions, &d->rhs_batch_dimensions, &d->lhs_contracting_dimensions,
+                    &d->rhs_contracting_dimensions})
+      v.push_back(x);
+  if (auto& d = a.convolution_dimension_numbers)
+    for (auto* x : {&d->input_spatial_dimensions, &d->kernel_spatial_dimensions, &d->output_spatial_dimensions})
+      v.push_back(x);
+  if (auto& g = a.gather_dimension_numbers)
+    for (auto* x : {&g->offset_dims, &g->collapsed_slice_dims, &g->start_index_map, &g->operand_batching_dims,
+                    &g->start_indices_batching_dims})
+      v.push_back(x);
+  if (auto& s = a.scatter_dimension_numbers)
+    for (auto* x : {&s->update_window_dims, &s->inserted_window_dims, &s->scatter_dims_to_operand_dims,
+                    &s->input_batching_dims, &s->scatter_indices_batching_dims})
+      v.push_back(x);
+  return v;
+}
+std::vector<int64_t*> IntFields(InstructionAttributes& a) {
+  std::vector<int64_t*> v = {&a.k, &a.num_carries, &a.feature_index, &a.feature_group_count, &a.batch_group_count};
+  if (auto& d = a.convolution_dimension_numbers)
+    for (auto* x : {&d->input_batch_dimension, &d->input_feature_dimension, &d->kernel_input_feature_dimension,
+                    &d->kernel_output_feature_dimension, &d->output_batch_dimension, &d->output_feature_dimension})
+      v.push_back(x);
+  if (a.gather_dimension_numbers) v.push_back(&a.gather_dimension_numbers->index_vector_dim);
+  if (a.scatter_dimension_numbers) v.push_back(&a.scatter_dimension_numbers->index_vector_dim);
+  if (a.window)
+    for (WindowDimension& w : a.window->dimensions)
+      for (auto* x : {&w.size, &w.stride, &w.padding_low, &w.padding_high, &w.base_dilation, &w.window_dilation})
+        v.push_back(x);
+  return v;
+}
+}  // namespace
+
+TEST_CASE("mutated attributes and shapes never crash", "[eval][fuzz]") {
+  Env env;
+  std::mt19937 rng(1234);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  struct Seed {
+    Kernel kernel;
+    std::unique_ptr<HloInstruction> inst;
+    std::vector<Literal> ops;
+  };
+  std::vector<Seed> seeds;
+  auto add_seed = [&](Kernel k, std::unique_ptr<HloInstruction> i, std::vector<Literal> ops) {
+    seeds.push_back({std::move(k), std::move(i), std::move(ops)});
+  };
+  {
+    auto d = Inst(O::kDot, Shape(P::F32, {2, 2, 4}));
+    d->mutable_attrs().dot_dimension_numbers = DotDims({0}, {0}, {2}, {1});
+    std::vector<Literal> o;
+    o.push_back(Iota(P::F32, {2, 2, 3}));
+    o.push_back(Iota(P::F32, {2, 3, 4}));
+    add_seed(EvalDot, std::move(d), std::move(o));
+  }
+  {
+    std::vector<Literal> o;
+    o.push_back(Iota(P::F32, {2, 5, 2}));
+    o.push_back(Iota(P::F32, {2, 1, 4}));
+    add_seed(EvalConvolution, Conv1D({2, 4, 4}, Wd(2, 1, 0, 0, 1, 1), 2), std::move(o));
+  }
+  {
+    auto r = Inst(O::kReduceWindow, Shape(P::F32, {2, 3}));
+    r->mutable_attrs().window = Window{{Wd(2, 2, 1, 0), Wd(2, 1, 0, 0, 1, 2)}};
+    r->mutable_called_computations() = {env.Binary(O::kAdd, P::F32)};
+    std::vector<Literal> o;
+    o.push_back(Iota(P::F32, {3, 5}));
+    o.push_back(Scalar(P::F32, 0));
+    add_seed(EvalReduceWindow, std::move(r), std::move(o));
+  }
+  {
+    auto r = Inst(O::kReduce, Shape(P::F32, {3}));
+    r->mutable_attrs().dimensions = {0, 2};
+    r->mutable_called_computations() = {env.Binary(O::kSubtract, P::F32)};
+    std::vector<Literal> o;
+    o.push_back(Iota(P::F32, {2, 3, 2}));
+    o.push_back(Scalar(P::F32, 0));
+    add_seed(EvalReduce, std::move(r), std::move(o));
+  }
+  {
+    auto g = Inst(O::kGather, Shape(P::F32, {2, 2, 2}));
+    GatherDimensionNumbers gd;
+    gd.offset_dims = {1, 2};
+    gd.start_index_map = {0, 1};
+    gd.index_vector_dim = 1;
+    g->mutable_attrs().gather_dimension_numbers = gd;
+    g->mutable_attrs().dynamic_slice_sizes = {2, 2};
+    std::vector<Literal> o;
+    o.push_back(Iota(P::F32, {3, 3}));
+    o.push_back(Make(P::S32, {2, 2}, {0, 1, 5, -2}));
+    add_seed(EvalGather, std::move(g), std::move(o));
+  }
+  {
+    ScatterDimensionNumbers sd;
+    sd.update_window_dims = {1};
+    sd.inserted_window_dims = {0};
+    sd.scatter_dims_to_operand_dims = {0};
+    sd.index_vector_dim = 1;
+    auto sc = Inst(O::kScatter, Shape(P::F32, {3, 2}));
+    sc->mutable_attrs().scatter_dimension_numbers = sd;
+    sc->mutable_called_computations() = {env.Binary(O::kMultiply, P::F32)};
+    std::vector<Literal> o;
+    o.push_back(Iota(P::F32, {3, 2}));
+    o.push_back(Make(P::S32, {2}, {1, 2}));
+    o.push_back(Iota(P::F32, {2, 2}));
+    add_seed(EvalScatter, std::move(sc), std::move(o));
+  }
+  {
+    auto ss = Inst(O::kSelectAndScatter, Shape(P::F32, {4, 4}));
+    ss->mutable_attrs().window = Window{{Wd(2, 2), Wd(2, 2)}};
+    ss->mutable_called_computations() = {env.Compare(ComparisonDirection::kGe, {P::F32, P::F32}),
+                                          env.Binary(O::kAdd, P::F32)};
+    std::vector<Literal> o;
+    o.push_back(Iota(P::F32, {4, 4}));
+    o.push_back(Iota(P::F32, {2, 2}));
+    o.push_back(Scalar(P::F32, 0));
+    add_seed(EvalSelectAndScatter, std::move(ss), std::move(o));
+  }
+  {
+    auto so = Inst(O::kSort, Shape(P::F32, {2, 3}));
+    so->mutable_attrs().dimensions = {1};
+    so->mutable_called_computations() = {env.Compare(ComparisonDirection::kGt, {P::F32, P::F32})};
+    std::vector<Literal> o;
+    o.push_back(Iota(P::F32, {2, 3}));
+    add_seed(EvalSort, std::move(so), std::move(o));
+  }
+  {
+    auto f = Inst(O::kFft, Shape(P::C64, {2, 3}));
+    f->mutable_attrs().fft_type = FftType::kRfft;
+    f->mutable_attrs().fft_length = {4};
+    std::vector<Literal> o;
+    o.push_back(Iota(P::F32, {2, 4}));
+    add_seed(EvalFft, std::move(f), std::move(o));
+  }
+  for (int iter = 0; iter < 4000; ++iter) {
+    Seed& seed = seeds[pick(0, seeds.size() - 1)];
+    HloInstruction inst(seed.inst->opcode(), seed.inst->shape(), "mutant");
+    inst.mutable_attrs() = seed.inst->attrs();
+    inst.mutable_called_computations() = seed.inst->called_computations();
+    std::vector<Literal> ops = seed.ops;
+    for (int m = pick(1, 2); m > 0; --m) {
+      InstructionAttributes& a = inst.mutable_attrs();
+      switch (pick(0, 3)) {
+        case 0: {
+          auto v = VecFields(a);
+          std::vector<int64_t>* f = v[pick(0, v.size() - 1)];
+          if (!f->empty() && pick(0, 2)) (*f)[pick(0, f->size() - 1)] += pick(-2, 2);
+          else if (pick(0, 1) || f->empty()) f->push_back(pick(-1, 4));
+          else f->pop_back();
+          break;
+        }
+        case 1: {
+          auto v = IntFields(a);
+          *v[pick(0, v.size() - 1)] += pick(-2, 2);
+          break;
+        }
+        case 2:
+          if (inst.shape().IsArray() && inst.shape().rank() > 0)
+            inst.mutable_shape().mutable_dimensions()[pick(0, inst.shape().rank() - 1)] += pick(-1, 1);
+          break;
+        default: {
+          Literal& l = ops[pick(0, ops.size() - 1)];
+          Dims d = l.shape().dimensions();
+          if (!d.empty() && pick(0, 2)) d[pick(0, d.size() - 1)] = pick(0, 4);
+          else if (pick(0, 1)) d.push_back(pick(1, 2));
+          else if (!d.empty()) d.pop_back();
+          l = Iota(l.element_type(), d);
+        }
+      }
+    }
+    std::vector<const Literal*> ptrs;
+    for (const Literal& l : ops) ptrs.push_back(&l);
+    (void)seed.kernel(inst, ptrs, env.ctx);
+  }
+  // The seeds themselves are valid.
+  for (Seed& seed : seeds) {
+    std::vector<const Literal*> ptrs;
+    for (const Literal& l : seed.ops) ptrs.push_back(&l);
+    absl::StatusOr<Literal> r = seed.kernel(*seed.inst, ptrs, env.ctx);
+    INFO(r.status().ToString());
+    CHECK(r.ok());
+  }
 }

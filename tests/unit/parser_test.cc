@@ -89,9 +89,10 @@ TEST_CASE("parser: a small module builds the IR", "[parser]") {
 
 TEST_CASE("parser: short form, bare names, no ENTRY, no header", "[parser]") {
   // Without '%', without operand shapes; the last computation is the entry.
-  auto m = Parse("HloModule m\nadd_c {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n"
-                 "main {\n  x = f32[4] parameter(0)\n  z = f32[] constant(0)\n"
-                 "  ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add_c\n}\n");
+  auto m = Parse(
+      "HloModule m\nadd_c {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = f32[] add(a, b)\n}\n"
+      "main {\n  x = f32[4] parameter(0)\n  z = f32[] constant(0)\n"
+      "  ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add_c\n}\n");
   CHECK(m->entry_computation()->name() == "main");
   CHECK(Find(*m, "r")->to_apply()->name() == "add_c");
   // No ROOT: the last instruction is the root.
@@ -201,7 +202,8 @@ TEST_CASE("parser: shapes, layouts, dynamic dimensions", "[parser][shape]") {
   CHECK(*s == Shape(P::S32, {4}));
 
   CHECK(ParseShape("f32[123,456]foobar{0,1}").status().message() == "<shape>:1:13: extra content after shape");
-  CHECK(ParseShape("f32[1,2,3]{1}").status().message() == "<shape>:1:11: Dimensions size is 3, but minor to major size is 1.");
+  CHECK(ParseShape("f32[1,2,3]{1}").status().message() ==
+        "<shape>:1:11: Dimensions size is 3, but minor to major size is 1.");
   CHECK(ParseShape("f32[2,2]{0,0}").status().message() ==
         "<shape>:1:9: layout minor_to_major {0,0} is not a permutation of the dimensions 0 to 1");
   CHECK(ParseShape("f32[4611686018427387904,2]").status().message() ==
@@ -219,8 +221,9 @@ TEST_CASE("parser: shapes, layouts, dynamic dimensions", "[parser][shape]") {
   CHECK(!Find(*m, "a")->shape().has_layout());
   CHECK(Find(*m, "b")->shape().has_layout());
   // keep_module_auto_layouts: entry_computation_layout shapes stay without a layout.
-  const char* layout = "HloModule m, entry_computation_layout={(f32[2,3])->f32[]}\nENTRY e {\n  a = f32[2,3] parameter(0)\n"
-                       "  ROOT b = f32[] constant(1)\n}\n";
+  const char* layout =
+      "HloModule m, entry_computation_layout={(f32[2,3])->f32[]}\nENTRY e {\n  a = f32[2,3] parameter(0)\n"
+      "  ROOT b = f32[] constant(1)\n}\n";
   CHECK(Parse(layout)->config().entry_computation_layout->parameter_shapes[0].has_layout());
   HloParserOptions keep;
   keep.keep_module_auto_layouts = true;
@@ -685,8 +688,9 @@ TEST_CASE("parser: recursion is capped, never overflows the stack", "[parser][re
   };
   const std::string depth_error = "maximum recursion depth exceeded";
   // Operands, shapes, tuple literals, inline computations: 11 levels with a limit of 10.
-  CHECK_THAT(Error("HloModule m\nENTRY e {\n  ROOT r = f32[] " + nest(11, "negate(f32[] ", "constant(0)", ")") + "\n}\n", o),
-             Catch::Contains(depth_error));
+  CHECK_THAT(
+      Error("HloModule m\nENTRY e {\n  ROOT r = f32[] " + nest(11, "negate(f32[] ", "constant(0)", ")") + "\n}\n", o),
+      Catch::Contains(depth_error));
   CHECK_THAT(Error("HloModule m\nENTRY e {\n  ROOT r = " + nest(11, "(", "f32[]", ")") + " parameter(0)\n}\n", o),
              Catch::Contains(depth_error));
   CHECK_THAT(Error("HloModule m\nENTRY e {\n  ROOT r = " + nest(11, "(", "f32[]", ")") + " constant(" +

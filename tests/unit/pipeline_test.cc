@@ -92,12 +92,11 @@ class Record : public HloPass {
  public:
   explicit Record(const PassOptions& o) : o_(o) {}
   absl::StatusOr<bool> Run(HloModule&, PassContext& context) override {
-    RunLog().push_back(absl::StrCat("record tag=", o_.GetString("tag"), " n=", o_.GetInt("n"), " f=", o_.GetFloat("f"),
-                                    " b=", o_.GetBool("b") ? "true" : "false", " l=",
-                                    absl::StrJoin(o_.GetStringList("l"), "+"), " enable=",
-                                    absl::StrJoin(context.enabled_rules, "+"), " disable=",
-                                    absl::StrJoin(context.disabled_rules, "+"),
-                                    " profile=", context.profile ? context.profile->name : "none"));
+    RunLog().push_back(absl::StrCat(
+        "record tag=", o_.GetString("tag"), " n=", o_.GetInt("n"), " f=", o_.GetFloat("f"),
+        " b=", o_.GetBool("b") ? "true" : "false", " l=", absl::StrJoin(o_.GetStringList("l"), "+"),
+        " enable=", absl::StrJoin(context.enabled_rules, "+"), " disable=", absl::StrJoin(context.disabled_rules, "+"),
+        " profile=", context.profile ? context.profile->name : "none"));
     return false;
   }
 
@@ -386,7 +385,8 @@ TEST_CASE("manifest mistakes are located errors", "[pipeline][errors]") {
         "m.yaml:4:18: expected an integer for option 'n' of pass 'record', got the quoted string \"3\"");
   CHECK(LoadError("name: x\npasses:\n  - pass: always-changes\n    options: {a: 1}\n") ==
         "m.yaml:4:15: pass 'always-changes' has no options");
-  CHECK(LoadError("name: x\npases: []\n") == "m.yaml:2:1: unknown key 'pases' in a pipeline manifest (did you mean 'passes'?)");
+  CHECK(LoadError("name: x\npases: []\n") ==
+        "m.yaml:2:1: unknown key 'pases' in a pipeline manifest (did you mean 'passes'?)");
   CHECK(LoadError("name: x\npasses:\n  - pass: record\n    enable: false\n") ==
         "m.yaml:4:5: unknown key 'enable' in a pass entry (did you mean 'enabled'?)");
   CHECK(LoadError("name: x\npasses:\n  - group: g\n    passes: [record]\n  - group: g\n    passes: []\n") ==
@@ -395,11 +395,11 @@ TEST_CASE("manifest mistakes are located errors", "[pipeline][errors]") {
         "m.yaml:4:23: pass 'record' has no rule or rule group named 'RuleC' (did you mean 'RuleA'?)");
   CHECK(LoadError("name: x\npasses:\n  - pass: fails\n    rules: {disable: [RuleA]}\n") ==
         "m.yaml:4:23: pass 'fails' has no rewrite rules, so it has no rule 'RuleA' to enable or disable");
-  CHECK(LoadError("name: x\npasses: [\n") .find("m.yaml:3:1: ") == 0);
+  CHECK(LoadError("name: x\npasses: [\n").find("m.yaml:3:1: ") == 0);
   CHECK(LoadError("name: x\npasses:\n  - pass: record\n    name: record\n") ==
         "m.yaml:3:5: label 'record' is the name of a pass; choose another");
   CHECK(LoadError("name: x\npasses:\n  - pass: record\n    options: {l: [a, [b]]}\n") ==
-        "m.yaml:4:25: expected a string for an element of option 'l' of pass 'record', got a list");
+        "m.yaml:4:22: expected a string for an element of option 'l' of pass 'record', got a list");
   CHECK(LoadError("") == "m.yaml: empty pipeline manifest (expected 'name:' and 'passes:')");
   CHECK(LoadError("name: x\npasses: []\n---\nname: y\n").find("m.yaml:4:1: a file holds one YAML document") == 0);
 }
@@ -415,10 +415,13 @@ TEST_CASE("hostile manifests are refused, not followed", "[pipeline][errors]") {
   deep += indent + "- record\n";
   CHECK(LoadError(deep).find("groups nest more than 32 deep") != std::string::npos);
   // An alias bomb: each level repeats the previous list ten times.
-  std::string text = "name: x\npasses:\n  - group: a0\n    passes: &a0 [record, record, record, record, record, record, record, record, record, record]\n";
+  std::string text =
+      "name: x\npasses:\n  - group: a0\n    passes: &a0 [record, record, record, record, record, record, record, "
+      "record, record, record]\n";
   for (int i = 1; i < 6; ++i) {
     text += "  - group: a" + std::to_string(i) + "\n    passes: &a" + std::to_string(i) + " [";
-    for (int k = 0; k < 10; ++k) text += absl::StrCat(k ? ", " : "", "{group: b", i, "_", k, ", passes: *a", i - 1, "}");
+    for (int k = 0; k < 10; ++k)
+      text += absl::StrCat(k ? ", " : "", "{group: b", i, "_", k, ", passes: *a", i - 1, "}");
     text += "]\n";
   }
   std::string err = LoadError(text);
@@ -493,7 +496,8 @@ passes:
   CHECK(RunLog().back().rfind("record", 0) == 0);  // the pipeline went on
 
   // A pass that always reports a change: bounded by the limit, never a hang.
-  Pipeline spin = Load("name: t\npasses:\n  - group: spin\n    fixed_point: {max_iterations: 25}\n    passes: [always-changes]\n");
+  Pipeline spin =
+      Load("name: t\npasses:\n  - group: spin\n    fixed_point: {max_iterations: 25}\n    passes: [always-changes]\n");
   Run s = RunOn(spin, *m);
   REQUIRE(s.changed.ok());
   CHECK(RunLog().size() == 25);
@@ -520,7 +524,8 @@ TEST_CASE("the verifier runs after a changed pass and names it", "[pipeline][man
   m2->entry_computation()->root_instruction()->mutable_shape().set_element_type(PrimitiveType::S32);
   Run bad = RunOn(check_input, *m2);
   REQUIRE_FALSE(bad.changed.ok());
-  CHECK(std::string(bad.changed.status().message()).rfind("the input module does not verify (before any pass): ", 0) == 0);
+  CHECK(std::string(bad.changed.status().message()).rfind("the input module does not verify (before any pass): ", 0) ==
+        0);
 }
 
 TEST_CASE("a failing pass stops the pipeline with its name", "[pipeline][manager]") {
@@ -552,8 +557,8 @@ passes:
   // strip-negate) and after strip-negate, 4 iterations; always, since the regex is not ".*".
   std::vector<std::string> expected = {"module_0000.negs.before_optimizations.txt"};
   for (int it = 0; it < 4; ++it) {
-    expected.push_back(absl::StrFormat("module_0000.negs.%04d.simplification.after_pipeline-start.before_strip-negate.txt",
-                                       2 * it));
+    expected.push_back(
+        absl::StrFormat("module_0000.negs.%04d.simplification.after_pipeline-start.before_strip-negate.txt", 2 * it));
     expected.push_back(
         absl::StrFormat("module_0000.negs.%04d.simplification.after_strip-negate.before_record.txt", 2 * it + 1));
   }
@@ -630,7 +635,8 @@ hardware:
   CHECK(hw.capabilities.at("Custom"));
   CHECK_FALSE(hw.capabilities.at("IsCpu"));
 
-  Profile a100 = LoadProfile("name: a\nkind: gpu\npipeline: gpu\nhardware: {compute_capability: \"8.0\", tensor_cores: true}\n");
+  Profile a100 =
+      LoadProfile("name: a\nkind: gpu\npipeline: gpu\nhardware: {compute_capability: \"8.0\", tensor_cores: true}\n");
   CHECK(a100.hardware.capabilities.at("HasBf16"));
   CHECK_FALSE(a100.hardware.capabilities.at("HasFp8"));
   CHECK_FALSE(a100.hardware.capabilities.at("HasTma"));
@@ -642,7 +648,8 @@ TEST_CASE("profile mistakes are located errors", "[pipeline][profile][errors]") 
     REQUIRE_FALSE(p.ok());
     return std::string(p.status().message());
   };
-  CHECK(err("name: a\nkind: tpu\npipeline: gpu\n") == "p.yaml:2:7: kind must be gpu or cpu, got 'tpu' (did you mean 'gpu'?)");
+  CHECK(err("name: a\nkind: tpu\npipeline: gpu\n") ==
+        "p.yaml:2:7: kind must be gpu or cpu, got 'tpu' (did you mean 'gpu'?)");
   CHECK(err("name: a\nkind: gpu\n") == "p.yaml:1:1: a profile needs 'pipeline:'");
   CHECK(err("name: a\nkind: gpu\npipeline: gpu\nhardware: {sm_cont: 1}\n") ==
         "p.yaml:4:12: unknown key 'sm_cont' in 'hardware' (did you mean 'sm_count'?)");
@@ -732,32 +739,39 @@ patches:
   CHECK(PatchError(manifest, "name: x\nkind: gpu\npipeline: b\npatches:\n  - disable: simplificaton\n") ==
         "p.yaml:5:14: patch target 'simplificaton' names no pass, group or label in pipeline 'base' (did you mean "
         "'simplification'?)");
-  CHECK(PatchError(manifest, "name: x\nkind: gpu\npipeline: b\npatches:\n  - insert_after: record\n    pass: fails\n") ==
-        "p.yaml:5:19: 'record' names 2 entries of pipeline 'base'; give the one you mean a label (name:) and insert "
-        "at it");
+  CHECK(
+      PatchError(manifest, "name: x\nkind: gpu\npipeline: b\npatches:\n  - insert_after: record\n    pass: fails\n") ==
+      "p.yaml:5:19: 'record' names 2 entries of pipeline 'base'; give the one you mean a label (name:) and insert "
+      "at it");
   CHECK(PatchError(manifest, "name: x\nkind: gpu\npipeline: b\npatches:\n  - set: first\n    options: {bogus: 1}\n") ==
         "p.yaml:6:15: unknown option 'bogus' for pass 'record' (its options: tag, n, f, b, l)");
-  CHECK(PatchError(manifest, "name: x\nkind: gpu\npipeline: b\npatches:\n  - set: simplification\n    options: {n: 1}\n") ==
+  CHECK(PatchError(manifest,
+                   "name: x\nkind: gpu\npipeline: b\npatches:\n  - set: simplification\n    options: {n: 1}\n") ==
         "p.yaml:5:10: 'simplification' is a group: it has no options or rules of its own (set fixed_point, or target "
         "a pass)");
   CHECK(PatchError(manifest, "name: x\nkind: gpu\npipeline: b\npatches:\n  - set: first\n    fixed_point: true\n") ==
         "p.yaml:6:18: 'first' is a pass; fixed_point applies to groups");
-  CHECK(PatchError(manifest,
-                   "name: x\nkind: gpu\npipeline: b\npatches:\n  - insert_after: first\n    pass: record\n    name: second\n") ==
-        "p.yaml:5:5: the inserted name 'second' is already used at m.yaml:9:9; labels and group names must be "
-        "unique");
+  CHECK(
+      PatchError(
+          manifest,
+          "name: x\nkind: gpu\npipeline: b\npatches:\n  - insert_after: first\n    pass: record\n    name: second\n") ==
+      "p.yaml:5:5: the inserted name 'second' is already used at m.yaml:9:9; labels and group names must be "
+      "unique");
 }
 
 TEST_CASE("--disable-passes targets labels, groups and passes", "[pipeline]") {
-  Pipeline p = Load("name: t\npasses:\n  - pass: record\n    name: r1\n  - group: g\n    passes: [strip-negate, record]\n");
+  Pipeline p =
+      Load("name: t\npasses:\n  - pass: record\n    name: r1\n  - group: g\n    passes: [strip-negate, record]\n");
   REQUIRE(DisableTargets(p, {"strip-negate", "r1"}).ok());
   CHECK_FALSE(p.passes[0].enabled);
   CHECK_FALSE(p.passes[1].passes[0].enabled);
   CHECK(p.passes[1].passes[1].enabled);
   absl::Status s = DisableTargets(p, {"strip"});
   REQUIRE_FALSE(s.ok());
-  CHECK(std::string(s.message()) == "no pass, group or label named 'strip' in pipeline 't' (did you mean 'strip-negate'?)");
-  CHECK(std::string(DisableTargets(p, {"fusion"}).message()) == "no pass, group or label named 'fusion' in pipeline 't'");
+  CHECK(std::string(s.message()) ==
+        "no pass, group or label named 'strip' in pipeline 't' (did you mean 'strip-negate'?)");
+  CHECK(std::string(DisableTargets(p, {"fusion"}).message()) ==
+        "no pass, group or label named 'fusion' in pipeline 't'");
   CHECK(std::string(DisableTargets(p, {"reccord"}).message()) ==
         "no pass, group or label named 'reccord' in pipeline 't' (did you mean 'record'?)");
   // --passes builds a pipeline from registered names only.

@@ -122,7 +122,7 @@ absl::StatusOr<bool> RemoveUnusedTupleElements(Builder& b, HloInstruction* cond)
       if (!used[k]) continue;
       elements.push_back(root->opcode() == HloOpcode::kTuple ? root->operand(k) : b.Gte(branch, root, k, nullptr));
     }
-    HLOC_CF_RETURN_IF_ERROR(SetRoot(branch, b.Tuple(branch, elements, nullptr)));
+    HLOC_CF_RETURN_IF_ERROR(SetRoot(branch, b.Tuple(branch, elements, nullptr, root->name())));
   }
   cond->mutable_shape() = Shape::Tuple(std::move(new_elements));
   for (HloInstruction* user : cond->users()) user->mutable_attrs().tuple_index = old_to_new[user->attrs().tuple_index];
@@ -135,7 +135,7 @@ absl::StatusOr<bool> ReplaceRootWithEmptyTupleIfNoUsers(Builder& b, HloInstructi
   if (cond->user_count() != 0 || cond->IsRoot() || cond->shape().EqualIgnoringLayout(empty)) return false;
   for (int64_t i = 0; i < BranchCount(cond); ++i) {
     HLOC_CF_ASSIGN_OR_RETURN(HloComputation * branch, ExclusiveBranch(b, cond, i));
-    HLOC_CF_RETURN_IF_ERROR(SetRoot(branch, b.Tuple(branch, {}, nullptr)));
+    HLOC_CF_RETURN_IF_ERROR(SetRoot(branch, b.Tuple(branch, {}, nullptr, branch->root_instruction()->name())));
   }
   cond->mutable_shape() = empty;
   return true;
@@ -299,7 +299,7 @@ absl::StatusOr<bool> TryRemoveUnusedConditionalOperands(Builder& b, HloComputati
       for (int64_t k : keep)
         elements.push_back(old_operand->opcode() == HloOpcode::kTuple ? old_operand->operand(k)
                                                                       : b.Gte(cond->parent(), old_operand, k, cond));
-      cond->ReplaceOperandWith(i + 1, b.Tuple(cond->parent(), elements, cond));
+      cond->ReplaceOperandWith(i + 1, b.Tuple(cond->parent(), elements, cond, old_operand->name()));
       cleanup.Add(old_operand);
     }
   }

@@ -40,7 +40,7 @@ NameUniquer::NameUniquer(const HloModule& module) {
 
 std::string NameUniquer::Get(std::string_view base) {
   if (base.empty()) base = "instruction";
-  if (!used_.contains(base)) {
+  if (!used_.contains(std::string(base))) {
     used_.insert(std::string(base));
     return std::string(base);
   }
@@ -72,12 +72,12 @@ HloInstruction* Builder::Gte(HloComputation* comp, HloInstruction* tuple, int64_
 }
 
 HloInstruction* Builder::Tuple(HloComputation* comp, absl::Span<HloInstruction* const> elements,
-                               const HloInstruction* before) {
+                               const HloInstruction* before, std::string_view base) {
   std::vector<Shape> shapes;
   for (HloInstruction* e : elements) shapes.push_back(e->shape());
   auto tuple = std::make_unique<HloInstruction>(HloOpcode::kTuple, Shape::Tuple(std::move(shapes)));
   for (HloInstruction* e : elements) tuple->AppendOperand(e);
-  return Add(comp, std::move(tuple), before);
+  return Add(comp, std::move(tuple), before, base);
 }
 
 HloInstruction* Builder::Reshape(HloComputation* comp, const Shape& shape, HloInstruction* operand,
@@ -528,7 +528,7 @@ std::string CanonicalText(const HloInstruction& inst) {
   size_t eq = text.find(" = ");
   if (eq != std::string::npos) text = text.substr(eq + 3);
   if (inst.operand_count() == 0) return text;
-  std::string call = absl::StrCat(HloOpcodeString(inst.opcode()), "(");
+  std::string call = std::string(HloOpcodeString(inst.opcode())) + "(";
   size_t open = text.find(call);
   if (open == std::string::npos) return text;
   size_t start = open + call.size();
@@ -564,6 +564,213 @@ bool ComputationsEquivalent(const HloComputation& a, const HloComputation& b) {
     map[x] = y;
   }
   return map.at(a.root_instruction()) == b.root_instruction();
+}
+
+const HloInstruction* TraceThroughCopyAndGteTupleChain(const HloInstruction* inst) {
+  for (int guard = 0; guard < 10000; ++guard) {
+    if (inst->opcode() == HloOpcode::kGetTupleElement && inst->operand(0)->opcode() == HloOpcode::kTuple) {
+      inst = inst->operand(0)->operand(inst->attrs().tuple_index);
+    } else if (inst->opcode() == HloOpcode::kCopy || inst->opcode() == HloOpcode::kCopyStart ||
+               inst->opcode() == HloOpcode::kCopyDone) {
+      inst = inst->operand(0);
+    } else {
+      break;
+    }
+  }
+  return inst;
+}
+
+HloInstruction* GetUniqueGteInstruction(const HloInstruction* tuple, int64_t index) {
+  HloInstruction* found = nullptr;
+  for (HloInstruction* user : tuple->users()) {
+    if (user->opcode() != HloOpcode::kGetTupleElement || user->attrs().tuple_index != index) continue;
+    if (found != nullptr && found != user) return nullptr;
+    found = user;
+  }
+  return found;
+}
+
+namespace {
+
+// The one operand of `inst` that is not a constant (it may appear several times).
+const HloInstruction* NonConstantOperand(const HloInstruction* inst) {
+  const HloInstruction* result = nullptr;
+  for (const HloInstruction* op : inst->operands()) {
+    if (op->opcode() == HloOpcode::kConstant) continue;
+    if (result != nullptr && result != op) return nullptr;
+    result = op;
+  }
+  return result;
+}
+
+// Cheap to run at compile time: a scalar result, no communication or custom code, and the
+// same for everything it calls.
+bool IsScalarOp(const HloInstruction* op, int depth = 0) {
+  if (depth > 64 || IsCollective(op->opcode())) return false;
+  switch (op->opcode()) {
+    case HloOpcode::kSend:
+    case HloOpcode::kSendDone:
+    case HloOpcode::kRecv:
+    case HloOpcode::kRecvDone:
+    case HloOpcode::kCustomCall:
+      return false;
+    default:
+      break;
+  }
+  for (const HloComputation* callee : op->called_computations())
+    for (const auto& inst : callee->instructions())
+      if (!IsScalarOp(inst.get(), depth + 1)) return false;
+  return IsScalar(op->shape());
+}
+
+// The get-tuple-element indices of `in` (a parameter) that `out` is a scalar function of, when
+// it depends on nothing else. Calls and fusions are not looked into (nullopt).
+std::optional<absl::flat_hash_set<int64_t>> GetGteDependenceIndices(const HloInstruction* out,
+                                                                    const HloInstruction* in) {
+  if (out->parent() != in->parent() || !in->shape().IsTuple()) return std::nullopt;
+  absl::flat_hash_set<int64_t> indices;
+  absl::flat_hash_set<const HloInstruction*> visited;
+  std::vector<const HloInstruction*> work = {out};
+  while (!work.empty()) {
+    const HloInstruction* inst = work.back();
+    work.pop_back();
+    if (!visited.insert(inst).second) continue;
+    if (inst == in || inst->opcode() == HloOpcode::kParameter) return std::nullopt;
+    if (inst->opcode() == HloOpcode::kGetTupleElement) {
+      if (!IsScalar(inst->shape())) return std::nullopt;
+      const HloInstruction* operand = inst->operand(0);
+      while (operand->opcode() == HloOpcode::kCopy) operand = operand->operand(0);
+      if (operand == in) {
+        indices.insert(inst->attrs().tuple_index);
+      } else if (operand->opcode() == HloOpcode::kTuple) {
+        for (const HloInstruction* op : operand->operands()) work.push_back(op);
+      } else {
+        return std::nullopt;
+      }
+      continue;
+    }
+    if (inst->opcode() == HloOpcode::kCopy) {
+      work.push_back(inst->operand(0));
+      continue;
+    }
+    if (inst->opcode() == HloOpcode::kFusion || inst->opcode() == HloOpcode::kCall || !IsScalarOp(inst))
+      return std::nullopt;
+    for (const HloInstruction* op : inst->operands()) work.push_back(op);
+  }
+  if (indices.empty()) return std::nullopt;
+  return indices;
+}
+
+std::optional<int64_t> CheckedAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+std::optional<int64_t> CheckedSubtract(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+}  // namespace
+
+std::optional<int64_t> GetLoopInductionVarTupleIdx(const HloInstruction* while_op) {
+  const HloComputation* cond = while_op->while_condition();
+  const HloComputation* body = while_op->while_body();
+  if (cond->num_parameters() != 1 || body->num_parameters() != 1) return std::nullopt;
+  std::optional<absl::flat_hash_set<int64_t>> cond_indices =
+      GetGteDependenceIndices(cond->root_instruction(), cond->parameter_instruction(0));
+  if (!cond_indices || cond_indices->size() != 1) return std::nullopt;
+  if (while_op->operand(0)->opcode() != HloOpcode::kTuple) return std::nullopt;
+  const int64_t index = *cond_indices->begin();
+  const HloInstruction* body_root = body->root_instruction();
+  if (body_root->opcode() != HloOpcode::kTuple || index >= body_root->operand_count()) return std::nullopt;
+  const HloInstruction* inc = TraceThroughCopyAndGteTupleChain(body_root->operand(index));
+  std::optional<absl::flat_hash_set<int64_t>> body_indices = GetGteDependenceIndices(inc, body->parameter_instruction(0));
+  if (!body_indices || body_indices->size() != 1 || *body_indices->begin() != index) return std::nullopt;
+  return index;
+}
+
+namespace {
+// The step k of `i += k` in the body (k > 0 a constant), if that is how the body updates i.
+std::optional<int64_t> MatchTrivialLoopInductionStep(const HloInstruction* while_op, int64_t index) {
+  const HloComputation* body = while_op->while_body();
+  const HloInstruction* update = TraceThroughCopyAndGteTupleChain(body->root_instruction()->operand(index));
+  const HloInstruction* indvar = NonConstantOperand(update);
+  if (indvar == nullptr ||
+      TraceThroughCopyAndGteTupleChain(indvar) != GetUniqueGteInstruction(body->parameter_instruction(0), index))
+    return std::nullopt;
+  if (update->opcode() != HloOpcode::kAdd) return std::nullopt;
+  const HloInstruction* step = update->operand(0) == indvar ? update->operand(1) : update->operand(0);
+  if (step->opcode() != HloOpcode::kConstant || !step->attrs().literal.has_value()) return std::nullopt;
+  std::optional<int64_t> value = LiteralAsScalarInt64(*step->attrs().literal);
+  if (!value || *value <= 0) return std::nullopt;
+  return value;
+}
+}  // namespace
+
+std::optional<int64_t> MatchTrivialLoopTripCount(const HloInstruction* while_op, int64_t indvar_index,
+                                                 const Literal& indvar_init) {
+  std::optional<int64_t> init = LiteralAsScalarInt64(indvar_init);
+  if (!init) return std::nullopt;
+  std::optional<int64_t> step = MatchTrivialLoopInductionStep(while_op, indvar_index);
+  if (!step) return std::nullopt;
+  const HloComputation* cond = while_op->while_condition();
+  const HloInstruction* root = cond->root_instruction();
+  const HloInstruction* indvar = NonConstantOperand(root);
+  if (indvar == nullptr || indvar != GetUniqueGteInstruction(cond->parameter_instruction(0), indvar_index))
+    return std::nullopt;
+  if (root->opcode() != HloOpcode::kCompare || root->operand_count() != 2 || root->operand(0) != indvar)
+    return std::nullopt;
+  const HloInstruction* bound = root->operand(1);
+  if (bound->opcode() != HloOpcode::kConstant || !bound->attrs().literal.has_value()) return std::nullopt;
+  std::optional<int64_t> n = LiteralAsScalarInt64(*bound->attrs().literal);
+  if (!n) return std::nullopt;
+  std::optional<ComparisonDirection> dir = root->attrs().comparison_direction;
+  if (dir == ComparisonDirection::kLt) {
+    std::optional<int64_t> trips = CheckedSubtract(*n, *init);
+    if (!trips) return std::nullopt;
+    if (*trips <= 0) return 0;
+    return CheckedAdd((*trips - 1) / *step, 1);
+  }
+  if (dir == ComparisonDirection::kLe) {
+    std::optional<int64_t> trips = CheckedSubtract(*n, *init);
+    if (!trips) return std::nullopt;
+    if (*trips < 0) return 0;
+    return CheckedAdd(*trips / *step, 1);
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> ComputeWhileLoopTripCount(const HloInstruction* while_op, int64_t max_brute_force_iters) {
+  std::optional<int64_t> index = GetLoopInductionVarTupleIdx(while_op);
+  if (!index) return std::nullopt;
+  std::optional<Literal> value =
+      EvaluateExpression(TraceThroughCopyAndGteTupleChain(while_op->operand(0)->operand(*index)));
+  if (!value) return std::nullopt;
+  if (std::optional<int64_t> trips = MatchTrivialLoopTripCount(while_op, *index, *value)) return trips;
+
+  // Brute force: run the condition and the update on the counter alone.
+  const HloComputation* body = while_op->while_body();
+  const HloInstruction* update = body->root_instruction()->operand(*index);
+  const HloInstruction* body_indvar = NonConstantOperand(update);
+  if (body_indvar == nullptr || body_indvar != GetUniqueGteInstruction(body->parameter_instruction(0), *index))
+    return std::nullopt;
+  const HloComputation* cond = while_op->while_condition();
+  const HloInstruction* cond_root = cond->root_instruction();
+  const HloInstruction* cond_indvar = NonConstantOperand(cond_root);
+  if (cond_indvar == nullptr || cond_indvar != GetUniqueGteInstruction(cond->parameter_instruction(0), *index))
+    return std::nullopt;
+  for (int64_t trips = 0; trips <= max_brute_force_iters; ++trips) {
+    std::optional<Literal> keep_going = EvaluateExpression(cond_root, {{cond_indvar, &*value}});
+    if (!keep_going || keep_going->element_type() != PrimitiveType::PRED || keep_going->element_count() != 1)
+      return std::nullopt;
+    if (!keep_going->GetPred(0)) return trips;
+    std::optional<Literal> next = EvaluateExpression(update, {{body_indvar, &*value}});
+    if (!next) return std::nullopt;
+    value = std::move(next);
+  }
+  return std::nullopt;
 }
 
 bool HasTrueFrontendAttribute(const HloInstruction& inst, absl::Span<const std::string_view> keys) {

@@ -58,7 +58,7 @@ struct Builder {
                       std::string_view base = "");
   HloInstruction* Gte(HloComputation* comp, HloInstruction* tuple, int64_t index, const HloInstruction* before);
   HloInstruction* Tuple(HloComputation* comp, absl::Span<HloInstruction* const> elements,
-                        const HloInstruction* before);
+                        const HloInstruction* before, std::string_view base = "");
   HloInstruction* Reshape(HloComputation* comp, const Shape& shape, HloInstruction* operand,
                           const HloInstruction* before);
   HloInstruction* Transpose(HloComputation* comp, HloInstruction* operand, absl::Span<const int64_t> permutation,
@@ -143,6 +143,21 @@ absl::StatusOr<Literal> ConvertLiteral(const Literal& literal, PrimitiveType typ
 // (opcode, shape, attributes, called computations by identity) wired the same way, names
 // aside. Conservative: instructions listed in different orders compare unequal.
 bool ComputationsEquivalent(const HloComputation& a, const HloComputation& b);
+
+// --- While-loop analysis (XLA's while_loop_analysis) -------------------------------------------
+// Looks through copies and get-tuple-element(tuple(...)) pairs.
+const HloInstruction* TraceThroughCopyAndGteTupleChain(const HloInstruction* inst);
+// The only get-tuple-element of `tuple` at `index`, or null when there are none or several.
+HloInstruction* GetUniqueGteInstruction(const HloInstruction* tuple, int64_t index);
+// The tuple index of the loop's induction variable: the condition is a scalar function of
+// that element alone, and the body updates it as a scalar function of itself alone.
+std::optional<int64_t> GetLoopInductionVarTupleIdx(const HloInstruction* while_op);
+// The trip count of `for (i = init; i < N (or <= N); i += k)` with constant N and k > 0.
+std::optional<int64_t> MatchTrivialLoopTripCount(const HloInstruction* while_op, int64_t indvar_index,
+                                                 const Literal& indvar_init);
+// XLA's ComputeWhileLoopTripCount: the pattern above, or else running the condition and the
+// induction variable's update with the evaluator for up to max_brute_force_iters trips.
+std::optional<int64_t> ComputeWhileLoopTripCount(const HloInstruction* while_op, int64_t max_brute_force_iters = 128);
 
 // Frontend attributes that switch a pass's rewriting of one instruction off ("true", "1",
 // "yes", any case).
