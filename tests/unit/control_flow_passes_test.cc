@@ -296,7 +296,7 @@ TEST_CASE("while-loop trip counts follow XLA's analysis", "[control_flow][while]
 
 TEST_CASE("a loop bounded by a parameter has no trip count", "[control_flow][while]") {
   std::unique_ptr<HloModule> m = Parse(R"(
-HloModule unknown
+HloModule bounded_by_parameter
 body {
   bp = (s32[], s32[]) parameter(0)
   bi = s32[] get-tuple-element(bp), index=0

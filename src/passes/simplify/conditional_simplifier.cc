@@ -61,7 +61,7 @@ absl::StatusOr<HloComputation*> ExclusiveBranch(Builder& b, HloInstruction* cond
 absl::Status SetRoot(HloComputation* comp, HloInstruction* new_root) {
   HloInstruction* old_root = comp->root_instruction();
   comp->set_root_instruction(new_root);
-  if (old_root != new_root && cf::IsDead(*old_root)) return cf::RemoveInstructionAndUnusedOperands(old_root);
+  if (old_root != new_root && cf::IsRemovableDead(*old_root)) return cf::RemoveInstructionAndUnusedOperands(old_root);
   return absl::OkStatus();
 }
 
@@ -210,7 +210,7 @@ absl::StatusOr<bool> TryRemoveConditional(Builder& b, HloInstruction* cond, cf::
   // Every branch computes the same function of the same operand: the index does not matter.
   bool identical = true;
   for (int64_t i = 1; i < n && identical; ++i)
-    identical = cond->operand(i + 1) == cond->operand(1) && cf::ComputationsEquivalent(*Branch(cond, i), *Branch(cond, 0));
+    identical = cond->operand(i + 1) == cond->operand(1) && ComputationsEqual(*Branch(cond, i), *Branch(cond, 0));
   if (identical) {
     HLOC_CF_RETURN_IF_ERROR(inline_branch(0));
     return true;

@@ -6,60 +6,25 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "eval/evaluator.h"
-#include "ir/hlo_printer.h"
 
 namespace hloc::cf {
 namespace {
 
-// "add.12" -> "add"; names without a numeric suffix are their own root.
-std::string NameRoot(std::string_view name) {
-  size_t dot = name.rfind('.');
-  if (dot == std::string_view::npos || dot + 1 == name.size() || dot == 0) return std::string(name);
-  for (size_t i = dot + 1; i < name.size(); ++i)
-    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return std::string(name);
-  return std::string(name.substr(0, dot));
-}
-
-// A bare copy of `inst`: opcode, shape, attributes and called computations, no operands.
-std::unique_ptr<HloInstruction> BareCopy(const HloInstruction& inst, const Shape& shape) {
-  auto copy = std::make_unique<HloInstruction>(inst.opcode(), shape);
-  copy->mutable_attrs() = inst.attrs();
-  copy->mutable_called_computations() = inst.called_computations();
-  copy->set_inline_gte(inst.is_inline_gte());
-  return copy;
+// Removes one dead instruction; a removed fusion's fused computation stops naming it (it
+// stays, uncalled, until RemoveUncalledComputations).
+absl::Status RemoveOne(HloComputation* comp, HloInstruction* inst) {
+  if (inst->opcode() == HloOpcode::kFusion)
+    for (HloComputation* c : inst->called_computations())
+      if (c != nullptr && c->FusionInstruction() == inst) c->SetFusionInstruction(nullptr);
+  return comp->RemoveInstruction(inst);
 }
 
 }  // namespace
 
-NameUniquer::NameUniquer(const HloModule& module) {
-  for (const auto& comp : module.computations()) {
-    used_.insert(comp->name());
-    for (const auto& inst : comp->instructions()) used_.insert(inst->name());
-  }
-}
-
-std::string NameUniquer::Get(std::string_view base) {
-  if (base.empty()) base = "instruction";
-  if (!used_.contains(std::string(base))) {
-    used_.insert(std::string(base));
-    return std::string(base);
-  }
-  std::string root = NameRoot(base);
-  int64_t& next = next_[root];
-  if (next == 0) next = 1;
-  for (;; ++next) {
-    std::string candidate = absl::StrCat(root, ".", next);
-    if (used_.insert(candidate).second) {
-      ++next;
-      return candidate;
-    }
-  }
-}
-
 HloInstruction* Builder::Add(HloComputation* comp, std::unique_ptr<HloInstruction> inst,
                              const HloInstruction* before, std::string_view base) {
-  std::string name = names.Get(base.empty() ? HloOpcodeString(inst->opcode()) : base);
-  inst->set_name(std::move(name));
+  std::string hint(base.empty() ? HloOpcodeString(inst->opcode()) : base);
+  inst->set_name(names.instructions.GetUniqueName(hint));
   return comp->AddInstructionBefore(std::move(inst), before);
 }
 
@@ -121,36 +86,36 @@ HloInstruction* Builder::Constant(HloComputation* comp, Literal literal, const H
   return Add(comp, std::move(constant), before);
 }
 
-HloInstruction* Builder::CloneWithNewOperands(const HloInstruction& inst, const Shape& shape,
-                                              absl::Span<HloInstruction* const> operands,
-                                              const HloInstruction* before) {
-  std::unique_ptr<HloInstruction> copy = BareCopy(inst, shape);
-  for (HloInstruction* op : operands) copy->AppendOperand(op);
-  HloInstruction* added = Add(before ? before->parent() : inst.parent(), std::move(copy), before, inst.name());
-  if (inst.opcode() == HloOpcode::kFusion && !inst.called_computations().empty()) {
-    // A fused computation belongs to exactly one fusion: give the copy its own.
-    absl::StatusOr<HloComputation*> fused = CloneComputation(*inst.fused_instructions_computation());
-    if (fused.ok()) {
-      added->mutable_called_computations()[0] = *fused;
-      (*fused)->SetFusionInstruction(added);
-    }
-  }
-  return added;
+absl::StatusOr<HloInstruction*> Builder::CloneWithNewOperands(
+    const HloInstruction& inst, const Shape& shape, absl::Span<HloInstruction* const> operands,
+    const HloInstruction* before, absl::flat_hash_map<const HloComputation*, HloComputation*>* cloned) {
+  std::unique_ptr<HloInstruction> copy = CloneInstruction(inst, operands);
+  copy->mutable_shape() = shape;
+  absl::flat_hash_map<const HloComputation*, HloComputation*> local;
+  HLOC_CF_RETURN_IF_ERROR(CloneOwnedCallees(inst, *copy, module, names, cloned != nullptr ? *cloned : local));
+  return Add(before != nullptr ? before->parent() : inst.parent(), std::move(copy), before, inst.name());
 }
 
 absl::StatusOr<HloComputation*> Builder::CloneComputation(const HloComputation& comp,
                                                           const std::vector<int64_t>* kept_parameters) {
-  auto clone = std::make_unique<HloComputation>(names.Get(comp.name()));
+  if (kept_parameters == nullptr) return hloc::CloneComputation(comp, module, names);
+  auto clone = std::make_unique<HloComputation>(names.computations.GetUniqueName(comp.name() + ".clone"));
   clone->set_execution_thread(comp.execution_thread());
   absl::flat_hash_map<const HloInstruction*, HloInstruction*> map;
   absl::flat_hash_map<int64_t, int64_t> new_parameter_number;
-  if (kept_parameters != nullptr)
-    for (size_t j = 0; j < kept_parameters->size(); ++j) new_parameter_number[(*kept_parameters)[j]] = j;
-  // Copies first, in definition order, then the edges: the text order need not put
-  // operands first, and the clone keeps that order.
-  for (const auto& inst : comp.instructions()) {
-    std::unique_ptr<HloInstruction> copy = BareCopy(*inst, inst->shape());
-    if (inst->opcode() == HloOpcode::kParameter && kept_parameters != nullptr) {
+  for (size_t j = 0; j < kept_parameters->size(); ++j) new_parameter_number[(*kept_parameters)[j]] = j;
+  for (HloInstruction* inst : comp.MakeInstructionPostOrder()) {
+    if (inst->opcode() == HloOpcode::kFusion || inst->opcode() == HloOpcode::kAsyncStart ||
+        inst->opcode() == HloOpcode::kAsyncUpdate || inst->opcode() == HloOpcode::kAsyncDone)
+      return absl::UnimplementedError(absl::StrCat("cannot drop parameters of ", comp.name(), ": it owns computations"));
+    std::vector<HloInstruction*> operands;
+    for (HloInstruction* op : inst->operands()) {
+      auto it = map.find(op);
+      if (it == map.end()) return absl::InternalError(absl::StrCat(op->name(), " is not in ", comp.name()));
+      operands.push_back(it->second);
+    }
+    std::unique_ptr<HloInstruction> copy = CloneInstruction(*inst, operands);
+    if (inst->opcode() == HloOpcode::kParameter) {
       auto it = new_parameter_number.find(inst->attrs().parameter_number);
       if (it == new_parameter_number.end()) {
         if (inst->user_count() != 0 || inst->IsRoot())
@@ -159,27 +124,15 @@ absl::StatusOr<HloComputation*> Builder::CloneComputation(const HloComputation& 
       }
       copy->mutable_attrs().parameter_number = it->second;
     }
-    copy->set_name(names.Get(inst->name()));
-    map[inst.get()] = clone->AddInstruction(std::move(copy));
+    copy->set_name(names.instructions.GetUniqueName(inst->name()));
+    map[inst] = clone->AddInstruction(std::move(copy));
   }
-  for (const auto& inst : comp.instructions()) {
-    if (!map.contains(inst.get())) continue;
-    HloInstruction* copy = map.at(inst.get());
-    for (HloInstruction* op : inst->operands()) {
-      auto it = map.find(op);
-      if (it == map.end())
-        return absl::InternalError(absl::StrCat("operand ", op->name(), " of ", inst->name(), " is outside ", comp.name()));
-      copy->AppendOperand(it->second);
-    }
-    for (HloInstruction* succ : inst->control_successors())
-      if (auto it = map.find(succ); it != map.end()) copy->AddControlDependencyTo(it->second);
-    if (inst->opcode() == HloOpcode::kFusion && !inst->called_computations().empty()) {
-      HLOC_CF_ASSIGN_OR_RETURN(HloComputation * fused, CloneComputation(*inst->fused_instructions_computation()));
-      copy->mutable_called_computations()[0] = fused;
-      fused->SetFusionInstruction(copy);
-    }
-  }
-  if (comp.root_instruction() != nullptr) clone->set_root_instruction(map.at(comp.root_instruction()));
+  for (const auto& [old_inst, new_inst] : map)
+    for (HloInstruction* succ : old_inst->control_successors())
+      if (auto it = map.find(succ); it != map.end()) new_inst->AddControlDependencyTo(it->second);
+  auto root = map.find(comp.root_instruction());
+  if (root == map.end()) return absl::InternalError(absl::StrCat(comp.name(), " has no root to clone"));
+  clone->set_root_instruction(root->second);
   return module.AddComputation(std::move(clone));
 }
 
@@ -195,6 +148,7 @@ absl::StatusOr<HloInstruction*> Builder::Inline(HloComputation* target, const Hl
   }
   // Every instruction is copied, not just what the root reaches: a side effect nobody uses
   // must survive inlining (as in XLA's CallInliner).
+  absl::flat_hash_map<const HloComputation*, HloComputation*> cloned;
   for (HloInstruction* inst : callee.MakeInstructionPostOrder()) {
     if (inst->opcode() == HloOpcode::kParameter) continue;
     std::vector<HloInstruction*> operands;
@@ -203,7 +157,7 @@ absl::StatusOr<HloInstruction*> Builder::Inline(HloComputation* target, const Hl
       if (it == map.end()) return absl::InternalError(absl::StrCat("cannot inline ", callee.name(), ": ", op->name(), " is unmapped"));
       operands.push_back(it->second);
     }
-    map[inst] = CloneWithNewOperands(*inst, inst->shape(), operands, before);
+    HLOC_CF_ASSIGN_OR_RETURN(map[inst], CloneWithNewOperands(*inst, inst->shape(), operands, before, &cloned));
     if (map[inst]->parent() != target) return absl::InternalError("inlined instruction landed in the wrong computation");
   }
   for (const auto& inst : callee.instructions()) {
@@ -214,93 +168,9 @@ absl::StatusOr<HloInstruction*> Builder::Inline(HloComputation* target, const Hl
   return map.at(callee.root_instruction());
 }
 
-bool HasControlDependencies(const HloInstruction& inst) {
-  return !inst.control_predecessors().empty() || !inst.control_successors().empty();
-}
-
-bool HasSideEffectNoRecurse(const HloInstruction& inst) {
-  switch (inst.opcode()) {
-    case HloOpcode::kSend:
-    case HloOpcode::kSendDone:
-    case HloOpcode::kRecv:
-    case HloOpcode::kRecvDone:
-    case HloOpcode::kRng:
-    case HloOpcode::kRngGetAndUpdateState:
-    case HloOpcode::kInfeed:
-    case HloOpcode::kOutfeed:
-    case HloOpcode::kAllReduceStart:
-    case HloOpcode::kAllReduceDone:
-    case HloOpcode::kAllGatherStart:
-    case HloOpcode::kAllGatherDone:
-    case HloOpcode::kCollectivePermuteStart:
-    case HloOpcode::kCollectivePermuteDone:
-      return true;
-    case HloOpcode::kAllToAll:
-    case HloOpcode::kAllGather:
-    case HloOpcode::kAllReduce:
-    case HloOpcode::kReduceScatter:
-      if (inst.attrs().constrain_layout) return true;
-      [[fallthrough]];
-    case HloOpcode::kCollectivePermute:
-      // XLA exempts SPMD-partitioned modules; hloc has no such flag, so any channel counts.
-      return inst.attrs().channel_id.has_value();
-    case HloOpcode::kCustomCall:
-      return inst.attrs().custom_call_has_side_effect;
-    default:
-      return false;
-  }
-}
-
-namespace {
-bool ComputationHasSideEffectImpl(const HloComputation& comp, absl::flat_hash_set<const HloComputation*>& seen);
-bool HasSideEffectImpl(const HloInstruction& inst, absl::flat_hash_set<const HloComputation*>& seen) {
-  if (HasSideEffectNoRecurse(inst)) return true;
-  for (const HloComputation* callee : inst.called_computations())
-    if (callee != nullptr && ComputationHasSideEffectImpl(*callee, seen)) return true;
-  return false;
-}
-bool ComputationHasSideEffectImpl(const HloComputation& comp, absl::flat_hash_set<const HloComputation*>& seen) {
-  // A computation seen before has already been (or is being) answered for; the call graph
-  // of a verified module is acyclic, and a cycle in a bad one must not recurse forever.
-  if (!seen.insert(&comp).second) return false;
-  for (const auto& inst : comp.instructions())
-    if (HasSideEffectImpl(*inst, seen)) return true;
-  return false;
-}
-}  // namespace
-
-bool HasSideEffect(const HloInstruction& inst) {
-  absl::flat_hash_set<const HloComputation*> seen;
-  return HasSideEffectImpl(inst, seen);
-}
-
-bool ComputationHasSideEffect(const HloComputation& comp) {
-  absl::flat_hash_set<const HloComputation*> seen;
-  return ComputationHasSideEffectImpl(comp, seen);
-}
-
-bool IsDead(const HloInstruction& inst) {
+bool IsRemovableDead(const HloInstruction& inst) {
   return inst.user_count() == 0 && !inst.IsRoot() && inst.opcode() != HloOpcode::kParameter &&
          !HasControlDependencies(inst) && !HasSideEffect(inst);
-}
-
-absl::Status RemoveInstructionAndUnusedOperands(HloInstruction* inst) {
-  HloComputation* comp = inst->parent();
-  std::vector<HloInstruction*> work = {inst};
-  bool first = true;
-  while (!work.empty()) {
-    HloInstruction* cur = work.back();
-    work.pop_back();
-    if (!first && !IsDead(*cur)) continue;
-    if (first && (cur->user_count() != 0 || cur->IsRoot()))
-      return absl::FailedPreconditionError(absl::StrCat("cannot remove ", cur->name(), ": still used"));
-    first = false;
-    std::vector<HloInstruction*> operands = cur->operands();
-    HLOC_CF_RETURN_IF_ERROR(comp->RemoveInstruction(cur));
-    for (HloInstruction* op : operands)
-      if (std::find(work.begin(), work.end(), op) == work.end()) work.push_back(op);
-  }
-  return absl::OkStatus();
 }
 
 void DeferredCleanup::Add(HloInstruction* inst) {
@@ -324,11 +194,11 @@ absl::Status DeferredCleanup::Run() {
       int64_t id = work.back();
       work.pop_back();
       auto it = alive.find(id);
-      if (it == alive.end() || !IsDead(*it->second)) continue;
+      if (it == alive.end() || !IsRemovableDead(*it->second)) continue;
       HloInstruction* inst = it->second;
       for (HloInstruction* op : inst->operands()) work.push_back(op->unique_id());
       alive.erase(it);
-      HLOC_CF_RETURN_IF_ERROR(comp->RemoveInstruction(inst));
+      HLOC_CF_RETURN_IF_ERROR(RemoveOne(comp, inst));
     }
   }
   return absl::OkStatus();
@@ -357,15 +227,30 @@ absl::Status ReplaceInstruction(HloInstruction* old_inst, HloInstruction* new_in
     }
     return absl::OkStatus();
   }
-  return RemoveInstructionAndUnusedOperands(old_inst);
+  if (!HasControlDependencies(*old_inst)) return RemoveInstructionAndUnusedOperands(old_inst);
+  // Its control edges moved to new_inst: drop them with the instruction, then the operands
+  // that leaves dead.
+  std::vector<HloInstruction*> operands = old_inst->operands();
+  HloComputation* comp = old_inst->parent();
+  old_inst->DetachFromOperandsAndUsers();
+  HLOC_CF_RETURN_IF_ERROR(RemoveOne(comp, old_inst));
+  std::sort(operands.begin(), operands.end());
+  operands.erase(std::unique(operands.begin(), operands.end()), operands.end());
+  // An operand may go with another's cascade: `removed` is checked before any dereference.
+  std::vector<const HloInstruction*> removed;
+  for (HloInstruction* op : operands) {
+    if (std::find(removed.begin(), removed.end(), op) != removed.end() || !IsRemovableDead(*op)) continue;
+    HLOC_CF_RETURN_IF_ERROR(RemoveInstructionAndUnusedOperands(op, false, &removed));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<bool> RemoveDeadInstructions(HloComputation* comp) {
   bool changed = false;
   std::vector<HloInstruction*> order = comp->MakeInstructionPostOrder();
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    if (!IsDead(**it)) continue;
-    HLOC_CF_RETURN_IF_ERROR(comp->RemoveInstruction(*it));
+    if (!IsRemovableDead(**it)) continue;
+    HLOC_CF_RETURN_IF_ERROR(RemoveOne(comp, *it));
     changed = true;
   }
   return changed;
@@ -486,12 +371,13 @@ std::optional<Literal> EvaluateExpression(const HloInstruction* root,
       copy = std::make_unique<HloInstruction>(HloOpcode::kConstant, it->second->shape());
       copy->mutable_attrs().literal = *it->second;
     } else {
-      copy = BareCopy(*inst, inst->shape());
+      std::vector<HloInstruction*> operands;
       for (const HloInstruction* op : inst->operands()) {
         auto m = map.find(op);
         if (m == map.end()) return std::nullopt;  // a cycle in bad input
-        copy->AppendOperand(m->second);
+        operands.push_back(m->second);
       }
+      copy = CloneInstruction(*inst, operands);
     }
     copy->set_name(absl::StrCat("e", map.size()));
     copy->set_inline_gte(false);
@@ -516,54 +402,6 @@ absl::StatusOr<Literal> ConvertLiteral(const Literal& literal, PrimitiveType typ
   temp.set_root_instruction(temp.AddInstruction(std::move(convert)));
   const Literal* args[] = {&literal};
   return EvaluateComputation(temp, args);
-}
-
-namespace {
-// The instruction's text without its name and operand names: what must agree between two
-// equivalent instructions once their operands are known to correspond.
-std::string CanonicalText(const HloInstruction& inst) {
-  HloPrintOptions options = HloPrintOptions::ShortParsable();
-  options.syntax_sugar_async_ops = false;
-  std::string text = PrintInstruction(inst, options);
-  size_t eq = text.find(" = ");
-  if (eq != std::string::npos) text = text.substr(eq + 3);
-  if (inst.operand_count() == 0) return text;
-  std::string call = std::string(HloOpcodeString(inst.opcode())) + "(";
-  size_t open = text.find(call);
-  if (open == std::string::npos) return text;
-  size_t start = open + call.size();
-  int depth = 1;
-  size_t close = start;
-  for (; close < text.size(); ++close) {
-    if (text[close] == '(') ++depth;
-    if (text[close] == ')' && --depth == 0) break;
-  }
-  return text.substr(0, start) + text.substr(close);
-}
-}  // namespace
-
-bool ComputationsEquivalent(const HloComputation& a, const HloComputation& b) {
-  if (&a == &b) return true;
-  if (a.instruction_count() != b.instruction_count() || a.num_parameters() != b.num_parameters()) return false;
-  std::vector<HloInstruction*> order_a = a.MakeInstructionPostOrder();
-  std::vector<HloInstruction*> order_b = b.MakeInstructionPostOrder();
-  if (order_a.size() != order_b.size()) return false;
-  absl::flat_hash_map<const HloInstruction*, const HloInstruction*> map;
-  for (size_t i = 0; i < order_a.size(); ++i) {
-    const HloInstruction* x = order_a[i];
-    const HloInstruction* y = order_b[i];
-    if (x->opcode() != y->opcode() || x->operand_count() != y->operand_count() ||
-        x->called_computations() != y->called_computations() || !(x->shape() == y->shape()) ||
-        HasControlDependencies(*x) || HasControlDependencies(*y))
-      return false;
-    for (int64_t k = 0; k < x->operand_count(); ++k) {
-      auto it = map.find(x->operand(k));
-      if (it == map.end() || it->second != y->operand(k)) return false;
-    }
-    if (CanonicalText(*x) != CanonicalText(*y)) return false;
-    map[x] = y;
-  }
-  return map.at(a.root_instruction()) == b.root_instruction();
 }
 
 const HloInstruction* TraceThroughCopyAndGteTupleChain(const HloInstruction* inst) {

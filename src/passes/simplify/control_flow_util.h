@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "ir/module.h"
+#include "passes/pass_util.h"
 
 #define HLOC_CF_CONCAT_INNER(a, b) a##b
 #define HLOC_CF_CONCAT(a, b) HLOC_CF_CONCAT_INNER(a, b)
@@ -34,23 +35,12 @@
 
 namespace hloc::cf {
 
-// Fresh names, unique among the module's instruction and computation names (the verifier
-// requires both to be unique). "add.3" yields "add.4", "add.5", ...; "x" yields "x.1".
-class NameUniquer {
- public:
-  explicit NameUniquer(const HloModule& module);
-  std::string Get(std::string_view base);
-
- private:
-  absl::flat_hash_set<std::string> used_;
-  absl::flat_hash_map<std::string, int64_t> next_;
-};
-
-// What the passes here need to build new instructions: the module and a name uniquer.
+// What the passes here need to build new instructions: the module and its name uniquers
+// (pass_util's, seeded with every name the module holds).
 struct Builder {
-  explicit Builder(HloModule& m) : module(m), names(m) {}
+  explicit Builder(HloModule& m) : module(m), names(CloneNames::ForModule(m)) {}
   HloModule& module;
-  NameUniquer names;
+  CloneNames names;
 
   // Adds `inst` to `comp` just before `before` (appended when null), named after `base`
   // (the opcode's name when empty), and returns it.
@@ -68,18 +58,23 @@ struct Builder {
   HloInstruction* Broadcast(HloComputation* comp, const Shape& shape, HloInstruction* operand,
                             absl::Span<const int64_t> dimensions, const HloInstruction* before);
   HloInstruction* Constant(HloComputation* comp, Literal literal, const HloInstruction* before);
-  // A copy of `inst` (attributes, called computations, metadata) with a new shape and operands.
-  HloInstruction* CloneWithNewOperands(const HloInstruction& inst, const Shape& shape,
-                                       absl::Span<HloInstruction* const> operands, const HloInstruction* before);
+  // A copy of `inst` (attributes, called computations, metadata) with a new shape and
+  // operands, placed before `before` (in inst's computation when `before` is null). A fused
+  // or async-wrapped computation is cloned, since it belongs to one caller; `cloned` lets
+  // several copies (an async start and its done) share the clones.
+  absl::StatusOr<HloInstruction*> CloneWithNewOperands(
+      const HloInstruction& inst, const Shape& shape, absl::Span<HloInstruction* const> operands,
+      const HloInstruction* before, absl::flat_hash_map<const HloComputation*, HloComputation*>* cloned = nullptr);
 
   // Inlines `callee` into `target` just before `before`, its parameter i replaced by args[i];
   // returns the instruction the callee's root became. Called computations are shared, except
-  // fused computations, which are cloned (each belongs to one fusion).
+  // fused and async-wrapped ones, which are cloned.
   absl::StatusOr<HloInstruction*> Inline(HloComputation* target, const HloComputation& callee,
                                          absl::Span<HloInstruction* const> args, const HloInstruction* before);
-  // A deep copy of `comp` added to the module (fused computations inside cloned too). With
-  // `kept_parameters`, parameter kept_parameters[j] becomes parameter j and the others are
-  // dropped (they must be unused).
+  // A deep copy of `comp` added to the module (pass_util's CloneComputation, names suffixed
+  // "clone"). With `kept_parameters`, parameter kept_parameters[j] becomes parameter j and the
+  // others are dropped (they must be unused; the computation may not own fused or async
+  // computations).
   absl::StatusOr<HloComputation*> CloneComputation(const HloComputation& comp,
                                                    const std::vector<int64_t>* kept_parameters = nullptr);
 };
@@ -100,8 +95,6 @@ class DeferredCleanup {
 // HloComputation::ReplaceInstruction does; with `cleanup`, the removal waits for it.
 absl::Status ReplaceInstruction(HloInstruction* old_inst, HloInstruction* new_inst,
                                 DeferredCleanup* cleanup = nullptr);
-// Removes `inst` (which must have no users) and, recursively, operands that become dead.
-absl::Status RemoveInstructionAndUnusedOperands(HloInstruction* inst);
 // Removes every instruction of `comp` that nothing uses (not the root, parameters, side
 // effects or instructions with control edges). Returns whether anything was removed.
 absl::StatusOr<bool> RemoveDeadInstructions(HloComputation* comp);
@@ -109,17 +102,15 @@ absl::StatusOr<bool> RemoveDeadInstructions(HloComputation* comp);
 // more; never the entry.
 absl::Status RemoveUncalledComputations(HloModule& module, std::vector<HloComputation*> candidates);
 
-// XLA's HloInstruction::HasSideEffectNoRecurse / HasSideEffect: instructions that must not
-// be removed, duplicated or reordered (send/recv, infeed/outfeed, rng, side-effecting
-// custom-calls, collectives with a channel, ...), the latter also looking into called
-// computations.
-bool HasSideEffectNoRecurse(const HloInstruction& inst);
-bool HasSideEffect(const HloInstruction& inst);
-bool ComputationHasSideEffect(const HloComputation& comp);
-bool HasControlDependencies(const HloInstruction& inst);
+// Side effects, control edges and removal follow pass_util (XLA's rules), shared with the
+// other passes.
+using ::hloc::ComputationHasSideEffect;
+using ::hloc::HasControlDependencies;
+using ::hloc::HasSideEffect;
+using ::hloc::RemoveInstructionAndUnusedOperands;
 // An instruction DCE may remove: no users, not the root, not a parameter, no side effect,
 // no control edges.
-bool IsDead(const HloInstruction& inst);
+bool IsRemovableDead(const HloInstruction& inst);
 
 // Every instruction of the module that calls `comp`.
 std::vector<HloInstruction*> Callers(const HloModule& module, const HloComputation* comp);
@@ -138,11 +129,6 @@ std::optional<Literal> EvaluateExpression(const HloInstruction* root,
                                           const absl::flat_hash_map<const HloInstruction*, const Literal*>& known = {});
 // `literal` converted to `type` as HLO's convert does (through the evaluator).
 absl::StatusOr<Literal> ConvertLiteral(const Literal& literal, PrimitiveType type);
-
-// Whether two computations compute the same thing structurally: the same instructions
-// (opcode, shape, attributes, called computations by identity) wired the same way, names
-// aside. Conservative: instructions listed in different orders compare unequal.
-bool ComputationsEquivalent(const HloComputation& a, const HloComputation& b);
 
 // --- While-loop analysis (XLA's while_loop_analysis) -------------------------------------------
 // Looks through copies and get-tuple-element(tuple(...)) pairs.

@@ -68,7 +68,7 @@ absl::StatusOr<bool> MoveConverts(cf::Builder& b, HloComputation* comp) {
       operands.push_back(op->opcode() == HloOpcode::kConvert ? op->operand(0) : b.Convert(comp, op, src, inst));
     Shape narrow = inst->shape();
     narrow.set_element_type(src);
-    HloInstruction* moved = b.CloneWithNewOperands(*inst, narrow, operands, inst);
+    HLOC_CF_ASSIGN_OR_RETURN(HloInstruction * moved, b.CloneWithNewOperands(*inst, narrow, operands, inst));
     HloInstruction* widened = b.Convert(comp, moved, dst, inst);
     widened->mutable_shape() = inst->shape();
     HLOC_CF_RETURN_IF_ERROR(cf::ReplaceInstruction(inst, widened));
@@ -110,7 +110,7 @@ absl::StatusOr<bool> MoveConverts(cf::Builder& b, HloComputation* comp) {
     }
     Shape narrow = producer->shape();
     narrow.set_element_type(dst);
-    HloInstruction* moved = b.CloneWithNewOperands(*producer, narrow, operands, inst);
+    HLOC_CF_ASSIGN_OR_RETURN(HloInstruction * moved, b.CloneWithNewOperands(*producer, narrow, operands, inst));
     moved->mutable_attrs().metadata = inst->attrs().metadata;
     inst->ReplaceAllUsesWith(moved);
     alive.erase(inst->unique_id());

@@ -42,6 +42,10 @@ size_t LiteralHash(const Literal& literal) {
 }
 
 absl::StatusOr<bool> CombineConstants(HloComputation& computation, bool layout_sensitive) {
+  // XLA only merges constants of the same sharding domain; hloc has no domain map, so a
+  // computation with domain instructions keeps its constants apart.
+  for (const auto& inst : computation.instructions())
+    if (inst->opcode() == O::kDomain) return false;
   absl::flat_hash_map<size_t, std::vector<HloInstruction*>> buckets;
   std::vector<HloInstruction*> constants;
   for (const auto& inst : computation.instructions())

@@ -213,7 +213,7 @@ absl::StatusOr<bool> ReshapeMover::Run(HloModule& module, PassContext& context) 
       std::vector<HloInstruction*> operands;
       for (HloInstruction* op : inst->operands()) operands.push_back(ApplyInverseRearrange(b, rearrange, op, inst));
       Shape new_shape(inst->shape().element_type(), rearrange->operand(0)->shape().dimensions());
-      HloInstruction* moved = b.CloneWithNewOperands(*inst, new_shape, operands, inst);
+      HLOC_CF_ASSIGN_OR_RETURN(HloInstruction * moved, b.CloneWithNewOperands(*inst, new_shape, operands, inst));
       // The sharding described the old shape.
       moved->mutable_attrs().sharding.reset();
       HloInstruction* replacement;

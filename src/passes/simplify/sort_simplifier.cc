@@ -42,7 +42,7 @@ absl::StatusOr<bool> RemoveUnusedOperandsFromSort(cf::Builder& b, HloInstruction
   }
   Shape new_shape = shapes.size() == 1 ? shapes[0] : Shape::Tuple(shapes);
   HLOC_CF_ASSIGN_OR_RETURN(HloComputation * new_comparator, b.CloneComputation(*comparator, &kept_parameters));
-  HloInstruction* new_sort = b.CloneWithNewOperands(*sort, new_shape, operands, sort);
+  HLOC_CF_ASSIGN_OR_RETURN(HloInstruction * new_sort, b.CloneWithNewOperands(*sort, new_shape, operands, sort));
   new_sort->mutable_called_computations()[0] = new_comparator;
 
   // Old tuple index -> the value that replaces get-tuple-element(sort), index=i.
