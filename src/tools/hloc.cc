@@ -60,5 +60,5 @@ int main(int argc, char** argv) {
   if (command == "eval") return RunEval(rest);
   if (command == "opt") return RunOpt(rest);
   if (!command.empty() && command[0] == '-') return UsageError("", "unknown option '" + command + "'");
-  return UsageError("", "unknown command '" + command + "' (commands: verify, print, eval)");
+  return UsageError("", "unknown command '" + command + "' (commands: verify, print, eval, opt)");
 }
