@@ -80,18 +80,9 @@ absl::StatusOr<ConvPlan> PlanConv(const Shape& lhs, const Shape& rhs, const HloI
     if (wd.size != ksize)
       return absl::InvalidArgumentError(absl::StrCat("window size ", wd.size,
                                                      " differs from the kernel's spatial size ", ksize));
-    if (wd.stride < 1 || wd.window_dilation < 1 || wd.base_dilation < 1)
-      return absl::InvalidArgumentError("window strides and dilations must be positive");
-    constexpr int64_t kBig = int64_t{1} << 40;
-    const int64_t n = lhs.dimensions(d.input_spatial_dimensions[s]);
-    if (std::abs(wd.padding_low) > kBig || std::abs(wd.padding_high) > kBig || wd.stride > kBig ||
-        wd.base_dilation > kBig || wd.window_dilation > kBig)
-      return absl::InvalidArgumentError("window attribute too large");
-    const int64_t dilated = n == 0 ? 0 : (n - 1) * wd.base_dilation + 1;
-    const int64_t padded = dilated + wd.padding_low + wd.padding_high;
-    const int64_t win = ksize == 0 ? 0 : (ksize - 1) * wd.window_dilation + 1;
-    p.out_dims[d.output_spatial_dimensions[s]] =
-        (padded < win || padded < 0) ? 0 : (padded - win) / wd.stride + 1;
+    absl::StatusOr<int64_t> out = evalops::WindowedOutputSize(lhs.dimensions(d.input_spatial_dimensions[s]), wd);
+    if (!out.ok()) return out.status();
+    p.out_dims[d.output_spatial_dimensions[s]] = *out;
     p.window_sizes.push_back(ksize);
   }
   return p;

@@ -24,6 +24,33 @@ absl::StatusOr<int64_t> CheckedProduct(absl::Span<const int64_t> dims) {
   return n;
 }
 
+absl::StatusOr<int64_t> WindowedOutputSize(int64_t n, const WindowDimension& wd) {
+  if (n < 0 || wd.size < 0 || wd.stride < 1 || wd.base_dilation < 1 || wd.window_dilation < 1)
+    return absl::InvalidArgumentError("window sizes must be non-negative, strides and dilations positive");
+  // Bounds far beyond any real program keep every later position computation
+  // (o * stride - padding_low + k * window_dilation) inside int64.
+  constexpr int64_t kBig = int64_t{1} << 40;
+  if (wd.stride > kBig || wd.base_dilation > kBig || wd.window_dilation > kBig || wd.padding_low > kBig ||
+      wd.padding_low < -kBig || wd.padding_high > kBig || wd.padding_high < -kBig)
+    return absl::InvalidArgumentError("window attribute too large");
+  int64_t dilated = 0, padded = 0, extent = 0;
+  bool overflow = false;
+  if (n > 0) {
+    overflow |= __builtin_mul_overflow(n - 1, wd.base_dilation, &dilated);
+    overflow |= __builtin_add_overflow(dilated, int64_t{1}, &dilated);
+  }
+  overflow |= __builtin_add_overflow(dilated, wd.padding_low, &padded);
+  overflow |= __builtin_add_overflow(padded, wd.padding_high, &padded);
+  if (wd.size > 0) {
+    overflow |= __builtin_mul_overflow(wd.size - 1, wd.window_dilation, &extent);
+    overflow |= __builtin_add_overflow(extent, int64_t{1}, &extent);
+  }
+  if (overflow || padded > (int64_t{1} << 62) || extent > (int64_t{1} << 62))
+    return absl::InvalidArgumentError("window arithmetic overflows");
+  if (padded < extent || padded < 0) return 0;
+  return (padded - extent) / wd.stride + 1;
+}
+
 absl::Status CheckDimList(absl::Span<const int64_t> dims, int64_t rank, const std::string& what) {
   std::vector<bool> seen(rank > 0 ? rank : 0, false);
   for (int64_t d : dims) {

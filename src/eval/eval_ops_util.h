@@ -112,6 +112,13 @@ std::vector<T> Pack(const std::vector<T>& src, absl::Span<const int64_t> dims,
   return dst;
 }
 
+// ---- Windows ---------------------------------------------------------------------------------
+
+// Number of window positions along one dimension of size `n` (XLA's windowed output size:
+// base-dilate, pad, then slide the window-dilated window by `stride`). Errors on non-positive
+// strides/dilations, negative sizes and any arithmetic overflow.
+absl::StatusOr<int64_t> WindowedOutputSize(int64_t n, const WindowDimension& wd);
+
 // ---- Attribute validation --------------------------------------------------------------------
 
 // Error unless every entry of `dims` is in [0, rank) and no entry repeats.

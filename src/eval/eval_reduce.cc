@@ -2,7 +2,8 @@
 // select-and-scatter and map, with XLA's evaluation order: each output starts from the init
 // value and folds the inputs in row-major order as reducer(accumulator, element). Reducers that
 // are one add/multiply/maximum/minimum/and/or/xor of the two parameters run as a scalar loop
-// that rounds every step to the element type; anything else calls the computation per element.
+// that rounds every step to the element type; other scalar computations run as compiled
+// ScalarPrograms, and only what those cannot express calls the computation per element.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -131,19 +132,12 @@ absl::StatusOr<WindowTables> MakeWindowTables(const DimVec& in_dims, const std::
   if (window) wds = window->dimensions;
   if (static_cast<int64_t>(wds.size()) != rank)
     return absl::InvalidArgumentError(absl::StrCat("window has ", wds.size(), " dimensions, operand rank is ", rank));
-  constexpr int64_t kBig = int64_t{1} << 40;
   for (int64_t d = 0; d < rank; ++d) {
     const WindowDimension& wd = wds[d];
-    if (wd.size < 0 || wd.stride < 1 || wd.base_dilation < 1 || wd.window_dilation < 1)
-      return absl::InvalidArgumentError("window sizes must be non-negative, strides and dilations positive");
-    if (wd.size > kBig || std::abs(wd.padding_low) > kBig || std::abs(wd.padding_high) > kBig ||
-        wd.stride > kBig || wd.base_dilation > kBig || wd.window_dilation > kBig)
-      return absl::InvalidArgumentError("window attribute too large");
     const int64_t n = in_dims[d];
-    const int64_t dilated = n == 0 ? 0 : (n - 1) * wd.base_dilation + 1;
-    const int64_t padded = dilated + wd.padding_low + wd.padding_high;
-    const int64_t extent = wd.size == 0 ? 0 : (wd.size - 1) * wd.window_dilation + 1;
-    const int64_t out = (padded < extent || padded < 0) ? 0 : (padded - extent) / wd.stride + 1;
+    absl::StatusOr<int64_t> windows = evalops::WindowedOutputSize(n, wd);
+    if (!windows.ok()) return windows.status();
+    const int64_t out = *windows;
     t.out_dims.push_back(out);
     t.sizes.push_back(wd.size);
     // The lookup table has out x size entries; refuse sizes no real program reaches rather

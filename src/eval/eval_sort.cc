@@ -104,7 +104,7 @@ absl::StatusOr<Literal> EvalSort(const HloInstruction& inst, Operands ops, EvalC
                  prog->result_type(0) != PrimitiveType::PRED))
       prog.reset();
   }
-  std::vector<evalops::Value> pv(2 * n + 1);
+  std::vector<evalops::Value> pv(2 * n + 1), line;
   bool failed = false;
   std::vector<int64_t> perm(len);
   ForEachLine(dims, dim, [&](int64_t base) {
@@ -113,12 +113,17 @@ absl::StatusOr<Literal> EvalSort(const HloInstruction& inst, Operands ops, EvalC
     if (keys) {
       MergeSort(perm, [&](int64_t a, int64_t b) { return keys->Compare(a, b); }, &failed);
     } else if (prog) {
+      // The line's values are decoded once; the comparator then reads them by position.
+      line.resize(n * len);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t p = 0; p < len; ++p) line[i * len + p] = evalops::LoadValue(*ops[i], base + p * stride);
       MergeSort(
           perm,
           [&](int64_t a, int64_t b) {
+            const int64_t pa = (a - base) / stride, pb = (b - base) / stride;
             for (int64_t i = 0; i < n; ++i) {
-              pv[2 * i] = evalops::LoadValue(*ops[i], a);
-              pv[2 * i + 1] = evalops::LoadValue(*ops[i], b);
+              pv[2 * i] = line[i * len + pa];
+              pv[2 * i + 1] = line[i * len + pb];
             }
             prog->Run(pv.data(), pv.data() + 2 * n);
             return pv[2 * n].i != 0;
@@ -208,7 +213,10 @@ absl::StatusOr<Literal> EvalTopK(const HloInstruction& inst, Operands ops, EvalC
 // (last to first when is_reverse), calling to_apply(input slices..., carries...) at each step;
 // it returns (output slices..., new carries...). The result is (outputs..., final carries...),
 // each output being its slices stacked along d. (XLA's newer op; is_associative only allows an
-// implementation to reorder the steps, so a sequential walk is exact.)
+// implementation to reorder the steps, so a sequential walk is exact.) The body's parameter
+// order (input slices, then carries) mirrors the operand order and its result order mirrors
+// the scan's result; the corpus's cumsum (a commutative add) cannot tell the orders apart, and
+// XLA's scan sources were not available to confirm them.
 absl::StatusOr<Literal> EvalScan(const HloInstruction& inst, Operands ops, EvalContext& ctx) {
   auto bad = [&](const std::string& why) { return evalops::Malformed(inst, why); };
   const int64_t c = inst.attrs().num_carries;

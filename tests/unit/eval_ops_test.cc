@@ -1131,6 +1131,13 @@ TEST_CASE("ops util: index iteration, total order keys, reducer recognition", "[
   CHECK(offs.empty());
   CHECK(TotalOrderKey(P::F32, EncodeFloat(P::F32, -0.0)) < TotalOrderKey(P::F32, EncodeFloat(P::F32, 0.0)));
   CHECK(TotalOrderKey(P::BF16, EncodeFloat(P::BF16, -2.0)) < TotalOrderKey(P::BF16, EncodeFloat(P::BF16, -1.0)));
+  CHECK(*WindowedOutputSize(4, Wd(2)) == 3);
+  CHECK(*WindowedOutputSize(4, Wd(2, 2, 1, 1)) == 3);
+  CHECK(*WindowedOutputSize(3, Wd(2, 1, 0, 0, 2)) == 4);
+  CHECK(*WindowedOutputSize(2, Wd(5)) == 0);
+  CHECK(!WindowedOutputSize(int64_t{1} << 40, Wd(1, 1, 0, 0, int64_t{1} << 30)).ok());
+  CHECK(!WindowedOutputSize(4, Wd(2, 0)).ok());
+  CHECK(!WindowedOutputSize(4, Wd(2, 1, -(int64_t{1} << 50))).ok());
   CHECK(WrapInt(P::S8, 200) == -56);
   CHECK(WrapInt(P::U4, 17) == 1);
   CHECK(RoundToElementType(P::BF16, 1.0 + 1.0 / 256) == 1.0);

@@ -186,10 +186,11 @@ absl::Status ExpandInference(Context& ctx, HloInstruction* bn) {
   const size_t first_tagged = b.added().size();
   b.set_metadata(&metadata);
   // scale * rsqrt(var + epsilon), offset - mean * true_scale.
-  Op true_scale = b.Mul(scale, b.Unary(O::kRsqrt, b.Add(var, epsilon)));
+  Op rsqrt = b.Unary(O::kRsqrt, b.Add(var, epsilon));
+  Op true_scale = b.Mul(scale, rsqrt);
   Op true_shift = b.Sub(offset, b.Mul(mean, true_scale));
-  Op shifted_normalized = b.Add(b.Mul(operand, FeatureBroadcast(b, true_scale, operand_shape, fi)),
-                                FeatureBroadcast(b, true_shift, operand_shape, fi));
+  Op scaled = b.Mul(operand, FeatureBroadcast(b, true_scale, operand_shape, fi));
+  Op shifted_normalized = b.Add(scaled, FeatureBroadcast(b, true_shift, operand_shape, fi));
   if (b.ok() && bn->attrs().sharding) {
     const HloSharding& sharding = *bn->attrs().sharding;
     std::vector<HloInstruction*> tagged(b.added().begin() + first_tagged, b.added().end());
@@ -287,6 +288,9 @@ absl::StatusOr<bool> BatchNormExpander::Run(HloModule& module, PassContext& cont
         todo.push_back(inst);
     }
   }
+  // Check them all before changing anything, so a bad one leaves the module as it was.
+  for (const HloInstruction* bn : todo)
+    if (absl::Status st = CheckBatchNorm(*bn, bn->opcode() == O::kBatchNormTraining ? 3 : 5); !st.ok()) return st;
   for (HloInstruction* bn : todo) {
     absl::Status st;
     switch (bn->opcode()) {

@@ -27,8 +27,12 @@ struct RngOutput {
 Op U32(B& b, uint32_t v) { return b.ScalarBits(P::U32, v); }
 Op U64(B& b, uint64_t v) { return b.ScalarBits(P::U64, v); }
 
+// (Ops are built one statement at a time so the instruction order is the reading order; C++
+// leaves the order of argument evaluation open.)
 Op RotateLeftU32(B& b, Op v, int distance) {
-  return b.Or(b.Shl(v, U32(b, distance)), b.Shrl(v, U32(b, 32 - distance)));
+  Op left = b.Shl(v, U32(b, distance));
+  Op right = b.Shrl(v, U32(b, 32 - distance));
+  return b.Or(left, right);
 }
 
 std::array<Op, 2> Uint64ToUint32s(B& b, Op u64) {
@@ -36,7 +40,9 @@ std::array<Op, 2> Uint64ToUint32s(B& b, Op u64) {
 }
 
 Op Uint32sToUint64(B& b, Op lo, Op hi) {
-  return b.Or(b.Convert(lo, P::U64), b.Shl(b.Convert(hi, P::U64), U64(b, 32)));
+  Op low = b.Convert(lo, P::U64);
+  Op high = b.Convert(hi, P::U64);
+  return b.Or(low, b.Shl(high, U64(b, 32)));
 }
 
 int64_t ElementsIn(const std::vector<int64_t>& dims) {
@@ -65,7 +71,8 @@ std::array<Op, 2> ThreeFry2x32(B& b, std::array<Op, 2> x, std::array<Op, 2> key)
     const int* rot = kRotations + (block % 2 == 1 ? 0 : 4);
     for (int r = 0; r < 4; ++r) round(rot[r]);
     x[0] = b.Add(x[0], ks[block % 3]);
-    x[1] = b.Add(b.Add(x[1], ks[(block + 1) % 3]), U32(b, block));
+    x[1] = b.Add(x[1], ks[(block + 1) % 3]);
+    x[1] = b.Add(x[1], U32(b, block));
   }
   return x;
 }
@@ -79,7 +86,8 @@ std::pair<std::array<Op, 2>, Op> GetThreeFryInputsAndUpdatedState(B& b, Op initi
   int64_t trailing = 1;
   for (int64_t i = static_cast<int64_t>(dims.size()) - 1; i >= 0; --i) {
     if (dims[i] < 2) continue;
-    input = b.Add(input, b.Mul(b.Iota(u64_shape, i), U64(b, static_cast<uint64_t>(trailing))));
+    Op iota = b.Iota(u64_shape, i);
+    input = b.Add(input, b.Mul(iota, U64(b, static_cast<uint64_t>(trailing))));
     trailing *= dims[i];
   }
   Op new_state = b.Add(initial_state, U64(b, static_cast<uint64_t>(ElementsIn(dims))));
@@ -157,7 +165,8 @@ std::array<Op, 4> Philox4x32(B& b, std::array<Op, 4> x, std::array<Op, 2> key) {
   static constexpr uint32_t kM4x32A = 0xD2511F53, kM4x32B = 0xCD9E8D57;
   // The high and low words of the 64-bit product of a 32-bit value and a constant.
   auto mul_hi_lo = [&](Op v, uint32_t k) -> std::pair<Op, Op> {
-    Op product = b.Mul(b.Convert(v, P::U64), U64(b, k));
+    Op wide = b.Convert(v, P::U64);
+    Op product = b.Mul(wide, U64(b, k));
     return {b.Convert(b.Shrl(product, U64(b, 32)), P::U32), b.Convert(product, P::U32)};
   };
   for (int round = 0; round < 10; ++round) {
@@ -179,7 +188,8 @@ U128 Uint128AddUint64(B& b, const U128& u128, Op u64, const std::vector<int64_t>
   Op new_low = b.Add(u128[0], u64);
   auto bcast = [&](Op x) { return broadcast_sizes.empty() ? x : b.BroadcastScalar(x, expanders::MakeShape(P::U64, broadcast_sizes)); };
   Op carry = b.Compare(new_low, u128[0], ComparisonDirection::kLt);
-  Op new_high = b.Select(carry, bcast(b.Add(u128[1], U64(b, 1))), bcast(u128[1]));
+  Op high_plus_one = bcast(b.Add(u128[1], U64(b, 1)));
+  Op new_high = b.Select(carry, high_plus_one, bcast(u128[1]));
   return {new_low, new_high};
 }
 

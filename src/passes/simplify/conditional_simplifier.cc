@@ -49,20 +49,22 @@ bool CallsChannelInstructions(const HloInstruction& inst) {
 absl::StatusOr<HloComputation*> ExclusiveBranch(Builder& b, HloInstruction* cond, int64_t i) {
   HloComputation* comp = Branch(cond, i);
   int64_t uses = 0;
-  for (HloInstruction* caller : cf::Callers(b.module, comp))
+  for (HloInstruction* caller : b.callers.Of(comp))
     for (const HloComputation* callee : caller->called_computations()) uses += callee == comp;
   if (uses == 1) return comp;
   HLOC_CF_ASSIGN_OR_RETURN(HloComputation * clone, b.CloneComputation(*comp));
   cond->mutable_called_computations()[i] = clone;
+  b.callers.Invalidate();
   return clone;
 }
 
 // Makes `new_root` the root of `comp` and drops what only the old root needed.
-absl::Status SetRoot(HloComputation* comp, HloInstruction* new_root) {
+absl::Status SetRoot(Builder& b, HloComputation* comp, HloInstruction* new_root) {
   HloInstruction* old_root = comp->root_instruction();
   comp->set_root_instruction(new_root);
-  if (old_root != new_root && cf::IsRemovableDead(*old_root)) return cf::RemoveInstructionAndUnusedOperands(old_root);
-  return absl::OkStatus();
+  if (old_root == new_root || !cf::IsRemovableDead(*old_root)) return absl::OkStatus();
+  b.callers.Invalidate();  // what goes may have called computations
+  return cf::RemoveInstructionAndUnusedOperands(old_root);
 }
 
 bool AllUsersAreGte(const HloInstruction* inst) {
@@ -122,7 +124,7 @@ absl::StatusOr<bool> RemoveUnusedTupleElements(Builder& b, HloInstruction* cond)
       if (!used[k]) continue;
       elements.push_back(root->opcode() == HloOpcode::kTuple ? root->operand(k) : b.Gte(branch, root, k, nullptr));
     }
-    HLOC_CF_RETURN_IF_ERROR(SetRoot(branch, b.Tuple(branch, elements, nullptr, root->name())));
+    HLOC_CF_RETURN_IF_ERROR(SetRoot(b, branch, b.Tuple(branch, elements, nullptr, root->name())));
   }
   cond->mutable_shape() = Shape::Tuple(std::move(new_elements));
   for (HloInstruction* user : cond->users()) user->mutable_attrs().tuple_index = old_to_new[user->attrs().tuple_index];
@@ -135,7 +137,7 @@ absl::StatusOr<bool> ReplaceRootWithEmptyTupleIfNoUsers(Builder& b, HloInstructi
   if (cond->user_count() != 0 || cond->IsRoot() || cond->shape().EqualIgnoringLayout(empty)) return false;
   for (int64_t i = 0; i < BranchCount(cond); ++i) {
     HLOC_CF_ASSIGN_OR_RETURN(HloComputation * branch, ExclusiveBranch(b, cond, i));
-    HLOC_CF_RETURN_IF_ERROR(SetRoot(branch, b.Tuple(branch, {}, nullptr, branch->root_instruction()->name())));
+    HLOC_CF_RETURN_IF_ERROR(SetRoot(b, branch, b.Tuple(branch, {}, nullptr, branch->root_instruction()->name())));
   }
   cond->mutable_shape() = empty;
   return true;
@@ -280,7 +282,7 @@ absl::StatusOr<bool> TryRemoveUnusedConditionalOperands(Builder& b, HloComputati
     new_elements.push_back(old_shape.tuple_shapes(k));
   }
   bool exclusive = true;
-  for (HloInstruction* caller : cf::Callers(b.module, comp))
+  for (HloInstruction* caller : b.callers.Of(comp))
     exclusive &= std::find(callers.begin(), callers.end(), caller) != callers.end();
   HloComputation* target = comp;
   if (!exclusive) {
@@ -294,6 +296,7 @@ absl::StatusOr<bool> TryRemoveUnusedConditionalOperands(Builder& b, HloComputati
     for (int64_t i = 0; i < BranchCount(cond); ++i) {
       if (Branch(cond, i) != comp) continue;
       cond->mutable_called_computations()[i] = target;
+      b.callers.Invalidate();
       HloInstruction* old_operand = cond->operand(i + 1);
       std::vector<HloInstruction*> elements;
       for (int64_t k : keep)
@@ -340,6 +343,7 @@ absl::StatusOr<bool> ConditionalSimplifier::Run(HloModule& module, PassContext& 
   }
   // Replaced conditionals go now, so they no longer count as callers of their branches.
   HLOC_CF_RETURN_IF_ERROR(cleanup.Run());
+  b.callers.Invalidate();
 
   // Operands the branches never read are dropped from every conditional calling a branch.
   std::vector<HloComputation*> branches;

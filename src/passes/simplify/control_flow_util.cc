@@ -21,8 +21,18 @@ absl::Status RemoveOne(HloComputation* comp, HloInstruction* inst) {
 
 }  // namespace
 
+const std::vector<HloInstruction*>& CallerMap::Of(const HloComputation* comp) {
+  if (stale_) {
+    map_ = ComputeCallers(module_);
+    stale_ = false;
+  }
+  auto it = map_.find(comp);
+  return it == map_.end() ? none_ : it->second;
+}
+
 HloInstruction* Builder::Add(HloComputation* comp, std::unique_ptr<HloInstruction> inst,
                              const HloInstruction* before, std::string_view base) {
+  if (!inst->called_computations().empty()) callers.Invalidate();
   std::string hint(base.empty() ? HloOpcodeString(inst->opcode()) : base);
   inst->set_name(names.instructions.GetUniqueName(hint));
   return comp->AddInstructionBefore(std::move(inst), before);
@@ -98,6 +108,7 @@ absl::StatusOr<HloInstruction*> Builder::CloneWithNewOperands(
 
 absl::StatusOr<HloComputation*> Builder::CloneComputation(const HloComputation& comp,
                                                           const std::vector<int64_t>* kept_parameters) {
+  callers.Invalidate();
   if (kept_parameters == nullptr) return hloc::CloneComputation(comp, module, names);
   auto clone = std::make_unique<HloComputation>(names.computations.GetUniqueName(comp.name() + ".clone"));
   clone->set_execution_thread(comp.execution_thread());
@@ -124,7 +135,7 @@ absl::StatusOr<HloComputation*> Builder::CloneComputation(const HloComputation& 
       }
       copy->mutable_attrs().parameter_number = it->second;
     }
-    copy->set_name(names.instructions.GetUniqueName(inst->name()));
+    copy->set_name(names.instructions.GetUniqueName(absl::StrCat(inst->name(), ".clone")));
     map[inst] = clone->AddInstruction(std::move(copy));
   }
   for (const auto& [old_inst, new_inst] : map)
@@ -254,18 +265,6 @@ absl::StatusOr<bool> RemoveDeadInstructions(HloComputation* comp) {
     changed = true;
   }
   return changed;
-}
-
-std::vector<HloInstruction*> Callers(const HloModule& module, const HloComputation* comp) {
-  std::vector<HloInstruction*> callers;
-  for (const auto& c : module.computations())
-    for (const auto& inst : c->instructions())
-      for (const HloComputation* callee : inst->called_computations())
-        if (callee == comp) {
-          callers.push_back(inst.get());
-          break;
-        }
-  return callers;
 }
 
 absl::Status RemoveUncalledComputations(HloModule& module, std::vector<HloComputation*> candidates) {

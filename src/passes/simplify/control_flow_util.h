@@ -35,12 +35,30 @@
 
 namespace hloc::cf {
 
-// What the passes here need to build new instructions: the module and its name uniquers
-// (pass_util's, seeded with every name the module holds).
+// The instructions calling each computation, recomputed (lazily) after the call graph
+// gained edges. Edges a pass removes may linger until the next recomputation, which only
+// over-counts callers: a pass then clones a computation it could have edited in place.
+class CallerMap {
+ public:
+  explicit CallerMap(const HloModule& module) : module_(module) {}
+  const std::vector<HloInstruction*>& Of(const HloComputation* comp);
+  void Invalidate() { stale_ = true; }
+
+ private:
+  const HloModule& module_;
+  bool stale_ = true;
+  absl::flat_hash_map<const HloComputation*, std::vector<HloInstruction*>> map_;
+  std::vector<HloInstruction*> none_;
+};
+
+// What the passes here need to build new instructions: the module, its name uniquers
+// (pass_util's, seeded with every name the module holds) and its callers, which every
+// instruction or computation added through the builder keeps up to date.
 struct Builder {
-  explicit Builder(HloModule& m) : module(m), names(CloneNames::ForModule(m)) {}
+  explicit Builder(HloModule& m) : module(m), names(CloneNames::ForModule(m)), callers(m) {}
   HloModule& module;
   CloneNames names;
+  CallerMap callers;
 
   // Adds `inst` to `comp` just before `before` (appended when null), named after `base`
   // (the opcode's name when empty), and returns it.
@@ -112,8 +130,6 @@ using ::hloc::RemoveInstructionAndUnusedOperands;
 // no control edges.
 bool IsRemovableDead(const HloInstruction& inst);
 
-// Every instruction of the module that calls `comp`.
-std::vector<HloInstruction*> Callers(const HloModule& module, const HloComputation* comp);
 
 bool IsScalar(const Shape& shape);
 bool IsEffectiveScalar(const Shape& shape);  // an array of one element

@@ -44,6 +44,7 @@ absl::StatusOr<bool> RemoveUnusedOperandsFromSort(cf::Builder& b, HloInstruction
   HLOC_CF_ASSIGN_OR_RETURN(HloComputation * new_comparator, b.CloneComputation(*comparator, &kept_parameters));
   HLOC_CF_ASSIGN_OR_RETURN(HloInstruction * new_sort, b.CloneWithNewOperands(*sort, new_shape, operands, sort));
   new_sort->mutable_called_computations()[0] = new_comparator;
+  b.callers.Invalidate();
 
   // Old tuple index -> the value that replaces get-tuple-element(sort), index=i.
   absl::flat_hash_map<int64_t, HloInstruction*> result;

@@ -703,7 +703,7 @@ absl::StatusOr<bool> WhileLoopSimplifier::Run(HloModule& module, PassContext& co
     HloComputation* body = w->while_body();
     HloComputation* cond = w->while_condition();
     // Each rewrite edits the body and condition in place: they must be this loop's alone.
-    if (cf::Callers(module, body).size() != 1 || cf::Callers(module, cond).size() != 1 || body == cond ||
+    if (b.callers.Of(body).size() != 1 || b.callers.Of(cond).size() != 1 || body == cond ||
         DceDisabled(w) || body->num_parameters() != 1 || cond->num_parameters() != 1)
       continue;
     loop_computations.push_back(body);
