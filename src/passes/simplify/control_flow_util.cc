@@ -8,18 +8,12 @@
 #include "eval/evaluator.h"
 
 namespace hloc::cf {
-namespace {
-
-// Removes one dead instruction; a removed fusion's fused computation stops naming it (it
-// stays, uncalled, until RemoveUncalledComputations).
-absl::Status RemoveOne(HloComputation* comp, HloInstruction* inst) {
+absl::Status RemoveInstruction(HloComputation* comp, HloInstruction* inst) {
   if (inst->opcode() == HloOpcode::kFusion)
     for (HloComputation* c : inst->called_computations())
       if (c != nullptr && c->FusionInstruction() == inst) c->SetFusionInstruction(nullptr);
   return comp->RemoveInstruction(inst);
 }
-
-}  // namespace
 
 const std::vector<HloInstruction*>& CallerMap::Of(const HloComputation* comp) {
   if (stale_) {
@@ -209,7 +203,7 @@ absl::Status DeferredCleanup::Run() {
       HloInstruction* inst = it->second;
       for (HloInstruction* op : inst->operands()) work.push_back(op->unique_id());
       alive.erase(it);
-      HLOC_CF_RETURN_IF_ERROR(RemoveOne(comp, inst));
+      HLOC_CF_RETURN_IF_ERROR(RemoveInstruction(comp, inst));
     }
   }
   return absl::OkStatus();
@@ -244,7 +238,7 @@ absl::Status ReplaceInstruction(HloInstruction* old_inst, HloInstruction* new_in
   std::vector<HloInstruction*> operands = old_inst->operands();
   HloComputation* comp = old_inst->parent();
   old_inst->DetachFromOperandsAndUsers();
-  HLOC_CF_RETURN_IF_ERROR(RemoveOne(comp, old_inst));
+  HLOC_CF_RETURN_IF_ERROR(RemoveInstruction(comp, old_inst));
   std::sort(operands.begin(), operands.end());
   operands.erase(std::unique(operands.begin(), operands.end()), operands.end());
   // An operand may go with another's cascade: `removed` is checked before any dereference.
@@ -261,7 +255,7 @@ absl::StatusOr<bool> RemoveDeadInstructions(HloComputation* comp) {
   std::vector<HloInstruction*> order = comp->MakeInstructionPostOrder();
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     if (!IsRemovableDead(**it)) continue;
-    HLOC_CF_RETURN_IF_ERROR(RemoveOne(comp, *it));
+    HLOC_CF_RETURN_IF_ERROR(RemoveInstruction(comp, *it));
     changed = true;
   }
   return changed;

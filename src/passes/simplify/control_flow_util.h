@@ -113,6 +113,9 @@ class DeferredCleanup {
 // HloComputation::ReplaceInstruction does; with `cleanup`, the removal waits for it.
 absl::Status ReplaceInstruction(HloInstruction* old_inst, HloInstruction* new_inst,
                                 DeferredCleanup* cleanup = nullptr);
+// comp->RemoveInstruction(inst), and a removed fusion's fused computation stops naming it
+// (it stays, uncalled, until RemoveUncalledComputations).
+absl::Status RemoveInstruction(HloComputation* comp, HloInstruction* inst);
 // Removes every instruction of `comp` that nothing uses (not the root, parameters, side
 // effects or instructions with control edges). Returns whether anything was removed.
 absl::StatusOr<bool> RemoveDeadInstructions(HloComputation* comp);

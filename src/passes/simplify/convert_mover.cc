@@ -115,8 +115,8 @@ absl::StatusOr<bool> MoveConverts(cf::Builder& b, HloComputation* comp) {
     inst->ReplaceAllUsesWith(moved);
     alive.erase(inst->unique_id());
     alive.erase(producer->unique_id());
-    HLOC_CF_RETURN_IF_ERROR(comp->RemoveInstruction(inst));
-    HLOC_CF_RETURN_IF_ERROR(comp->RemoveInstruction(producer));
+    HLOC_CF_RETURN_IF_ERROR(cf::RemoveInstruction(comp, inst));
+    HLOC_CF_RETURN_IF_ERROR(cf::RemoveInstruction(comp, producer));
     changed = true;
   }
   return changed;

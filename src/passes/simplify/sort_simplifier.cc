@@ -60,7 +60,7 @@ absl::StatusOr<bool> RemoveUnusedOperandsFromSort(cf::Builder& b, HloInstruction
     if (replacement->attrs().metadata.op_name.empty()) replacement->mutable_attrs().metadata = user->attrs().metadata;
     user->ReplaceAllUsesWith(replacement);
     if (cf::HasControlDependencies(*user)) continue;
-    HLOC_CF_RETURN_IF_ERROR(comp->RemoveInstruction(user));
+    HLOC_CF_RETURN_IF_ERROR(cf::RemoveInstruction(comp, user));
   }
   if (sort->user_count() == 0) HLOC_CF_RETURN_IF_ERROR(cf::RemoveInstructionAndUnusedOperands(sort));
   orphans.push_back(comparator);

@@ -96,10 +96,10 @@ absl::StatusOr<bool> RemoveDeadTupleIndices(Builder& b, HloInstruction* w, const
   std::vector<HloInstruction*> root_elements;
   for (int64_t k : keep) root_elements.push_back(body_root->operand(k));
   body->set_root_instruction(b.Tuple(body, root_elements, nullptr, body_root->name()));
-  HLOC_CF_RETURN_IF_ERROR(body->RemoveInstruction(body_root));
+  HLOC_CF_RETURN_IF_ERROR(cf::RemoveInstruction(body, body_root));
   for (HloComputation* comp : {body, cond}) {
     std::vector<HloInstruction*>& list = doomed_in[comp];
-    for (auto it = list.rbegin(); it != list.rend(); ++it) HLOC_CF_RETURN_IF_ERROR(comp->RemoveInstruction(*it));
+    for (auto it = list.rbegin(); it != list.rend(); ++it) HLOC_CF_RETURN_IF_ERROR(cf::RemoveInstruction(comp, *it));
     HloInstruction* param = comp->parameter_instruction(0);
     for (HloInstruction* gte : param->users()) gte->mutable_attrs().tuple_index = old_to_new[gte->attrs().tuple_index];
     param->mutable_shape() = new_shape;
