@@ -299,6 +299,8 @@ absl::Status UnaryKernel(const HloInstruction& inst, const T* x, T* r, int64_t n
       case O::kCos: return map([](T v) { return std::cos(v); });
       case O::kTan: return map([](T v) { return std::tan(v); });
       case O::kTanh: return map([](T v) { return std::tanh(v); });
+      // logistic(x) = 1 / (1 + exp(-x)), XLA's kLogistic (LogisticExpander's default form).
+      case O::kLogistic: return map([](T v) { return T(1) / (T(1) + std::exp(-v)); });
       case O::kErf: return map([](T v) { return std::erf(v); });
       case O::kCopy: case O::kReal: return map([](T v) { return v; });
       case O::kImag: return map([](T) { return T(0); });
@@ -347,6 +349,7 @@ absl::Status UnaryKernel(const HloInstruction& inst, const T* x, T* r, int64_t n
       case O::kCos: return map([](T v) { return std::cos(v); });
       case O::kTan: return map([](T v) { return std::tan(v); });
       case O::kTanh: return map([](T v) { return std::tanh(v); });
+      case O::kLogistic: return map([](T v) { return T(1) / (T(1) + std::exp(-v)); });
       case O::kCopy: return map([](T v) { return v; });
       default: return Unsupported(inst, t);
     }
