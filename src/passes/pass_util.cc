@@ -73,16 +73,16 @@ bool IsSafelyRemovable(const HloInstruction& inst, bool ignore_control_dependenc
 
 // --- Removal and replacement --------------------------------------------------------------------
 
-namespace {
-
-// Removes one instruction. A removed fusion's fused computation must stop naming it (the IR
-// would keep a dangling pointer); it stays in the module, uncalled, until dce removes it.
-absl::Status RemoveOne(HloComputation& comp, HloInstruction* inst) {
+absl::Status RemoveInstruction(HloInstruction* inst) {
+  HloComputation* comp = inst->parent();
+  if (comp == nullptr) return absl::InvalidArgumentError(absl::StrCat(inst->name(), " is not in a computation"));
   if (inst->opcode() == O::kFusion)
     for (HloComputation* c : inst->called_computations())
       if (c != nullptr && c->FusionInstruction() == inst) c->SetFusionInstruction(nullptr);
-  return comp.RemoveInstruction(inst);
+  return comp->RemoveInstruction(inst);
 }
+
+namespace {
 
 // Keeps the ordering a removed instruction imposed: each control predecessor now precedes
 // each control successor directly.
@@ -109,7 +109,7 @@ absl::Status RemoveDeadFrom(HloComputation& comp, std::deque<HloInstruction*> wo
     if (item != first && HasSideEffect(*item)) continue;
     if (ignore_control_dependencies) RelayControlEdgesAround(item);
     for (HloInstruction* op : item->operands()) worklist.push_back(op);
-    absl::Status st = RemoveOne(comp, item);
+    absl::Status st = RemoveInstruction(item);
     if (!st.ok()) return st;
     removed.insert(item);
     if (removed_out != nullptr) removed_out->push_back(item);
@@ -158,7 +158,7 @@ absl::StatusOr<bool> ReplaceInstruction(HloInstruction* old_inst, HloInstruction
   old_inst->ReplaceAllUsesWith(replacement);
   std::vector<HloInstruction*> operands = old_inst->operands();
   // Removing detaches old's control edges, which were relayed above (or there were none).
-  absl::Status st = RemoveOne(*comp, old_inst);
+  absl::Status st = RemoveInstruction(old_inst);
   if (!st.ok()) return st;
   if (options.remove_unused_operands) {
     st = RemoveDeadFrom(*comp, std::deque<HloInstruction*>(operands.begin(), operands.end()), nullptr,

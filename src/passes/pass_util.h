@@ -40,6 +40,10 @@ inline bool HasControlDependencies(const HloInstruction& inst) {
 bool IsSafelyRemovable(const HloInstruction& inst, bool ignore_control_dependencies = false);
 
 // --- Removal and replacement --------------------------------------------------------------------
+// HloComputation::RemoveInstruction, plus what the IR leaves to its callers: a removed fusion's
+// fused computation stops naming it (it would keep a dangling pointer); that computation stays
+// in the module, uncalled, until dce removes it. Every removal below goes through this.
+absl::Status RemoveInstruction(HloInstruction* inst);
 // Removes `inst` (dead, safely removable) and then every operand that became dead through it,
 // transitively, except side-effecting ones, parameters and instructions with control edges
 // (XLA's RemoveInstructionAndUnusedOperands). With ignore_control_dependencies, control edges

@@ -390,7 +390,8 @@ TEST_CASE("rng-bit-generator-expander: identical bits for three-fry and philox",
   };
   const std::vector<std::string> shapes = {"u32[3,5]", "u32[7]", "u32[]", "u32[4,1,3]", "u32[5,3,7]", "u64[7]",
                                            "u64[]", "u64[2,3]", "u16[5,3]", "u8[9]", "s32[4,3]", "f32[2,2,3]",
-                                           "s64[3]", "f64[5]", "f16[3,3]", "bf16[6]", "s8[5]", "u32[0]", "u32[2,0]"};
+                                           "s64[3]", "f64[5]", "f16[3,3]", "bf16[6]", "s8[5]", "s4[5]", "u4[3,3]",
+                                           "f8e4m3fn[4]", "f4e2m1fn[6]", "u32[0]", "u32[2,0]"};
   for (const char* algorithm : {"rng_three_fry", "rng_philox", "rng_default"}) {
     for (const auto& [stype, state] : states) {
       for (const std::string& shape : shapes) {

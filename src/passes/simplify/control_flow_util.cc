@@ -320,6 +320,83 @@ std::vector<int64_t> InversePermutation(absl::Span<const int64_t> permutation) {
   return inverse;
 }
 
+namespace {
+int64_t Elements(const Shape& shape) {
+  if (shape.IsArray()) {
+    absl::StatusOr<int64_t> n = shape.ElementCount();
+    return n.ok() ? std::max<int64_t>(*n, 1) : kMaxEvaluationCost;
+  }
+  int64_t total = 1;
+  for (const Shape& e : shape.tuple_shapes()) total = std::min(kMaxEvaluationCost, total + Elements(e));
+  return total;
+}
+int64_t SaturatingMul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) || r > kMaxEvaluationCost ? kMaxEvaluationCost + 1 : r;
+}
+std::optional<int64_t> CostImpl(const HloComputation& comp, int depth);
+std::optional<int64_t> CostImpl(const HloInstruction& inst, int depth) {
+  if (depth > 32 || HasSideEffectNoRecurse(inst)) return std::nullopt;
+  switch (inst.opcode()) {
+    case HloOpcode::kWhile:
+    case HloOpcode::kCustomCall:
+    case HloOpcode::kInfeed:
+    case HloOpcode::kRecv:
+      return std::nullopt;
+    default:
+      break;
+  }
+  const int64_t out = Elements(inst.shape());
+  int64_t widest = 1;
+  for (const HloInstruction* op : inst.operands()) widest = std::max(widest, Elements(op->shape()));
+  int64_t cost;
+  switch (inst.opcode()) {
+    case HloOpcode::kDot:
+    case HloOpcode::kRaggedDot:
+    case HloOpcode::kConvolution:
+    case HloOpcode::kReduceWindow:
+    case HloOpcode::kSelectAndScatter:
+    case HloOpcode::kGather:
+    case HloOpcode::kScatter:
+    case HloOpcode::kFft:
+    case HloOpcode::kTriangularSolve:
+    case HloOpcode::kCholesky:
+    case HloOpcode::kSort:
+    case HloOpcode::kTopK:
+      cost = SaturatingMul(out, widest);
+      break;
+    default:
+      cost = std::max(out, widest);
+  }
+  // Control flow runs its callees; embedded callees (reducers, comparators) are counted by
+  // the element counts above.
+  if (inst.opcode() == HloOpcode::kCall || inst.opcode() == HloOpcode::kConditional ||
+      inst.opcode() == HloOpcode::kFusion || inst.opcode() == HloOpcode::kAsyncStart) {
+    for (const HloComputation* callee : inst.called_computations()) {
+      std::optional<int64_t> c = CostImpl(*callee, depth + 1);
+      if (!c) return std::nullopt;
+      cost = std::min(kMaxEvaluationCost + 1, cost + *c);
+    }
+  } else {
+    for (const HloComputation* callee : inst.called_computations())
+      if (ComputationHasSideEffect(*callee)) return std::nullopt;
+  }
+  return cost;
+}
+std::optional<int64_t> CostImpl(const HloComputation& comp, int depth) {
+  int64_t total = 0;
+  for (const auto& inst : comp.instructions()) {
+    std::optional<int64_t> c = CostImpl(*inst, depth);
+    if (!c) return std::nullopt;
+    total = std::min(kMaxEvaluationCost + 1, total + *c);
+  }
+  return total;
+}
+}  // namespace
+
+std::optional<int64_t> EvaluationCost(const HloInstruction& inst) { return CostImpl(inst, 0); }
+std::optional<int64_t> EvaluationCost(const HloComputation& comp) { return CostImpl(comp, 0); }
+
 std::optional<Literal> EvaluateExpression(const HloInstruction* root,
                                           const absl::flat_hash_map<const HloInstruction*, const Literal*>& known) {
   // Small limits: this folds loop counters and bounds, not tensors.
@@ -328,6 +405,7 @@ std::optional<Literal> EvaluateExpression(const HloInstruction* root,
   std::vector<const HloInstruction*> order;
   absl::flat_hash_set<const HloInstruction*> visited;
   std::vector<std::pair<const HloInstruction*, bool>> stack = {{root, false}};
+  int64_t total_cost = 0;
   while (!stack.empty()) {
     auto [inst, expanded] = stack.back();
     stack.pop_back();
@@ -353,6 +431,10 @@ std::optional<Literal> EvaluateExpression(const HloInstruction* root,
     if (IsCollective(inst->opcode()) || HasSideEffect(*inst)) return std::nullopt;
     absl::StatusOr<int64_t> count = inst->shape().IsArray() ? inst->shape().ElementCount() : absl::StatusOr<int64_t>(0);
     if (!count.ok() || *count > kMaxElements) return std::nullopt;
+    std::optional<int64_t> cost = EvaluationCost(*inst);
+    if (!cost) return std::nullopt;
+    total_cost += *cost;
+    if (total_cost > kMaxEvaluationCost) return std::nullopt;
     for (const HloInstruction* op : inst->operands())
       if (!visited.contains(op)) stack.push_back({op, false});
   }

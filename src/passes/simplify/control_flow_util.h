@@ -141,6 +141,15 @@ std::optional<int64_t> LiteralAsScalarInt64(const Literal& literal);
 bool IsIdentityPermutation(absl::Span<const int64_t> permutation);
 std::vector<int64_t> InversePermutation(absl::Span<const int64_t> permutation);
 
+// A crude upper bound on the reference evaluator's work for one instruction (elements
+// touched; dots, convolutions and the like count output x operand), and for a computation
+// with everything it calls as control flow; nullopt for what may not terminate or must not
+// run at compile time (while loops, custom-calls, side effects). Folding at compile time
+// stays below kMaxEvaluationCost, so a pass never stalls on a large loop body.
+inline constexpr int64_t kMaxEvaluationCost = int64_t{1} << 26;
+std::optional<int64_t> EvaluationCost(const HloInstruction& inst);
+std::optional<int64_t> EvaluationCost(const HloComputation& comp);
+
 // Evaluates `root` with the reference evaluator when it depends only on constants and on
 // the instructions given values in `known`; nullopt when it reads anything else (a
 // parameter, a side effect) or is too large to fold.

@@ -67,7 +67,7 @@ absl::StatusOr<bool> CombineConstants(HloComputation& computation, bool layout_s
       continue;
     }
     c->ReplaceAllUsesWith(match);
-    absl::Status st = computation.RemoveInstruction(c);
+    absl::Status st = RemoveInstruction(c);
     if (!st.ok()) return st;
     changed = true;
   }
@@ -182,7 +182,7 @@ absl::StatusOr<bool> HloCsePass::RunOnComputation(HloComputation& computation, c
         inst->ReplaceOperandWith(j, a);
         changed = true;
         if (IsDead(*b) && IsSafelyRemovable(*b)) {
-          absl::Status st = computation.RemoveInstruction(b);
+          absl::Status st = RemoveInstruction(b);
           if (!st.ok()) return st;
           removed.insert(b);
         }

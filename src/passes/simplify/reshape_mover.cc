@@ -98,7 +98,9 @@ int64_t TrueRank(const Shape& shape) {
 }
 
 // `operand` rearranged by the inverse of `rearrange`, reusing what is already there instead
-// of stacking no-op or cancelling reshapes (algsimp removes the rest).
+// of stacking no-op or cancelling rearranges. XLA skips only the reshape pairs and leaves
+// transpose(transpose(x)) to algsimp; skipping the transpose pairs too gives algsimp's result
+// directly and keeps repeated runs from stacking transposes when algsimp does not run between.
 HloInstruction* ApplyInverseRearrange(cf::Builder& b, const HloInstruction* rearrange, HloInstruction* operand,
                                       const HloInstruction* before) {
   HloComputation* comp = before->parent();
@@ -111,6 +113,7 @@ HloInstruction* ApplyInverseRearrange(cf::Builder& b, const HloInstruction* rear
   }
   const std::vector<int64_t>& perm = rearrange->attrs().dimensions;
   if (cf::IsIdentityPermutation(perm)) return operand;
+  if (operand->opcode() == HloOpcode::kTranspose && operand->attrs().dimensions == perm) return operand->operand(0);
   return b.Transpose(comp, operand, cf::InversePermutation(perm), before);
 }
 

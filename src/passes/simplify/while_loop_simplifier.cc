@@ -459,6 +459,9 @@ bool TryPropagateConstant(Builder& b, HloInstruction* w) {
 // a constant init with the evaluator. The caller has checked the condition is side-effect
 // free; the body only runs when it is too.
 std::optional<int64_t> EvaluateSmallTripCount(const HloInstruction* w) {
+  // Only loops cheap enough to run at compile time.
+  std::optional<int64_t> cond_cost = cf::EvaluationCost(*w->while_condition());
+  if (!cond_cost || *cond_cost > cf::kMaxEvaluationCost) return std::nullopt;
   std::optional<Literal> init = cf::EvaluateExpression(w->operand(0));
   if (!init) return std::nullopt;
   EvaluatorOptions options;
@@ -473,7 +476,8 @@ std::optional<int64_t> EvaluateSmallTripCount(const HloInstruction* w) {
   std::optional<bool> first = condition(*init);
   if (!first) return std::nullopt;
   if (!*first) return 0;
-  if (cf::ComputationHasSideEffect(*w->while_body())) return std::nullopt;
+  std::optional<int64_t> body_cost = cf::EvaluationCost(*w->while_body());
+  if (!body_cost || *body_cost > cf::kMaxEvaluationCost) return std::nullopt;
   const Literal* args[] = {&*init};
   absl::StatusOr<Literal> next = EvaluateComputation(*w->while_body(), args, options);
   if (!next.ok()) return std::nullopt;
