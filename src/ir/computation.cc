@@ -46,6 +46,9 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* inst) {
   if (inst->opcode() == HloOpcode::kParameter)
     return absl::FailedPreconditionError(absl::StrCat("cannot remove parameter ", inst->name()));
   inst->DetachFromOperandsAndUsers();
+  // A fused computation must not point back at a fusion that no longer exists.
+  for (HloComputation* callee : inst->called_computations())
+    if (callee->FusionInstruction() == inst) callee->SetFusionInstruction(nullptr);
   for (auto it = instructions_.begin(); it != instructions_.end(); ++it) {
     if (it->get() == inst) {
       instructions_.erase(it);
