@@ -87,7 +87,7 @@ def XorAllOnes : Rule<(Xor $a, AllOnesBits), (Not $a)> { let Commutative = 1; }
 // A & ~A => 0
 def AndNotSelf : Rule<(And $a, (Not $a)), (ZeroLike $a)> { let Commutative = 1; }
 // A | ~A => ~0
-def OrNotSelf : Rule<(Or $a, (Not $a)), (Not (ZeroLike $a))> { let Commutative = 1; }
+def OrNotSelf : Rule<(Or $a, (Not $a)), (AllOnesLike $a)> { let Commutative = 1; }
 // ~~A => A
 def NotNot : Rule<(Not (Not $a)), (replaceWith $a)>;
 }

@@ -81,6 +81,8 @@ def DynamicSliceAsSlice : Builder<"a dynamic-slice with constant indices as a sl
                                   "algsimp::DynamicSliceAsSlice">;
 def ConcatWithoutEmpty : Builder<"a concatenate without its zero-element operands",
                                  "algsimp::ConcatWithoutEmpty">;
+def AllOnesLike : Builder<"every bit set (true, -1, the unsigned maximum) in $like's shape",
+                          "algsimp::AllOnesLike">;
 def OperandOf : Builder<"operand i of $x", "algsimp::OperandOf">;
 
 #endif  // HLOC_SIMPLIFY_ALGSIMP_HELPERS_TD

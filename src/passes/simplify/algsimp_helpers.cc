@@ -555,6 +555,24 @@ HloInstruction* ConcatWithoutEmpty(RewriteContext& ctx, const HloInstruction* c)
   return ctx.Create(HloOpcode::kConcatenate, std::move(kept), std::move(spec));
 }
 
+HloInstruction* AllOnesLike(RewriteContext& ctx, const HloInstruction* like) {
+  if (!like->shape().IsArray()) return nullptr;
+  PrimitiveType t = like->shape().element_type();
+  if (t == PrimitiveType::PRED) return ctx.ScalarLike(like, 1.0);
+  if (IsSignedIntegral(t)) return ctx.ScalarLike(like, -1.0);
+  if (!IsUnsignedIntegral(t)) return nullptr;
+  // The unsigned maximum does not survive a trip through double for u64: set the bits.
+  Literal literal = Literal::ScalarInt(t, 0);
+  literal.SetRawBits(0, AllOnesMask(t));
+  NewInstruction c;
+  c.attrs.literal = std::move(literal);
+  HloInstruction* constant = ctx.Create(HloOpcode::kConstant, {}, std::move(c));
+  if (constant == nullptr || like->shape().rank() == 0) return constant;
+  NewInstruction b;
+  b.shape = like->shape();
+  return ctx.Create(HloOpcode::kBroadcast, {constant}, std::move(b));
+}
+
 HloInstruction* OperandOf(RewriteContext&, const HloInstruction* x, int64_t i) {
   if (i < 0 || i >= x->operand_count()) return nullptr;
   return x->operand(i);

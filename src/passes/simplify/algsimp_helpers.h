@@ -97,6 +97,9 @@ HloInstruction* DotAsMultiply(RewriteContext& ctx, const HloInstruction* d);
 HloInstruction* DynamicSliceAsSlice(RewriteContext& ctx, const HloInstruction* d);
 // concatenate without its zero-element operands (or the one remaining operand).
 HloInstruction* ConcatWithoutEmpty(RewriteContext& ctx, const HloInstruction* c);
+// Every bit set in like's shape: true for pred, -1 for signed, the maximum for unsigned
+// integers; nullptr for other types.
+HloInstruction* AllOnesLike(RewriteContext& ctx, const HloInstruction* like);
 // Operand i of x (an existing instruction).
 HloInstruction* OperandOf(RewriteContext& ctx, const HloInstruction* x, int64_t i);
 

@@ -13,7 +13,9 @@
 //   - several induction variables stepping by constants are rewritten off one trip counter.
 // Loops with side effects in the condition (or, for inlining, anywhere) are not removed;
 // loops with send/recv keep their shape; frontend attribute _xla_disable_while_loop_dce
-// (or xla.disable_while_loop_dce) turns the pass off for a loop.
+// (or xla.disable_while_loop_dce) turns the pass off for a loop. Unlike XLA, the body and
+// condition are edited in place (they belong to the loop alone), and nested loop-state
+// tuples are not flattened (XLA's TryFlattenNestedTuples is not implemented).
 #pragma once
 #include "engine/pass.h"
 
