@@ -29,6 +29,7 @@
 #include "ir/hlo_parser.h"
 #include "ir/hlo_printer.h"
 #include "ir/verifier.h"
+#include "passes/simplify/algsimp_helpers.h"
 
 namespace hloc {
 namespace {
@@ -134,10 +135,19 @@ std::vector<std::string> FilesEndingWith(const std::string& dir, const std::stri
 // Runs algsimp on a copy of `file`'s module and checks it against `reference` for `inputs`.
 // Returns the firings per rule.
 std::map<std::string, int64_t> CheckAlgsimpKeepsOutputs(const std::string& file, const std::vector<Literal>& inputs,
-                                                        const Literal& reference) {
+                                                        const Literal& reference, bool inline_calls_first = false) {
   auto module = ParseHloModuleFile(file);
   REQUIRE(module.ok());
   PassContext context;
+  if (inline_calls_first) {
+    // As in the pipelines: JAX's calls inlined first, so rules see across call boundaries.
+    const PassInfo* inliner = PassRegistry::Global().Find("call-inliner");
+    REQUIRE(inliner != nullptr);
+    PassOptions options;
+    for (const PassOptionSpec& spec : inliner->options) options.Set(spec.name, spec.default_value);
+    auto inlined = inliner->factory(options)->Run(**module, context);
+    REQUIRE(inlined.ok());
+  }
   RewriteStats stats;
   auto changed = RunRewriteRules(**module, "algsimp", context, 100, &stats);
   INFO("algsimp: " << (changed.ok() ? "ok" : std::string(changed.status().message())));
@@ -165,11 +175,35 @@ std::map<std::string, int64_t> CheckAlgsimpKeepsOutputs(const std::string& file,
 
 }  // namespace
 
+// The conversion lattice the convert-chain rules rely on (XLA's CastPreservesValues).
+TEST_CASE("algsimp: which conversions keep every value", "[algsimp]") {
+  using PT = PrimitiveType;
+  CHECK(algsimp::TypeCastPreservesValues(PT::F16, PT::F32));
+  CHECK(algsimp::TypeCastPreservesValues(PT::BF16, PT::F32));
+  CHECK(algsimp::TypeCastPreservesValues(PT::F32, PT::F64));
+  CHECK(algsimp::TypeCastPreservesValues(PT::F8E4M3FN, PT::F16));
+  CHECK(algsimp::TypeCastPreservesValues(PT::S8, PT::BF16));
+  CHECK(algsimp::TypeCastPreservesValues(PT::S16, PT::F32));
+  CHECK(algsimp::TypeCastPreservesValues(PT::U8, PT::S16));
+  CHECK(algsimp::TypeCastPreservesValues(PT::PRED, PT::F16));
+  CHECK(algsimp::TypeCastPreservesValues(PT::F32, PT::C64));
+  CHECK_FALSE(algsimp::TypeCastPreservesValues(PT::F16, PT::BF16));  // precision
+  CHECK_FALSE(algsimp::TypeCastPreservesValues(PT::BF16, PT::F16));  // range
+  CHECK_FALSE(algsimp::TypeCastPreservesValues(PT::F32, PT::F16));
+  CHECK_FALSE(algsimp::TypeCastPreservesValues(PT::S32, PT::F32));   // 2^24 + 1
+  CHECK_FALSE(algsimp::TypeCastPreservesValues(PT::U8, PT::S8));
+  CHECK_FALSE(algsimp::TypeCastPreservesValues(PT::S8, PT::U32));    // negatives
+  CHECK_FALSE(algsimp::TypeCastPreservesValues(PT::F32, PT::S64));   // fractions
+  CHECK_FALSE(algsimp::TypeCastPreservesValues(PT::C64, PT::F64));   // imaginary part
+  CHECK_FALSE(algsimp::TypeCastPreservesValues(PT::S32, PT::PRED));
+  CHECK_FALSE(algsimp::TypeCastPreservesValues(PT::F16, PT::F8E4M3FN));
+}
+
 TEST_CASE("algsimp keeps the evaluator's outputs on the small corpus", "[algsimp][corpus]") {
   std::vector<std::string> files =
       FilesEndingWith(std::string(HLOC_TESTS_DIR) + "/corpus", ".small.before_optimizations.txt");
   REQUIRE(files.size() >= 20);
-  std::map<std::string, int64_t> total;
+  std::map<std::string, int64_t> total, total_inlined;
   int evaluated = 0;
   for (const std::string& file : files) {
     const std::string stem = file.substr(0, file.size() - std::string("before_optimizations.txt").size());
@@ -186,12 +220,17 @@ TEST_CASE("algsimp keeps the evaluator's outputs on the small corpus", "[algsimp
     }
     ++evaluated;
     for (const auto& [rule, n] : CheckAlgsimpKeepsOutputs(file, *inputs, *reference)) total[rule] += n;
+    for (const auto& [rule, n] : CheckAlgsimpKeepsOutputs(file, *inputs, *reference, /*inline_calls_first=*/true))
+      total_inlined[rule] += n;
   }
   CHECK(evaluated >= 20);
   // The rules seen firing on the corpus (the issue asks for them): printed for the record.
   std::ostringstream fired;
   for (const auto& [rule, n] : total) fired << " " << rule << "=" << n;
   std::cout << "algsimp rules firing on the small corpus (" << total.size() << "):" << fired.str() << "\n";
+  std::ostringstream fired_inlined;
+  for (const auto& [rule, n] : total_inlined) fired_inlined << " " << rule << "=" << n;
+  std::cout << "... after call-inliner (" << total_inlined.size() << "):" << fired_inlined.str() << "\n";
   CHECK(!total.empty());
 }
 

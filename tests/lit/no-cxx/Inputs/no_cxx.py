@@ -8,10 +8,11 @@ its compilation, the registry (all_rules.cc), the rules archive and the link, an
 FileChecks it). Nothing is written to the source tree.
 
 Modes:
-  fast     copy an existing build directory (cp -a keeps it incremental), point the copy's
-           CMakeCache at its new place and add the rule through HLOC_EXTRA_RULE_DIRS (a directory
-           laid out like rules/). The copy first catches up (files whose commands name the build
-           directory, e.g. generated rule code, are rebuilt once), then the rule is added.
+  fast     copy an existing build directory (cp -a keeps it incremental) next to a mirror of the
+           sources (symlinks, same relative layout), point the copy's CMakeCache at its new place
+           and add the rule through HLOC_EXTRA_RULE_DIRS (a directory laid out like rules/). The
+           copy first catches up (commands that name the build directory by absolute path, e.g.
+           for generated rule code, run once), then the rule is added.
   scratch  copy the sources (without tests/) into a temporary tree, configure a fresh build
            there (ccache hits carry over: CCACHE_BASEDIR makes paths relative, as scripts/build
            does), build hloc, then add rules/simplify/MulTwo.td to that copy. Slow without a
@@ -90,18 +91,41 @@ def check_steps(steps):
     return found
 
 
-def copy_build(src_build, dst_build):
+def copy_build(src, build, work):
+    """Copies `build` into `work` beside a mirror of `src` (symlinks to its entries), keeping the
+    relative path between them: CMake and ninja record sources relative to the build directory
+    ("../src/ir/shape.h"), so with the same relative layout every recorded path and command stays
+    valid and nothing rebuilds for having moved. Returns (mirror source dir, copied build dir)."""
+    common = os.path.commonpath([src, build])
+    root = os.path.join(work, "tree")
+    mirror_src = os.path.normpath(os.path.join(root, os.path.relpath(src, common)))
+    new_build = os.path.normpath(os.path.join(root, os.path.relpath(build, common)))
+    if common == src:
+        # The build folder is inside the sources: link every other top-level entry.
+        os.makedirs(mirror_src)
+        first = os.path.relpath(build, src).split(os.sep)[0]
+        for entry in os.listdir(src):
+            if entry not in (first, ".git"):
+                os.symlink(os.path.join(src, entry), os.path.join(mirror_src, entry))
+    else:
+        os.makedirs(os.path.dirname(mirror_src), exist_ok=True)
+        os.symlink(src, mirror_src)
+    os.makedirs(os.path.dirname(new_build), exist_ok=True)
     # lit-out holds this very test's scratch files; Testing is CTest's.
-    shutil.copytree(src_build, dst_build, symlinks=True, ignore=shutil.ignore_patterns("lit-out", "Testing"))
-    cache = os.path.join(dst_build, "CMakeCache.txt")
-    old = os.path.realpath(src_build)
+    shutil.copytree(build, new_build, symlinks=True, ignore=shutil.ignore_patterns("lit-out", "Testing"))
+    cache = os.path.join(new_build, "CMakeCache.txt")
     with open(cache) as f:
         text = f.read()
-    m = re.search(r"^CMAKE_CACHEFILE_DIR:INTERNAL=(.*)$", text, re.M)
-    if m:
-        old = m.group(1).strip()
+    old_build = re.search(r"^CMAKE_CACHEFILE_DIR:INTERNAL=(.*)$", text, re.M)
+    old_src = re.search(r"^CMAKE_HOME_DIRECTORY:INTERNAL=(.*)$", text, re.M)
+    if not old_build or not old_src:
+        fail(f"{cache} names no build or source directory")
+    # The build path usually starts with the source path: swap it out first.
+    text = text.replace(old_build.group(1).strip(), "\0BUILD\0")
+    text = text.replace(old_src.group(1).strip(), mirror_src).replace("\0BUILD\0", new_build)
     with open(cache, "w") as f:
-        f.write(text.replace(old, dst_build))
+        f.write(text)
+    return mirror_src, new_build
 
 
 def main():
@@ -123,11 +147,10 @@ def main():
     if args.mode == "fast":
         if not args.build or not os.path.isfile(os.path.join(args.build, "build.ninja")):
             fail(f"no configured build directory at {args.build}")
-        build = os.path.join(work, "build")
-        copy_build(os.path.realpath(args.build), build)
+        mirror_src, build = copy_build(src, os.path.realpath(args.build), work)
         rules_root = os.path.join(work, "extra-rules")
         os.makedirs(os.path.join(rules_root, "simplify"))
-        run(["cmake", "-S", src, "-B", build, f"-DHLOC_EXTRA_RULE_DIRS={rules_root}"], env=env)
+        run(["cmake", "-S", mirror_src, "-B", build, f"-DHLOC_EXTRA_RULE_DIRS={rules_root}"], env=env)
     else:
         tree = os.path.join(work, "src")
         # Everything CMake needs except tests/ (not built here) and build folders.
