@@ -262,22 +262,25 @@ absl::StatusOr<bool> RemoveDeadInstructions(HloComputation* comp) {
 }
 
 absl::Status RemoveUncalledComputations(HloModule& module, std::vector<HloComputation*> candidates) {
+  // Calls into each computation from the others, counted once; removing a computation takes
+  // its own calls off its callees' counts.
+  absl::flat_hash_map<const HloComputation*, int64_t> calls;
+  for (const auto& c : module.computations())
+    for (const auto& inst : c->instructions())
+      for (const HloComputation* callee : inst->called_computations())
+        if (callee != c.get()) ++calls[callee];
   absl::flat_hash_set<HloComputation*> removed;
   while (!candidates.empty()) {
     HloComputation* comp = candidates.back();
     candidates.pop_back();
-    if (comp == nullptr || removed.contains(comp) || comp == module.entry_computation()) continue;
-    bool called = false;
-    for (const auto& c : module.computations()) {
-      if (c.get() == comp) continue;
-      for (const auto& inst : c->instructions())
-        for (const HloComputation* callee : inst->called_computations()) called |= callee == comp;
-      if (called) break;
-    }
-    if (called) continue;
+    if (comp == nullptr || removed.contains(comp) || comp == module.entry_computation() || calls[comp] > 0) continue;
     std::vector<HloComputation*> callees;
     for (const auto& inst : comp->instructions())
-      for (HloComputation* callee : inst->called_computations()) callees.push_back(callee);
+      for (HloComputation* callee : inst->called_computations())
+        if (callee != comp) {
+          --calls[callee];
+          callees.push_back(callee);
+        }
     HLOC_CF_RETURN_IF_ERROR(module.RemoveComputation(comp));
     removed.insert(comp);
     candidates.insert(candidates.end(), callees.begin(), callees.end());
