@@ -9,10 +9,11 @@ FileChecks it). Nothing is written to the source tree.
 
 Modes:
   fast     copy an existing build directory (cp -a keeps it incremental) next to a mirror of the
-           sources (symlinks, same relative layout), point the copy's CMakeCache at its new place
-           and add the rule through HLOC_EXTRA_RULE_DIRS (a directory laid out like rules/). The
-           copy first catches up (commands that name the build directory by absolute path, e.g.
-           for generated rule code, run once), then the rule is added.
+           sources (symlinks, same relative layout, for ninja's relative header paths), point the
+           copy's CMakeCache at its new place and add the rule through HLOC_EXTRA_RULE_DIRS (a
+           directory laid out like rules/). The copy first catches up (commands that name the
+           build directory by absolute path, e.g. for generated rule code, run once), then the
+           rule is added.
   scratch  copy the sources (without tests/) into a temporary tree, configure a fresh build
            there (ccache hits carry over: CCACHE_BASEDIR makes paths relative, as scripts/build
            does), build hloc, then add rules/simplify/MulTwo.td to that copy. Slow without a
@@ -93,9 +94,10 @@ def check_steps(steps):
 
 def copy_build(src, build, work):
     """Copies `build` into `work` beside a mirror of `src` (symlinks to its entries), keeping the
-    relative path between them: CMake and ninja record sources relative to the build directory
-    ("../src/ir/shape.h"), so with the same relative layout every recorded path and command stays
-    valid and nothing rebuilds for having moved. Returns (mirror source dir, copied build dir)."""
+    relative path between them. Compile commands name sources by absolute path (unchanged: the
+    copy stays configured for `src`), while ninja's dependency log names headers relative to the
+    build directory ("../src/ir/shape.h"): the mirror keeps those valid, so nothing rebuilds for
+    having moved. Returns the copied build directory."""
     common = os.path.commonpath([src, build])
     root = os.path.join(work, "tree")
     mirror_src = os.path.normpath(os.path.join(root, os.path.relpath(src, common)))
@@ -117,15 +119,11 @@ def copy_build(src, build, work):
     with open(cache) as f:
         text = f.read()
     old_build = re.search(r"^CMAKE_CACHEFILE_DIR:INTERNAL=(.*)$", text, re.M)
-    old_src = re.search(r"^CMAKE_HOME_DIRECTORY:INTERNAL=(.*)$", text, re.M)
-    if not old_build or not old_src:
-        fail(f"{cache} names no build or source directory")
-    # The build path usually starts with the source path: swap it out first.
-    text = text.replace(old_build.group(1).strip(), "\0BUILD\0")
-    text = text.replace(old_src.group(1).strip(), mirror_src).replace("\0BUILD\0", new_build)
+    if not old_build:
+        fail(f"{cache} names no build directory")
     with open(cache, "w") as f:
-        f.write(text)
-    return mirror_src, new_build
+        f.write(text.replace(old_build.group(1).strip(), new_build))
+    return new_build
 
 
 def main():
@@ -147,10 +145,10 @@ def main():
     if args.mode == "fast":
         if not args.build or not os.path.isfile(os.path.join(args.build, "build.ninja")):
             fail(f"no configured build directory at {args.build}")
-        mirror_src, build = copy_build(src, os.path.realpath(args.build), work)
+        build = copy_build(src, os.path.realpath(args.build), work)
         rules_root = os.path.join(work, "extra-rules")
         os.makedirs(os.path.join(rules_root, "simplify"))
-        run(["cmake", "-S", mirror_src, "-B", build, f"-DHLOC_EXTRA_RULE_DIRS={rules_root}"], env=env)
+        run(["cmake", "-S", src, "-B", build, f"-DHLOC_EXTRA_RULE_DIRS={rules_root}"], env=env)
     else:
         tree = os.path.join(work, "src")
         # Everything CMake needs except tests/ (not built here) and build folders.
