@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/pass.h"
 #include "engine/rewrite.h"
+#include "corpus_inputs.h"
 #include "eval/compare.h"
 #include "eval/evaluator.h"
 #include "io/npy.h"
@@ -42,23 +43,6 @@ double AlgsimpTolerance(PrimitiveType t) {
     case PrimitiveType::BF16: return 1e-2;
     default: return IsF8OrF4(t) ? 1e-2 : 1e-5;
   }
-}
-
-absl::StatusOr<std::vector<Literal>> LoadNpzInputs(const HloModule& module, const std::string& npz) {
-  auto arrays = ReadNpz(npz);
-  if (!arrays.ok()) return arrays.status();
-  const HloComputation* entry = module.entry_computation();
-  std::vector<Literal> args;
-  for (int64_t i = 0; i < entry->num_parameters(); ++i) {
-    const NpyArray* found = nullptr;
-    for (const NpyArray& a : *arrays)
-      if (a.name == absl::StrCat("arg", i)) found = &a;
-    if (found == nullptr) return absl::NotFoundError(absl::StrCat(npz, " has no arg", i));
-    auto lit = ReinterpretAs(*found, entry->parameter_instruction(i)->shape());
-    if (!lit.ok()) return lit.status();
-    args.push_back(std::move(*lit));
-  }
-  return args;
 }
 
 // A small deterministic generator (splitmix64): the same inputs on every run and machine.
@@ -211,7 +195,7 @@ TEST_CASE("algsimp keeps the evaluator's outputs on the small corpus", "[algsimp
     INFO("module " << name);
     auto original = ParseHloModuleFile(file);
     REQUIRE(original.ok());
-    auto inputs = LoadNpzInputs(**original, stem + "inputs.npz");
+    auto inputs = LoadCorpusInputs(**original, stem + "inputs.npz");
     REQUIRE(inputs.ok());
     auto reference = EvaluateModule(**original, *inputs);
     if (!reference.ok()) {

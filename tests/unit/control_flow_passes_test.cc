@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/pass.h"
+#include "corpus_inputs.h"
 #include "eval/compare.h"
 #include "eval/evaluator.h"
 #include "io/npy.h"
@@ -60,23 +61,6 @@ std::string CompareOutputs(const Literal& after, const Literal& before) {
     if (!r.ok) return absl::StrCat("output ", i, ": ", r.message, " (error ", r.error, ")");
   }
   return "";
-}
-
-absl::StatusOr<std::vector<Literal>> LoadCorpusInputs(const HloModule& module, const std::string& npz) {
-  absl::StatusOr<std::vector<NpyArray>> arrays = ReadNpz(npz);
-  if (!arrays.ok()) return arrays.status();
-  const HloComputation* entry = module.entry_computation();
-  std::vector<Literal> args;
-  for (int64_t i = 0; i < entry->num_parameters(); ++i) {
-    const NpyArray* found = nullptr;
-    for (const NpyArray& a : *arrays)
-      if (a.name == absl::StrCat("arg", i)) found = &a;
-    if (found == nullptr) return absl::NotFoundError(absl::StrCat(npz, " has no arg", i));
-    absl::StatusOr<Literal> lit = ReinterpretAs(*found, entry->parameter_instruction(i)->shape());
-    if (!lit.ok()) return lit.status();
-    args.push_back(std::move(*lit));
-  }
-  return args;
 }
 
 // Deterministic inputs for a lit test module: floats in [-2, 2], integers in [0, 4] (small,
