@@ -38,6 +38,26 @@ HloInstruction* HloComputation::AddInstructionBefore(std::unique_ptr<HloInstruct
   return raw;
 }
 
+absl::Status HloComputation::SetInstructionOrder(const std::vector<HloInstruction*>& order) {
+  if (order.size() != instructions_.size())
+    return absl::InvalidArgumentError(absl::StrCat("instruction order for ", name_, " has ", order.size(),
+                                                   " entries; the computation has ", instructions_.size()));
+  absl::flat_hash_map<const HloInstruction*, size_t> slot;
+  for (size_t i = 0; i < instructions_.size(); ++i) slot[instructions_[i].get()] = i;
+  // Check the whole permutation before moving anything, so a bad order leaves us unchanged.
+  absl::flat_hash_set<const HloInstruction*> seen;
+  for (HloInstruction* inst : order) {
+    if (!slot.contains(inst) || !seen.insert(inst).second)
+      return absl::InvalidArgumentError(absl::StrCat("instruction order for ", name_, " names ",
+                                                     inst ? inst->name() : "null", " twice or from elsewhere"));
+  }
+  std::vector<std::unique_ptr<HloInstruction>> reordered;
+  reordered.reserve(order.size());
+  for (HloInstruction* inst : order) reordered.push_back(std::move(instructions_[slot[inst]]));
+  instructions_ = std::move(reordered);
+  return absl::OkStatus();
+}
+
 absl::Status HloComputation::RemoveInstruction(HloInstruction* inst) {
   if (inst->user_count() > 0)
     return absl::FailedPreconditionError(absl::StrCat("cannot remove ", inst->name(), ": it has users"));

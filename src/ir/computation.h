@@ -34,6 +34,10 @@ class HloComputation {
   int64_t instruction_count() const { return static_cast<int64_t>(instructions_.size()); }
   // Instructions with operands before users (iterative, handles any order of definition).
   std::vector<HloInstruction*> MakeInstructionPostOrder() const;
+  // Puts the instructions in `order` (a permutation of instructions()). In a scheduled module
+  // (HloModule::is_scheduled) this order is the computation's schedule: the printer writes it
+  // and thunk emission follows it. Fails if `order` is not a permutation.
+  absl::Status SetInstructionOrder(const std::vector<HloInstruction*>& order);
 
   HloInstruction* root_instruction() const { return root_; }
   void set_root_instruction(HloInstruction* r) { root_ = r; }

@@ -1,0 +1,28 @@
+// Small facts about the executable format; serialization is in serialize.cc.
+#include "runtime/executable/executable.h"
+
+namespace hloc::runtime {
+
+int64_t ArrayShape::byte_size() const {
+  int64_t n = element_size_in_bytes;
+  for (int64_t d : dimensions) n *= d;
+  return n;
+}
+
+const char* ThunkKindName(ThunkKind kind) {
+  switch (kind) {
+    case ThunkKind::kKernel: return "kKernel";
+    case ThunkKind::kGemm: return "kGemm";
+    case ThunkKind::kConvolution: return "kConvolution";
+    case ThunkKind::kCopy: return "kCopy";
+    case ThunkKind::kMemset: return "kMemset";
+    case ThunkKind::kWhile: return "kWhile";
+    case ThunkKind::kConditional: return "kConditional";
+    case ThunkKind::kSequential: return "kSequential";
+    case ThunkKind::kCustomCall: return "kCustomCall";
+    case ThunkKind::kCollective: return "kCollective";
+  }
+  return "kUnknown";
+}
+
+}  // namespace hloc::runtime

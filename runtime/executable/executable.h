@@ -1,0 +1,138 @@
+// The executable: what the compiler hands the runtime, and the only thing the runtime reads.
+// It holds the object code (CPU: an ELF object for LLVM's JIT linker; GPU: PTX), the buffer
+// allocations from BufferAssignment, the ThunkSequence that walks them, and the optimized HLO
+// text (for dumps and error messages). Serialized to one `.hlox` file. This header includes
+// nothing from src/: a runtime built without the compiler can load what a compiler built
+// elsewhere wrote (deviceless compilation).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace hloc::runtime {
+
+// XLA's PrimitiveType names ("f32", "bf16", "s32", "pred", ...) keep the format independent of
+// src/ir; sizes in bytes per element are stored beside them.
+struct ArrayShape {
+  std::string element_type;          // "f32"
+  int64_t element_size_in_bytes = 0; // 4 (sub-byte types: rounded up to 1)
+  std::vector<int64_t> dimensions;   // logical dims
+  std::vector<int64_t> minor_to_major;  // layout
+  int64_t byte_size() const;
+};
+
+// One allocation of BufferAssignment (XLA's BufferAllocation).
+struct BufferAllocation {
+  int64_t index = 0;
+  int64_t size = 0;                  // bytes
+  bool is_entry_parameter = false;
+  int64_t parameter_number = -1;
+  std::vector<int64_t> parameter_shape_index;
+  bool is_constant = false;
+  std::vector<uint8_t> constant_data;  // is_constant: the bytes, in the allocation's layout
+  bool maybe_live_out = false;       // part of the entry result
+  bool is_temp = false;              // neither parameter, constant nor output
+};
+
+// A byte range of one allocation (XLA's BufferAllocation::Slice).
+struct BufferSlice {
+  int64_t allocation = -1;
+  int64_t offset = 0;
+  int64_t size = 0;
+  bool valid() const { return allocation >= 0; }
+};
+
+// Launch geometry. CPU kernels read only `partitions` (how many parallel parts the runtime may
+// run; each call gets its part index); GPU kernels the grid and block.
+struct LaunchDimensions {
+  int64_t grid_x = 1, grid_y = 1, grid_z = 1;
+  int64_t block_x = 1, block_y = 1, block_z = 1;
+  int64_t shared_memory_bytes = 0;
+  int64_t partitions = 1;
+};
+
+// A matrix product (dot) as cuBLASLt (GPU) or the CPU runtime's GEMM runs it:
+// D = alpha * op(A) x op(B) + beta * C, batched, with an optional epilogue.
+struct GemmConfig {
+  std::string lhs_type, rhs_type, output_type, compute_type;  // element type names
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  // Row-major strides in elements of the [batch, rows, cols] views of A, B and D.
+  bool lhs_transposed = false, rhs_transposed = false;  // op(X) = X^T when set
+  int64_t lhs_leading_dim = 0, rhs_leading_dim = 0, output_leading_dim = 0;
+  int64_t lhs_batch_stride = 0, rhs_batch_stride = 0, output_batch_stride = 0;
+  double alpha = 1.0, beta = 0.0;
+  std::string epilogue = "DEFAULT";  // DEFAULT, BIAS, RELU, BIAS_RELU, GELU, BIAS_GELU
+  int64_t algorithm = -1;             // chosen by autotuning; -1: the library's default
+};
+
+enum class ThunkKind {
+  kKernel,       // a compiled kernel: kernel_name over `arguments`
+  kGemm,         // GemmConfig over arguments {A, B, (C or bias), D}
+  kConvolution,  // a library convolution (cuDNN); config in `backend_config`
+  kCopy,         // copy `size` bytes from arguments[0] to arguments[1]
+  kMemset,       // set arguments[0] to `memset_value` (a 32-bit pattern repeated)
+  kWhile,        // run `condition`, read the pred at `predicate`, run `body`, repeat
+  kConditional,  // read the branch index (s32) or pred at `predicate`, run branches[i]
+  kSequential,   // run `body` in order
+  kCustomCall,   // a runtime-registered custom call `target` over arguments (results last)
+  kCollective,   // collectives (one device today; SPMD later): `collective_op`, arguments
+};
+const char* ThunkKindName(ThunkKind kind);  // "kKernel", ...
+
+struct Thunk;
+using ThunkSequence = std::vector<Thunk>;
+
+struct Thunk {
+  ThunkKind kind = ThunkKind::kKernel;
+  std::string name;                     // the HLO instruction it came from (profiles, errors)
+  std::vector<BufferSlice> arguments;   // kernel/library arguments, in the kernel's order
+  std::vector<bool> written;            // per argument: whether the thunk writes it
+  // kKernel
+  std::string kernel_name;
+  LaunchDimensions launch;
+  // kGemm
+  GemmConfig gemm;
+  // kConvolution, kCustomCall, kCollective
+  std::string backend_config;
+  std::string target;                   // kCustomCall target / kCollective op name
+  // kMemset
+  uint32_t memset_value = 0;
+  // kCopy
+  int64_t size = 0;
+  // kWhile / kConditional
+  BufferSlice predicate;
+  ThunkSequence condition;
+  ThunkSequence body;
+  std::vector<ThunkSequence> branches;
+  int64_t trip_count = -1;              // known trip count of a while, -1 when unknown
+};
+
+struct Executable {
+  std::string module_name;
+  std::string platform;                 // "cpu" or "gpu"
+  std::string target;                   // CPU: LLVM target triple; GPU: "sm_90"
+  std::string profile;                  // the hardware profile it was compiled for
+  std::vector<uint8_t> code;            // CPU: ELF object; GPU: PTX text
+  std::vector<BufferAllocation> allocations;
+  std::vector<ArrayShape> parameter_shapes;   // entry parameters (flattened tuples in order)
+  std::vector<ArrayShape> result_shapes;      // entry result leaves, in tuple order
+  std::vector<BufferSlice> parameter_slices;  // where each parameter leaf lives
+  std::vector<BufferSlice> result_slices;     // where each result leaf lives
+  bool result_is_tuple = false;
+  ThunkSequence thunks;
+  std::string hlo_text;                 // the optimized, scheduled module
+  std::string buffer_assignment_text;   // the ...buffer-assignment.txt dump
+
+  // The `.hlox` file: magic "HLOX", a format version, then length-prefixed sections. Errors
+  // (truncated file, wrong magic or version) name the file and the byte offset.
+  std::string Serialize() const;
+  static absl::StatusOr<Executable> Deserialize(const std::string& bytes, const std::string& origin);
+};
+
+// thunk_sequence.txt, in the form of XLA's dumps: one line per thunk, nested sequences indented.
+std::string ThunkSequenceToString(const ThunkSequence& thunks);
+
+}  // namespace hloc::runtime

@@ -1,0 +1,69 @@
+// ElementalIrEmitter: LLVM IR computing one element of an instruction's result from element
+// generators of its operands (XLA's ElementalIrEmitter). Loop, input and other fusion kernels of
+// both backends are built from it: the kernel emitter walks the fused computation, asks for a
+// generator per instruction, and loops over the output calling the root's generator.
+//
+// Semantics are XLA's (DESIGN.md §4): bf16/f16 arithmetic through f32 where XLA does it, guarded
+// integer division and remainder (x/0 = -1, INT_MIN/-1 = INT_MIN, x%0 = x), shifts past the bit
+// width, NaN-propagating minimum/maximum, round-half-to-even conversions, float -> int saturating
+// conversions, accurate transcendentals (LLVM intrinsics or our own polynomial where LLVM has no
+// intrinsic: erf, tanh, atan2, cbrt, expm1, log1p, ...), the f8/f4 formats in software.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "codegen/elemental/ir_array.h"
+#include "ir/computation.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+
+namespace hloc::codegen {
+
+// Produces the value of one element (in its arithmetic type) at a logical index.
+using ElementGenerator = std::function<absl::StatusOr<llvm::Value*>(const IrArray::Index&)>;
+using GeneratorMap = absl::flat_hash_map<const HloInstruction*, ElementGenerator>;
+
+class ElementalIrEmitter {
+ public:
+  ElementalIrEmitter(llvm::Module* module, llvm::IRBuilderBase* builder) : module_(module), b_(builder) {}
+  virtual ~ElementalIrEmitter() = default;
+
+  // The generator for `hlo` given generators for its operands (looked up in `operands` by
+  // operand instruction). Handles every elementwise opcode and element type, and the ops with an
+  // elemental form: broadcast, reshape, bitcast, transpose, slice, dynamic-slice,
+  // dynamic-update-slice, concatenate, pad, iota, reverse, gather, select, clamp, convert,
+  // bitcast-convert, reduce-precision, map, reduce, reduce-window, dot and convolution (as loops
+  // inside the element). Unsupported opcodes: an Unimplemented error naming the opcode.
+  absl::StatusOr<ElementGenerator> MakeElementGenerator(const HloInstruction* hlo, const GeneratorMap& operands);
+
+  // Emits `callee` (a scalar computation: a reducer, comparator or map function) applied to
+  // `args` and returns its results (one per leaf of its root). The default inlines the
+  // computation's instructions through this emitter; backends may instead call a function.
+  virtual absl::StatusOr<std::vector<llvm::Value*>> EmitThreadLocalCall(const HloComputation& callee,
+                                                                        const std::vector<llvm::Value*>& args,
+                                                                        const std::string& name);
+
+  llvm::IRBuilderBase* builder() const { return b_; }
+  llvm::Module* module() const { return module_; }
+
+ private:
+  llvm::Module* module_;
+  llvm::IRBuilderBase* b_;
+};
+
+// Loops over every element of `shape` (outermost logical dimension of the layout first), calling
+// `body` with the index. `part`/`num_parts` (i64 values; may be null for "whole shape") split
+// the outermost loop for multi-threaded CPU kernels; the GPU emitters make their own indices.
+absl::Status EmitLoopNest(const Shape& shape, llvm::IRBuilderBase& b, llvm::Value* part, llvm::Value* num_parts,
+                          const std::function<absl::Status(const IrArray::Index&)>& body);
+
+// Emits the fused computation of a loop fusion (or any elemental computation) into generators:
+// parameters read from `parameter_arrays`, every other instruction through `emitter`.
+absl::StatusOr<ElementGenerator> MakeFusedGenerator(ElementalIrEmitter& emitter, const HloComputation& fused,
+                                                    const std::vector<IrArray>& parameter_arrays,
+                                                    const HloInstruction* root);
+
+}  // namespace hloc::codegen
