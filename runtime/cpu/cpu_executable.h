@@ -4,6 +4,7 @@
 // run their parts on a thread pool. Includes nothing from src/.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,16 @@ struct HostBuffer {
 struct CpuRunOptions {
   int num_threads = 0;      // 0: the machine's hardware concurrency
 };
+
+// A host implementation of a kCustomCall target: `arguments` are the thunk's slices (results
+// last), `sizes` their byte sizes. Register before Load; Load fails on a target with none.
+using CpuCustomCall = std::function<absl::Status(void** arguments, const std::vector<int64_t>& sizes,
+                                                 const std::string& backend_config)>;
+void RegisterCpuCustomCall(const std::string& target, CpuCustomCall call);
+
+// `buffer` rearranged into the layout `minor_to_major` (empty: the default, row-major);
+// errors when the layout is not a permutation of the buffer's dimensions or sizes disagree.
+absl::StatusOr<HostBuffer> ToLayout(const HostBuffer& buffer, const std::vector<int64_t>& minor_to_major);
 
 class CpuExecutable {
  public:

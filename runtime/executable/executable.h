@@ -66,6 +66,12 @@ struct GemmConfig {
   double alpha = 1.0, beta = 0.0;
   std::string epilogue = "DEFAULT";  // DEFAULT, BIAS, RELU, BIAS_RELU, GELU, BIAS_GELU
   int64_t algorithm = -1;             // chosen by autotuning; -1: the library's default
+  // How the CPU runtime (runtime/cpu/gemm.h) reads these: A is stored [m, k] ([k, m] when
+  // lhs_transposed), B [k, n] ([n, k]), D [m, n]; a leading dim is the stored row stride and a
+  // batch stride the distance between batches, both in elements; <= 0 means compact (the stored
+  // column count; rows * leading dim). With 4 arguments the third is the bias (n elements of
+  // output_type, added to every row) for BIAS* epilogues, else C (output_type, D's strides);
+  // with 3 arguments and beta != 0, C is D's previous contents. GELU is the tanh approximation.
 };
 
 enum class ThunkKind {
@@ -131,6 +137,11 @@ struct Executable {
   std::string Serialize() const;
   static absl::StatusOr<Executable> Deserialize(const std::string& bytes, const std::string& origin);
 };
+
+// What the runtime relies on: allocation indices in order, every slice inside its allocation,
+// entry shapes with sane sizes and layouts, written flags matching arguments, partitions >= 1.
+// Deserialize runs it; CpuExecutable::Load runs it on executables built in memory.
+absl::Status ValidateExecutable(const Executable& executable, const std::string& origin);
 
 // thunk_sequence.txt, in the form of XLA's dumps: one line per thunk, nested sequences indented.
 std::string ThunkSequenceToString(const ThunkSequence& thunks);

@@ -36,6 +36,8 @@ class BufferAllocation {
     const HloInstruction* instruction;  // defining instruction of the value
     ShapeIndex index;                   // which leaf of its shape
     int64_t offset, size;
+    int64_t value_id = -1;              // HloDataflowAnalysis value id (dump order)
+    bool is_phi = false;
   };
 
   int64_t index() const { return index_; }
@@ -47,6 +49,10 @@ class BufferAllocation {
   const HloInstruction* constant() const { return constant_; }  // the constant instruction
   bool maybe_live_out() const { return maybe_live_out_; }
   bool is_tuple() const { return is_tuple_; }  // holds a tuple's pointer table
+  // Values of reducers/comparators (to_apply computations): per-thread, never in device memory.
+  bool is_thread_local() const { return is_thread_local_; }
+  // The one allocation all temps share (offsets packed by the heap simulator).
+  bool is_preallocated_temp() const { return is_preallocated_temp_; }
   const std::vector<Assigned>& assigned() const { return assigned_; }
 
  private:
@@ -56,6 +62,7 @@ class BufferAllocation {
   ShapeIndex param_shape_index_;
   const HloInstruction* constant_ = nullptr;
   bool maybe_live_out_ = false, is_tuple_ = false;
+  bool is_thread_local_ = false, is_preallocated_temp_ = false;
   std::vector<Assigned> assigned_;
 };
 
@@ -85,6 +92,8 @@ class BufferAssignment {
 
  private:
   friend class BufferAssigner;
+  const HloModule* module_ = nullptr;
+  int64_t output_allocation_ = -1;  // holds the entry root's top-level value ("output shape is")
   std::vector<BufferAllocation> allocations_;
   absl::flat_hash_map<const HloInstruction*, std::vector<std::pair<ShapeIndex, BufferAllocation::Slice>>> slices_;
   BufferAssignmentStats stats_;
@@ -94,5 +103,8 @@ class BufferAssignment {
 // its schedule). Errors: module not scheduled, values the analyses cannot place.
 absl::StatusOr<std::unique_ptr<BufferAssignment>> AssignBuffers(const HloModule& module,
                                                                 const BufferAssignmentOptions& options);
+
+// AssignBuffers(module, default options)->ToString(): the `-buffer-assignment.txt` dump.
+absl::StatusOr<std::string> BufferAssignmentDump(const HloModule& module);
 
 }  // namespace hloc

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "eval/eval_internal.h"
+#include "eval/library_calls.h"
 
 namespace hloc {
 namespace eval_internal {
@@ -222,6 +223,8 @@ absl::StatusOr<Literal> EvalControl(const HloInstruction& inst, Operands ops, In
     }
     case O::kCustomCall: {
       const std::string& target = inst.attrs().custom_call_target;
+      // cuBLAS/cuDNN library calls (XLA's and hloc's): eval_library_calls.cc.
+      if (IsLibraryCallTarget(target)) return EvalLibraryCall(inst, ops);
       if (!IsIdentityTarget(target))
         return absl::UnimplementedError(absl::StrCat("unsupported custom-call target \"", target, "\""));
       if (static_cast<int64_t>(ops.size()) != inst.operand_count() || !IdentityShapeFits(inst))

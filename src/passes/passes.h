@@ -17,5 +17,18 @@ void RegisterExpanderPasses(PassRegistry& registry);
 // src/passes/rewrite_passes.cc: the rule-driven passes (algsimp, ...), one per `Pass` name
 // used by the generated rules.
 void RegisterRewritePasses(PassRegistry& registry);
+// src/passes/fusion/: priority-fusion, multi_output_fusion, rename_fusions, fusion-wrapper.
+void RegisterFusionPasses(PassRegistry& registry);
+// src/schedule/register_schedule.cc: hlo-memory-scheduler, hlo-rematerialization,
+// latency-hiding-scheduler.
+void RegisterSchedulePasses(PassRegistry& registry);
+// src/passes/layout/: layout-assignment, layout_normalization, reshape-decomposer,
+// move_copy_to_users, transpose-folding, float-normalization.
+void RegisterLayoutPasses(PassRegistry& registry);
+// src/passes/library/: cublas-gemm-rewriter, cublas-pad-for-gemms, conv-rewriter,
+// cudnn-fused-convolution-rewriter.
+void RegisterLibraryPasses(PassRegistry& registry);
+// src/passes/copy/: copy-insertion.
+void RegisterCopyInsertionPass(PassRegistry& registry);
 
 }  // namespace hloc

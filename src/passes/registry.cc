@@ -7,6 +7,11 @@ void RegisterAllPasses(PassRegistry& registry) {
   RegisterControlFlowAndMoverPasses(registry);
   RegisterExpanderPasses(registry);
   RegisterRewritePasses(registry);
+  RegisterFusionPasses(registry);
+  RegisterSchedulePasses(registry);
+  RegisterLayoutPasses(registry);
+  RegisterLibraryPasses(registry);
+  RegisterCopyInsertionPass(registry);
 }
 
 }  // namespace hloc

@@ -25,6 +25,9 @@ int64_t ShapeSizeBytes(const Shape& shape);
 struct MemorySchedulerResult {
   std::string algorithm;         // "list", "dfs" or "post-order"
   int64_t peak_memory_bytes = 0;
+  // Each scheduler's peak (the chosen one is the least; ties prefer list, then DFS). Entry
+  // computations count their parameters; called computations do not (they are the caller's).
+  int64_t list_peak_bytes = 0, dfs_peak_bytes = 0, post_order_peak_bytes = 0;
 };
 
 // Schedules every non-fused computation of `module` in place and sets is_scheduled. Returns, per

@@ -8,6 +8,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "io/npy.h"
+#include "ir/literal.h"
 #include "ir/module.h"
 
 namespace hloc::cli {
@@ -56,6 +58,28 @@ std::unique_ptr<HloModule> LoadModule(const std::string& path);
 // How messages name the module file ("<stdin>" for "-").
 inline std::string DisplayName(const std::string& path) { return path == "-" ? "<stdin>" : path; }
 
+// --- arrays in and out (eval_command.cc, run_command.cc) ---
+// The arrays of an .npz file, or the one array of a .npy file.
+absl::StatusOr<std::vector<NpyArray>> ReadArrays(const std::string& path);
+// Picks the arrays for `count` slots: by name PREFIX0..PREFIX{count-1} when any array is named
+// that way, else in file order. Errors say which array is missing or extra.
+absl::StatusOr<std::vector<const NpyArray*>> MatchArrays(const std::vector<NpyArray>& arrays, size_t count,
+                                                         const std::string& prefix, const std::string& file,
+                                                         const std::string& what);
+// Writes outputs as out0..outM (bf16 as uint16, f8 as uint8 bit patterns).
+absl::Status WriteOutputsNpz(const std::string& path, const std::vector<const Literal*>& outputs);
+// One line per output: "outI TYPE[DIMS]", with the values when there are at most 16.
+void PrintOutputs(const std::vector<const Literal*>& outputs);
+// Compares outputs with EXPECT.npz (out0..outM or file order) using src/eval/compare.h's
+// thresholds (`tol` overrides them; `module`, when given, finds the outputs a dot or convolution
+// feeds), prints one line per output and "PATH: N of N outputs match"; returns the exit code.
+int CheckOutputs(const std::vector<const Literal*>& outputs, const std::string& expect_path, const HloModule* module,
+                 std::optional<double> tol, const std::string& display_path);
+// Folders to look for a resource folder in ("configs", "pipelines"): the flag's, the
+// environment variable's, beside the hloc binary's folder (and ../share/hloc), then ./folder.
+std::vector<std::string> DataSearchDirs(const std::optional<std::string>& flag, const char* env_var,
+                                        const char* folder);
+
 // Counts for a one-line summary of a module.
 int64_t CountInstructions(const HloModule& module);
 
@@ -64,5 +88,7 @@ int RunVerify(const std::vector<std::string>& args);
 int RunPrint(const std::vector<std::string>& args);
 int RunEval(const std::vector<std::string>& args);
 int RunOpt(const std::vector<std::string>& args);  // opt_command.cc
+int RunCompile(const std::vector<std::string>& args);  // compile_command.cc
+int RunRun(const std::vector<std::string>& args);      // run_command.cc
 
 }  // namespace hloc::cli

@@ -6,8 +6,16 @@
 #include <iterator>
 #include <sstream>
 
+#include <cmath>
+#include <cstdlib>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "eval/compare.h"
+#include "io/npy.h"
 #include "ir/hlo_parser.h"
+#include "ir/hlo_printer.h"
 #include "tools/cli.h"
 
 namespace hloc::cli {
@@ -106,6 +114,167 @@ std::unique_ptr<HloModule> LoadModule(const std::string& path) {
     return nullptr;
   }
   return std::move(*module);
+}
+
+// ---- arrays in and out, shared by eval and run ----------------------------------------------
+
+namespace {
+
+// "arg0", "out12": the prefix followed by a decimal index.
+bool IsIndexedName(const std::string& name, const std::string& prefix) {
+  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) return false;
+  for (size_t i = prefix.size(); i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return false;
+  }
+  return true;
+}
+
+// Picks the arrays for `count` slots: by name PREFIX0..PREFIX{count-1} when any array is
+// named that way, else in file order. Errors say which array is missing or extra.
+}  // namespace
+
+absl::StatusOr<std::vector<const NpyArray*>> MatchArrays(const std::vector<NpyArray>& arrays, size_t count,
+                                                         const std::string& prefix, const std::string& file,
+                                                         const std::string& what) {
+  std::vector<std::string> names;
+  for (const NpyArray& a : arrays) names.push_back(a.name);
+  if (arrays.size() != count) {
+    return absl::InvalidArgumentError(absl::StrCat(file, ": has ", arrays.size(), " arrays (",
+                                                   absl::StrJoin(names, ", "), ") but the module has ", count,
+                                                   " ", what));
+  }
+  bool by_name = false;
+  for (const NpyArray& a : arrays) by_name |= IsIndexedName(a.name, prefix);
+  std::vector<const NpyArray*> out;
+  for (size_t i = 0; i < count; ++i) {
+    if (!by_name) {
+      out.push_back(&arrays[i]);
+      continue;
+    }
+    std::string want = absl::StrCat(prefix, i);
+    const NpyArray* found = nullptr;
+    for (const NpyArray& a : arrays) {
+      if (a.name == want) found = &a;
+    }
+    if (found == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(file, ": no array named '", want, "' (it has ", absl::StrJoin(names, ", "), ")"));
+    }
+    out.push_back(found);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<NpyArray>> ReadArrays(const std::string& path) {
+  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0) {
+    auto one = ReadNpy(path);
+    if (!one.ok()) return one.status();
+    std::vector<NpyArray> v;
+    v.push_back(std::move(*one));
+    return v;
+  }
+  return ReadNpz(path);
+}
+
+namespace {
+
+bool ModuleHasDotOrConvolution(const HloModule& module) {
+  for (const auto& c : module.computations()) {
+    for (const auto& inst : c->instructions()) {
+      if (inst->opcode() == HloOpcode::kDot || inst->opcode() == HloOpcode::kConvolution) return true;
+    }
+  }
+  return false;
+}
+
+std::string FormatError(double e) {
+  if (std::isnan(e)) return "nan";
+  if (std::isinf(e)) return "inf";
+  return absl::StrFormat("%.3e", e);
+}
+
+
+}  // namespace
+
+absl::Status WriteOutputsNpz(const std::string& path, const std::vector<const Literal*>& outputs) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < outputs.size(); ++i) names.push_back(absl::StrCat("out", i));
+  std::vector<std::pair<std::string, const Literal*>> list;
+  for (size_t i = 0; i < outputs.size(); ++i) list.emplace_back(names[i], outputs[i]);
+  return WriteNpz(path, list);
+}
+
+void PrintOutputs(const std::vector<const Literal*>& outputs) {
+  // Small outputs are shown in full, larger ones by type and shape only.
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::cout << "out" << i << " " << outputs[i]->shape().ToString(false);
+    if (outputs[i]->element_count() <= 16) std::cout << " " << PrintLiteral(*outputs[i]);
+    std::cout << "\n";
+  }
+}
+
+int CheckOutputs(const std::vector<const Literal*>& outputs, const std::string& expect_path, const HloModule* module,
+                 std::optional<double> tol, const std::string& display_path) {
+  auto expected = ReadArrays(expect_path);
+  if (!expected.ok()) {
+    std::cerr << "hloc: error: " << expected.status().message() << "\n";
+    return kExitFailure;
+  }
+  auto matched = MatchArrays(*expected, outputs.size(), "out", expect_path, "outputs");
+  if (!matched.ok()) {
+    std::cerr << "hloc: error: " << matched.status().message() << "\n";
+    return kExitFailure;
+  }
+  // Which outputs a dot or convolution may feed (looser f32 threshold); fall back to "any in
+  // the module" if the per-output analysis does not line up with the leaves, and to "all" when
+  // there is no module to look at.
+  std::vector<bool> fed;
+  if (module != nullptr) fed = OutputsFedByDotOrConvolution(*module);
+  if (fed.size() != outputs.size()) {
+    fed.assign(outputs.size(), module == nullptr || ModuleHasDotOrConvolution(*module));
+  }
+  int failures = 0;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Literal& out = *outputs[i];
+    std::string line = absl::StrCat("out", i, " ", out.shape().ToString(false));
+    auto ref = ReinterpretAs(*(*matched)[i], out.shape());
+    if (!ref.ok()) {
+      ++failures;
+      std::cout << line << " MISMATCH: expected " << ref.status().message() << "\n";
+      continue;
+    }
+    double threshold = tol ? *tol : DefaultTolerance(out.element_type(), fed[i]);
+    CompareResult cmp = CompareLiterals(out, *ref, threshold);
+    absl::StrAppend(&line, " error ", FormatError(cmp.error), " tol ", absl::StrFormat("%.1e", cmp.threshold));
+    if (cmp.ok) {
+      std::cout << line << " ok\n";
+    } else {
+      ++failures;
+      std::cout << line << " MISMATCH" << (cmp.message.empty() ? "" : ": " + cmp.message) << "\n";
+    }
+  }
+  if (failures == 0) {
+    std::cout << display_path << ": " << outputs.size() << " of " << outputs.size() << " outputs match\n";
+    return kExitOk;
+  }
+  std::cout << display_path << ": " << failures << " of " << outputs.size() << " outputs do not match\n";
+  return kExitFailure;
+}
+
+std::vector<std::string> DataSearchDirs(const std::optional<std::string>& flag, const char* env_var,
+                                        const char* folder) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> dirs;
+  if (flag) dirs.push_back(*flag);
+  if (const char* env = std::getenv(env_var); env != nullptr && *env != '\0') dirs.push_back(env);
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    dirs.push_back((exe.parent_path() / ".." / folder).lexically_normal().string());
+    dirs.push_back((exe.parent_path() / ".." / "share" / "hloc" / folder).lexically_normal().string());
+  }
+  dirs.push_back(folder);
+  return dirs;
 }
 
 int64_t CountInstructions(const HloModule& module) {

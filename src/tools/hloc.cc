@@ -17,6 +17,10 @@ Commands:
   eval FILE --inputs IN.npz    run the module on the host reference evaluator
   opt FILE [--profile C]       run a pass pipeline (YAML manifest or profile) and print the
                                optimized module
+  compile FILE -o OUT.hlox     compile for the CPU into an executable file (--profile C,
+                               --dump-to DIR)
+  run FILE|EXE.hlox            compile (HLO text) or load an executable and run it on the
+                               CPU (--inputs, --expect, --outputs, --bench N)
 
 Options:
   -h, --help                   show this help (also 'hloc <command> --help')
@@ -46,6 +50,8 @@ int main(int argc, char** argv) {
       if (rest[0] == "print") return RunPrint(help_args);
       if (rest[0] == "eval") return RunEval(help_args);
       if (rest[0] == "opt") return RunOpt(help_args);
+      if (rest[0] == "compile") return RunCompile(help_args);
+      if (rest[0] == "run") return RunRun(help_args);
       return UsageError("", "unknown command '" + rest[0] + "'");
     }
     std::cout << kUsage;
@@ -59,6 +65,8 @@ int main(int argc, char** argv) {
   if (command == "print") return RunPrint(rest);
   if (command == "eval") return RunEval(rest);
   if (command == "opt") return RunOpt(rest);
+  if (command == "compile") return RunCompile(rest);
+  if (command == "run") return RunRun(rest);
   if (!command.empty() && command[0] == '-') return UsageError("", "unknown option '" + command + "'");
   return UsageError("", "unknown command '" + command + "' (commands: verify, print, eval, opt)");
 }

@@ -10,6 +10,7 @@
 #include "engine/pass_manager.h"
 #include "engine/pipeline.h"
 #include "engine/profile_loader.h"
+#include "passes/fusion/priority_fusion.h"
 #include "ir/hlo_printer.h"
 #include "tools/cli.h"
 
@@ -52,6 +53,11 @@ While running:
                       RE, as XLA's --xla_dump_hlo_pass_re does
                       (module_0000.NAME.0001.PIPELINE.after_PASS.before_NEXT.txt)
   --trace-rules       print every rewrite-rule firing (rule, file:line, before/after) to stderr
+  --explain-fusion A,B
+                      after the pipeline, print (instead of the module) whether producer A was
+                      or would be fused into consumer B: the Fusible record or veto of
+                      rules/fusion/*.td that refuses it, with its file:line, or the cost
+                      model's numbers (the module still goes to -o OUT when given)
   -v, --verbose       print one line per pass run (changed or not, time) to stderr
   -o, --output OUT    write the optimized module to OUT instead of standard output
   --pipeline-dir DIR  where pipeline names are looked up first (then $HLOC_PIPELINE_DIR, the
@@ -128,6 +134,7 @@ int RunOpt(const std::vector<std::string>& args) {
                            {"--dump-to", "", true},
                            {"--dump-pass-re", "", true},
                            {"--trace-rules", "", false},
+                           {"--explain-fusion", "", true},
                            {"--verbose", "-v", false},
                            {"--output", "-o", true},
                            {"--pipeline-dir", "", true},
@@ -241,6 +248,18 @@ int RunOpt(const std::vector<std::string>& args) {
 
   std::string text = PrintModule(*module);
   if (!text.empty() && text.back() != '\n') text.push_back('\n');
+  if (auto pair = parsed->Get("--explain-fusion")) {
+    std::vector<std::string> names = SplitList(*pair);
+    if (names.size() != 2) return UsageError("opt", "--explain-fusion takes PRODUCER,CONSUMER");
+    std::cout << ExplainFusion(*module, names[0], names[1], context);
+    if (auto out_path = parsed->Get("--output"); out_path && *out_path != "-") {
+      std::ofstream out(*out_path, std::ios::binary | std::ios::trunc);
+      out << text;
+      if (!out) return Fail(absl::StrCat("write to '", *out_path, "' failed"));
+    }
+    std::cout.flush();
+    return std::cout ? kExitOk : kExitFailure;
+  }
   if (auto out_path = parsed->Get("--output"); out_path && *out_path != "-") {
     std::ofstream out(*out_path, std::ios::binary | std::ios::trunc);
     if (!out) return Fail(absl::StrCat("cannot write '", *out_path, "'"));

@@ -8,6 +8,13 @@
 // width, NaN-propagating minimum/maximum, round-half-to-even conversions, float -> int saturating
 // conversions, accurate transcendentals (LLVM intrinsics or our own polynomial where LLVM has no
 // intrinsic: erf, tanh, atan2, cbrt, expm1, log1p, ...), the f8/f4 formats in software.
+//
+// Values: an element value has the type PrimitiveTypeToIrType gives (pred is an i8 holding 0 or
+// 1, f8/f4 values are i8 bit patterns, c64 a {float,float}); a tuple-shaped instruction
+// (variadic reduce / reduce-window, a tuple in a multi-output fusion) yields an LLVM struct of
+// its elements' values, which get-tuple-element takes apart. Indices are i64.
+// Transcendentals without an LLVM intrinsic are calls to libm names chosen in
+// math_functions.h, made through EmitMathCall (the GPU emitter maps them to libdevice).
 #pragma once
 #include <functional>
 #include <string>
@@ -18,6 +25,7 @@
 #include "codegen/elemental/ir_array.h"
 #include "ir/computation.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Module.h"
 
 namespace hloc::codegen {
@@ -45,6 +53,25 @@ class ElementalIrEmitter {
   virtual absl::StatusOr<std::vector<llvm::Value*>> EmitThreadLocalCall(const HloComputation& callee,
                                                                         const std::vector<llvm::Value*>& args,
                                                                         const std::string& name);
+
+  // One elementwise operation (any opcode IsElementwise accepts, plus convert, bitcast-convert
+  // of equal widths, reduce-precision, compare, select, clamp) on operand values; what the kernel
+  // emitters use for scalar work outside element generators.
+  absl::StatusOr<llvm::Value*> EmitElementwiseOp(const HloInstruction* hlo, const std::vector<llvm::Value*>& operands);
+  // XLA's convert from one element type's value to another's: RNE between floats (the narrow
+  // formats in software, through f32 as XLA's f32 arithmetic does), float -> integer saturating
+  // with NaN -> 0, integer -> integer wrapping, complex -> real taking the real part.
+  absl::StatusOr<llvm::Value*> EmitConvert(llvm::Value* value, PrimitiveType from, PrimitiveType to);
+
+  // Calls the math-library function `libm_name` (a name from LibmName: "erff", "atan2", ...) on
+  // float or double arguments. The default declares the function by that name in the module
+  // (the CPU JIT resolves it from the process); the GPU emitter maps it to libdevice.
+  virtual llvm::Value* EmitMathCall(const std::string& libm_name, const std::vector<llvm::Value*>& args);
+  // The transcendental intrinsics (exp, log, sin, cos, pow) that the CPU lowers to libm calls
+  // but NVPTX cannot select: the default emits the intrinsic, the GPU emitter calls libdevice.
+  // (sqrt, fabs, floor, ceil, round, roundeven, copysign are emitted directly: every target
+  // has them.)
+  virtual llvm::Value* EmitMathIntrinsic(llvm::Intrinsic::ID id, const std::vector<llvm::Value*>& args);
 
   llvm::IRBuilderBase* builder() const { return b_; }
   llvm::Module* module() const { return module_; }

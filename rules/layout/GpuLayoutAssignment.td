@@ -1,0 +1,35 @@
+//===- rules/layout/GpuLayoutAssignment.td - XLA:GPU's layout constraints -------------===//
+//
+// GpuLayoutAssignment (xla/service/gpu/transforms/layout_assignment.cc): what cuBLAS and
+// cuDNN want from their operands. Rows apply under a GPU profile (Requires = [IsGpu]); the
+// convolution rows choose NHWC where tensor cores run it and NCHW otherwise, as XLA's
+// HeuristicLayoutAssignment does.
+//===----------------------------------------------------------------------===//
+
+include "layout/LayoutKinds.td"
+
+let Requires = [IsGpu] in {
+// cuBLAS reads row- or column-major matrices: the batch dimensions of a dot operand most major
+// (the two matrix dimensions in either order; otherwise the default layout).
+def GpuDotLhsBatchMajor : LayoutConstraint<Dot, 0, BatchMajor>;
+def GpuDotRhsBatchMajor : LayoutConstraint<Dot, 1, BatchMajor>;
+// The GEMM writes its result row-major.
+def GpuDotResultDefault : LayoutConstraint<Dot, Result.Index, DefaultLayout>;
+// cuBLAS's int8 GEMM (IMMA) only takes the "TN" form: both operands with the contracting
+// dimension most minor.
+let Priority = 1 in {
+def GpuDotS8LhsContractingMinor : LayoutConstraint<Dot, 0, Int8ContractingMinor>;
+def GpuDotS8RhsContractingMinor : LayoutConstraint<Dot, 1, Int8ContractingMinor>;
+}
+// Without tensor cores cuDNN's fastest convolutions are NCHW (filter OIHW).
+def GpuConvInputNchw : LayoutConstraint<Convolution, 0, ChannelsFirst>;
+def GpuConvFilterOihw : LayoutConstraint<Convolution, 1, ChannelsFirst>;
+def GpuConvOutputNchw : LayoutConstraint<Convolution, Result.Index, ChannelsFirst>;
+}
+
+// Tensor cores want NHWC: the feature dimension most minor (filter OHWI).
+let Requires = [IsGpu, HasTensorCores], Priority = 1 in {
+def GpuConvInputNhwc : LayoutConstraint<Convolution, 0, ChannelsLast>;
+def GpuConvFilterOhwi : LayoutConstraint<Convolution, 1, ChannelsLast>;
+def GpuConvOutputNhwc : LayoutConstraint<Convolution, Result.Index, ChannelsLast>;
+}

@@ -1,0 +1,26 @@
+//===- rules/layout/LayoutKinds.td - layouts and requirements the layout rules name ---===//
+//
+// rules/base/Layout.td defines the generic kinds (DefaultLayout, ContractingMinor, BatchMajor,
+// ChannelsLast, SameAsOperand0, SameAsResult). The kinds below are the ones the layout stage
+// adds; src/passes/layout/layout_constraints.cc computes each one by name, and an unknown
+// name is an error when layout-assignment runs. The requirements are profile capabilities
+// (src/engine/profile_loader.cc derives them from configs/*.yaml).
+//===----------------------------------------------------------------------===//
+
+#ifndef HLOC_LAYOUT_KINDS_TD
+#define HLOC_LAYOUT_KINDS_TD
+
+include "base/Layout.td"
+
+def ChannelsFirst : LayoutKind<"the feature dimension right after the batch dimension (NCHW convolutions)">;
+def Int8ContractingMinor
+    : LayoutKind<"for 8-bit integer operands: the contracting dimensions most minor, else no constraint">;
+def OperandLayoutConstraints
+    : LayoutKind<"the layout a custom-call's operand_layout_constraints give the operand">;
+def AsWritten : LayoutKind<"the layout the instruction's shape already carries (kept as written)">;
+
+def IsGpu : Requirement<"the profile is a GPU">;
+def IsCpu : Requirement<"the profile is a CPU">;
+def HasTensorCores : Requirement<"the GPU has tensor cores">;
+
+#endif  // HLOC_LAYOUT_KINDS_TD

@@ -1,0 +1,177 @@
+// ThunkSequenceToString: thunk_sequence.txt in the form of XLA's dumps, e.g.
+//   001: kCopy   [source       | next=003 (2)] kCopy
+//   002: kKernel [source       | next=003 (1)] loop_add_fusion grid: [1, 1, 1] threads: [1, 1, 1]  shared_memory: 0 bytes
+//   003: kWhile  [prev=002 (1) | sink        ]
+//   condition:
+//       004: kKernel [source | sink] loop_compare_fusion ...
+//     body:
+//       005: ...
+// Thunks are numbered in pre-order across nested sequences. The bracket shows the thunk's place
+// in its sequence's dependency graph, as XLA's execution graph prints it: the nearest earlier
+// thunk it depends on ("prev=N (distance)") or "source", and the nearest later thunk that
+// depends on it ("next=N (distance)") or "sink". Two thunks depend on each other when they
+// touch overlapping bytes and at least one writes them (nested sequences count as their
+// parent's uses).
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "runtime/executable/executable.h"
+
+namespace hloc::runtime {
+namespace {
+
+struct Use {
+  BufferSlice slice;
+  bool write;
+};
+
+bool ArgumentWritten(const Thunk& t, size_t i) {
+  if (i < t.written.size()) return t.written[i];
+  // Without flags: the kind's convention (copy writes its destination, memset its only
+  // argument, a GEMM its last), everything else conservatively written.
+  switch (t.kind) {
+    case ThunkKind::kCopy: return i == 1;
+    case ThunkKind::kMemset: return true;
+    case ThunkKind::kGemm:
+    case ThunkKind::kConvolution: return i + 1 == t.arguments.size();
+    default: return true;
+  }
+}
+
+void CollectUses(const Thunk& t, std::vector<Use>* uses, int depth) {
+  for (size_t i = 0; i < t.arguments.size(); ++i) uses->push_back({t.arguments[i], ArgumentWritten(t, i)});
+  if (t.predicate.valid()) uses->push_back({t.predicate, false});
+  if (depth > 64) return;  // deserialized executables are capped far below this
+  auto nested = [&](const ThunkSequence& seq) {
+    for (const Thunk& n : seq) CollectUses(n, uses, depth + 1);
+  };
+  nested(t.condition);
+  nested(t.body);
+  for (const ThunkSequence& b : t.branches) nested(b);
+}
+
+bool Overlap(const BufferSlice& a, const BufferSlice& b) {
+  if (a.allocation != b.allocation || !a.valid()) return false;
+  return a.offset < b.offset + b.size && b.offset < a.offset + a.size;
+}
+
+bool Conflict(const std::vector<Use>& a, const std::vector<Use>& b) {
+  for (const Use& x : a) {
+    for (const Use& y : b) {
+      if ((x.write || y.write) && Overlap(x.slice, y.slice)) return true;
+    }
+  }
+  return false;
+}
+
+// Pre-order numbers of every thunk, keyed by address (the sequence is not modified while printing).
+void Number(const ThunkSequence& seq, int* next, std::vector<std::pair<const Thunk*, int>>* numbers) {
+  for (const Thunk& t : seq) {
+    numbers->push_back({&t, ++*next});
+    Number(t.condition, next, numbers);
+    Number(t.body, next, numbers);
+    for (const ThunkSequence& b : t.branches) Number(b, next, numbers);
+  }
+}
+
+class Printer {
+ public:
+  explicit Printer(const ThunkSequence& top) {
+    int next = 0;
+    Number(top, &next, &numbers_);
+    std::sort(numbers_.begin(), numbers_.end());
+  }
+
+  int NumberOf(const Thunk* t) const {
+    auto it = std::lower_bound(numbers_.begin(), numbers_.end(), std::make_pair(t, 0));
+    return it != numbers_.end() && it->first == t ? it->second : 0;
+  }
+
+  // The sequence's lines joined by '\n' (no trailing newline), each indented by 2*indent.
+  std::string Sequence(const ThunkSequence& seq, int indent, int depth) const {
+    const std::string pad(2 * indent, ' ');
+    if (seq.empty()) return pad + "No thunks.";
+    std::vector<std::vector<Use>> uses(seq.size());
+    for (size_t i = 0; i < seq.size(); ++i) CollectUses(seq[i], &uses[i], depth);
+    std::vector<std::string> left(seq.size()), right(seq.size());
+    size_t left_width = 0, right_width = 0, kind_width = 0;
+    for (size_t j = 0; j < seq.size(); ++j) {
+      left[j] = "source";
+      for (size_t i = j; i-- > 0;) {
+        if (Conflict(uses[i], uses[j])) {
+          left[j] = absl::StrFormat("prev=%03d (%d)", NumberOf(&seq[i]), j - i);
+          break;
+        }
+      }
+      right[j] = "sink";
+      for (size_t k = j + 1; k < seq.size(); ++k) {
+        if (Conflict(uses[j], uses[k])) {
+          right[j] = absl::StrFormat("next=%03d (%d)", NumberOf(&seq[k]), k - j);
+          break;
+        }
+      }
+      left_width = std::max(left_width, left[j].size());
+      right_width = std::max(right_width, right[j].size());
+      kind_width = std::max(kind_width, std::string(ThunkKindName(seq[j].kind)).size());
+    }
+    std::string out;
+    for (size_t j = 0; j < seq.size(); ++j) {
+      const Thunk& t = seq[j];
+      if (j > 0) out += "\n";
+      absl::StrAppendFormat(&out, "%s%03d: %-*s [%-*s | %-*s] ", pad, NumberOf(&t), static_cast<int>(kind_width),
+                            ThunkKindName(t.kind), static_cast<int>(left_width), left[j],
+                            static_cast<int>(right_width), right[j]);
+      out += Details(t, indent + 1, depth);
+    }
+    return out;
+  }
+
+ private:
+  std::string Details(const Thunk& t, int indent, int depth) const {
+    const std::string pad(2 * indent, ' ');
+    const LaunchDimensions& l = t.launch;
+    switch (t.kind) {
+      case ThunkKind::kKernel: {
+        std::string s = absl::StrFormat("%s grid: [%d, %d, %d] threads: [%d, %d, %d]  shared_memory: %d bytes",
+                                        t.kernel_name, l.grid_x, l.grid_y, l.grid_z, l.block_x, l.block_y,
+                                        l.block_z, l.shared_memory_bytes);
+        if (l.partitions != 1) absl::StrAppend(&s, "  partitions: ", l.partitions);
+        return s;
+      }
+      case ThunkKind::kWhile: {
+        std::string s = absl::StrCat(pad, "\ncondition:\n", Sequence(t.condition, indent + 1, depth + 1), "\n", pad,
+                                     "body:\n", Sequence(t.body, indent + 1, depth + 1));
+        return s;
+      }
+      case ThunkKind::kConditional: {
+        std::string s = pad;
+        // A pred selects branches[0] when true (XLA's true_computation is branch 0).
+        const bool is_pred = t.predicate.size == 1 && t.branches.size() == 2;
+        for (size_t i = 0; i < t.branches.size(); ++i) {
+          std::string label = is_pred ? (i == 0 ? "true_branch" : "false_branch") : absl::StrCat("branch_", i);
+          absl::StrAppend(&s, "\n", pad, label, ":\n", Sequence(t.branches[i], indent + 1, depth + 1));
+        }
+        return s;
+      }
+      case ThunkKind::kSequential:
+        return absl::StrCat(pad, "\n", Sequence(t.body, indent + 1, depth + 1));
+      case ThunkKind::kCustomCall:
+      case ThunkKind::kCollective:
+        return absl::StrCat(t.target, " ", t.name);
+      default:
+        return ThunkKindName(t.kind);
+    }
+  }
+
+  std::vector<std::pair<const Thunk*, int>> numbers_;
+};
+
+}  // namespace
+
+std::string ThunkSequenceToString(const ThunkSequence& thunks) {
+  Printer printer(thunks);
+  return printer.Sequence(thunks, 0, 0) + "\n";
+}
+
+}  // namespace hloc::runtime

@@ -1,0 +1,278 @@
+// CpuCompiler: pipeline -> schedule -> buffers -> thunks + LLVM kernels -> ELF object (see
+// cpu_compiler.h). XLA reference: xla/service/cpu/cpu_compiler.cc (RunHloPasses, RunBackend).
+#include "codegen/cpu/cpu_compiler.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "buffers/buffer_assignment.h"
+#include "codegen/cpu/cpu_kernel_emitter.h"
+#include "codegen/thunk_emitter.h"
+#include "engine/pass_manager.h"
+#include "ir/hlo_printer.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "schedule/hlo_scheduling.h"
+
+namespace hloc::codegen::cpu {
+namespace {
+
+namespace fs = std::filesystem;
+
+void InitLlvmTargets() {
+  static const bool once = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)once;
+}
+
+absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> HostTargetMachine(int opt_level) {
+  InitLlvmTargets();
+  const std::string triple = llvm::sys::getProcessTriple();
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (target == nullptr) return absl::InternalError(absl::StrCat("no LLVM target for ", triple, ": ", error));
+  std::string features;
+  for (const auto& f : llvm::sys::getHostCPUFeatures()) {
+    if (!features.empty()) features += ",";
+    features += (f.second ? "+" : "-") + f.first().str();
+  }
+  llvm::TargetOptions options;
+  llvm::CodeGenOptLevel level = opt_level <= 0   ? llvm::CodeGenOptLevel::None
+                                : opt_level == 1 ? llvm::CodeGenOptLevel::Less
+                                : opt_level == 2 ? llvm::CodeGenOptLevel::Default
+                                                 : llvm::CodeGenOptLevel::Aggressive;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, llvm::sys::getHostCPUName(), features, options, llvm::Reloc::PIC_, llvm::CodeModel::Small, level));
+  if (!tm) return absl::InternalError(absl::StrCat("cannot create a target machine for ", triple));
+  return tm;
+}
+
+void OptimizeModule(llvm::Module& module, llvm::TargetMachine& tm, int opt_level) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = opt_level >= 2;
+  tuning.SLPVectorization = opt_level >= 2;
+  llvm::PassBuilder pb(&tm, tuning);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel level = opt_level <= 0   ? llvm::OptimizationLevel::O0
+                                  : opt_level == 1 ? llvm::OptimizationLevel::O1
+                                  : opt_level == 2 ? llvm::OptimizationLevel::O2
+                                                   : llvm::OptimizationLevel::O3;
+  llvm::ModulePassManager mpm = opt_level <= 0 ? pb.buildO0DefaultPipeline(level) : pb.buildPerModuleDefaultPipeline(level);
+  mpm.run(module, mam);
+}
+
+absl::StatusOr<std::vector<uint8_t>> EmitObject(llvm::Module& module, llvm::TargetMachine& tm) {
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+    return absl::InternalError("the target machine cannot emit object files");
+  pm.run(module);
+  return std::vector<uint8_t>(buffer.begin(), buffer.end());
+}
+
+std::string DumpPath(const std::string& dir, const HloModule& module, const std::string& suffix, bool txt = true) {
+  std::string name = DumpFileName(0, module.name(), suffix);
+  if (!txt && name.size() > 4 && name.substr(name.size() - 4) == ".txt") name = name.substr(0, name.size() - 4);
+  return (fs::path(dir) / name).string();
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return absl::InternalError(absl::StrCat("cannot write '", path, "'"));
+  out << text;
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat("write to '", path, "' failed"));
+  return absl::OkStatus();
+}
+
+class StageTimer {
+ public:
+  explicit StageTimer(std::ostream* log) : log_(log), start_(std::chrono::steady_clock::now()) {}
+  void Done(const std::string& stage, const std::string& detail = "") {
+    auto now = std::chrono::steady_clock::now();
+    if (log_ != nullptr)
+      *log_ << absl::StrFormat("compile: %-18s %8.3f s%s%s\n", stage,
+                               std::chrono::duration<double>(now - start_).count(), detail.empty() ? "" : "  ", detail);
+    start_ = now;
+  }
+
+ private:
+  std::ostream* log_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+absl::Status WithStage(const absl::Status& s, const std::string& stage) {
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(stage, ": ", s.message()));
+}
+
+}  // namespace
+
+std::string HostTargetTriple() { return llvm::sys::getProcessTriple(); }
+
+absl::StatusOr<runtime::Executable> CpuCompiler::Compile(HloModule& module, const CpuCompileOptions& options,
+                                                         CpuCompileArtifacts* artifacts) {
+  if (module.entry_computation() == nullptr) return absl::InvalidArgumentError("module has no entry computation");
+  StageTimer timer(options.log);
+  if (!options.dump_to.empty()) {
+    std::error_code ec;
+    fs::create_directories(options.dump_to, ec);
+    if (ec) return absl::InternalError(absl::StrCat("cannot create dump folder '", options.dump_to, "': ", ec.message()));
+  }
+
+  // 1. HLO passes.
+  if (options.pipeline) {
+    PassContext context;
+    if (options.profile) context.profile = &options.profile->hardware;
+    PassManagerOptions pm;
+    pm.log = options.log;
+    pm.notes = options.log;
+    pm.dump.dump_to = options.dump_to;
+    absl::StatusOr<bool> changed = RunPipeline(*options.pipeline, module, context, pm);
+    if (!changed.ok()) return WithStage(changed.status(), "HLO pipeline");
+    timer.Done("hlo passes");
+  }
+  // 2. A schedule, unless the pipeline made one.
+  if (!module.is_scheduled()) {
+    absl::StatusOr<std::vector<std::pair<std::string, MemorySchedulerResult>>> sched = ScheduleModule(module);
+    if (!sched.ok()) return WithStage(sched.status(), "scheduling");
+    timer.Done("scheduling");
+  }
+  // 3. Buffers.
+  BufferAssignmentOptions ba_options;
+  ba_options.alignment = 64;
+  absl::StatusOr<std::unique_ptr<BufferAssignment>> assignment = AssignBuffers(module, ba_options);
+  if (!assignment.ok()) return WithStage(assignment.status(), "buffer assignment");
+  timer.Done("buffer assignment",
+             absl::StrFormat("%d allocations, temp %d bytes", (*assignment)->allocations().size(),
+                             (*assignment)->stats().temp_bytes));
+
+  // 4. Thunks and kernels.
+  llvm::LLVMContext context;
+  auto llvm_module = std::make_unique<llvm::Module>(module.name(), context);
+  absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm = HostTargetMachine(options.opt_level);
+  if (!tm.ok()) return tm.status();
+  llvm_module->setTargetTriple((*tm)->getTargetTriple().str());
+  llvm_module->setDataLayout((*tm)->createDataLayout());
+  CpuKernelOptions kernel_options;
+  kernel_options.max_partitions = options.max_kernel_partitions > 0 ? options.max_kernel_partitions
+                                  : (options.profile && options.profile->hardware.kind == "cpu" &&
+                                     options.profile->hardware.sm_count > 0)
+                                      ? options.profile->hardware.sm_count
+                                      : 16;
+  CpuKernelEmitter kernels(llvm_module.get(), kernel_options);
+  ThunkEmitterOptions thunk_options;
+  thunk_options.num_devices = std::max<int64_t>(1, module.config().replica_count) *
+                              std::max<int64_t>(1, module.config().num_partitions);
+  absl::StatusOr<runtime::ThunkSequence> thunks = EmitThunks(module, **assignment, kernels, thunk_options);
+  if (!thunks.ok()) return WithStage(thunks.status(), "code generation");
+  {
+    std::string err;
+    llvm::raw_string_ostream os(err);
+    if (llvm::verifyModule(*llvm_module, &os))
+      return absl::InternalError(absl::StrCat("code generation: the emitted LLVM module is invalid: ", os.str()));
+  }
+  timer.Done("thunks + kernels", absl::StrFormat("%d thunks, %d kernels", thunks->size(), kernels.num_kernels()));
+
+  // 5. Optimized object code.
+  OptimizeModule(*llvm_module, **tm, options.opt_level);
+  timer.Done("llvm O" + std::to_string(options.opt_level));
+  absl::StatusOr<std::vector<uint8_t>> object = EmitObject(*llvm_module, **tm);
+  if (!object.ok()) return object.status();
+  timer.Done("object code", absl::StrFormat("%d bytes", object->size()));
+
+  runtime::Executable exe;
+  exe.module_name = module.name();
+  exe.platform = "cpu";
+  exe.target = (*tm)->getTargetTriple().str();
+  exe.profile = options.profile ? options.profile->hardware.name : std::string("cpu");
+  exe.code = std::move(*object);
+  if (absl::Status s = FillExecutableBuffers(module, **assignment, exe); !s.ok()) return WithStage(s, "executable");
+  exe.thunks = std::move(*thunks);
+  exe.hlo_text = PrintModule(module);
+  exe.buffer_assignment_text = (*assignment)->ToString();
+
+  std::string ir;
+  if (artifacts != nullptr || !options.dump_to.empty()) {
+    llvm::raw_string_ostream os(ir);
+    llvm_module->print(os, nullptr);
+    os.flush();
+  }
+  const std::string thunk_text = runtime::ThunkSequenceToString(exe.thunks);
+  if (!options.dump_to.empty()) {
+    const std::string& d = options.dump_to;
+    for (const auto& [path, text] : std::vector<std::pair<std::string, const std::string*>>{
+             {DumpPath(d, module, "after_optimizations"), &exe.hlo_text},
+             {DumpPath(d, module, "after_optimizations-buffer-assignment"), &exe.buffer_assignment_text},
+             {DumpPath(d, module, "thunk_sequence"), &thunk_text},
+             {DumpPath(d, module, "ll", /*txt=*/false), &ir}}) {
+      if (absl::Status s = WriteFile(path, *text); !s.ok()) return s;
+    }
+  }
+  if (artifacts != nullptr) {
+    artifacts->optimized_hlo = exe.hlo_text;
+    artifacts->buffer_assignment = exe.buffer_assignment_text;
+    artifacts->thunk_sequence = thunk_text;
+    artifacts->llvm_ir = std::move(ir);
+    artifacts->num_kernels = kernels.num_kernels();
+  }
+  return exe;
+}
+
+absl::Status LoadCpuProfileAndPipeline(const std::string& profile_name_or_path,
+                                       const std::vector<std::string>& config_dirs,
+                                       const std::vector<std::string>& pipeline_dirs, CpuCompileOptions& options) {
+  if (profile_name_or_path.empty()) {
+    absl::StatusOr<std::string> path = FindPipelineFile("cpu", pipeline_dirs);
+    if (!path.ok()) return path.status();
+    absl::StatusOr<Pipeline> p = LoadPipelineFile(*path);
+    if (!p.ok()) return p.status();
+    options.pipeline = std::move(*p);
+    options.profile.reset();
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::string> path = FindProfileFile(profile_name_or_path, config_dirs);
+  if (!path.ok()) return path.status();
+  absl::StatusOr<Profile> profile = LoadProfileFile(*path);
+  if (!profile.ok()) return profile.status();
+  if (profile->hardware.kind != "cpu")
+    return absl::InvalidArgumentError(absl::StrCat("profile '", *path, "' is for ", profile->hardware.kind,
+                                                   " hardware; the CPU compiler needs a cpu profile"));
+  std::vector<std::string> dirs = pipeline_dirs;
+  dirs.insert(dirs.begin(), (fs::path(profile->source).parent_path() / ".." / "pipelines").lexically_normal().string());
+  absl::StatusOr<std::string> pipeline_path = FindPipelineFile(profile->hardware.pipeline, dirs, profile->source);
+  if (!pipeline_path.ok()) return pipeline_path.status();
+  absl::StatusOr<Pipeline> pipeline = LoadPipelineFile(*pipeline_path);
+  if (!pipeline.ok()) return pipeline.status();
+  if (absl::Status s = ApplyPatches(*profile, *pipeline); !s.ok()) return s;
+  options.pipeline = std::move(*pipeline);
+  options.profile = std::move(*profile);
+  return absl::OkStatus();
+}
+
+}  // namespace hloc::codegen::cpu

@@ -1,0 +1,508 @@
+// CPU kernels that are not one element at a time: sort and top-k (runtime calls with emitted
+// comparators), scatter, in-place dynamic-update-slice, scan and select-and-scatter.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "codegen/cpu/kernel_util.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/GlobalVariable.h"
+
+namespace hloc::codegen::cpu {
+namespace {
+
+std::vector<int64_t> MinorToMajor(const Shape& s) {
+  if (s.has_layout() && static_cast<int64_t>(s.layout().minor_to_major.size()) == s.rank())
+    return s.layout().minor_to_major;
+  std::vector<int64_t> m;
+  for (int64_t d = s.rank() - 1; d >= 0; --d) m.push_back(d);
+  return m;
+}
+
+bool IsRowMajor(const Shape& s) {
+  std::vector<int64_t> m = MinorToMajor(s);
+  for (size_t i = 0; i < m.size(); ++i)
+    if (m[i] != static_cast<int64_t>(m.size() - 1 - i)) return false;
+  return true;
+}
+
+llvm::Value* ToI8(llvm::IRBuilderBase& b, llvm::Value* v) {
+  if (v->getType()->isIntegerTy(8)) return v;
+  if (v->getType()->isIntegerTy()) return b.CreateZExtOrTrunc(b.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0)),
+                                                              b.getInt8Ty());
+  return v;
+}
+
+// Comparator function `void NAME(char* result, char** operands)` (HlocCpuComparator) applying
+// `comparator` (a computation of 2*N scalar parameters returning pred) to the pointed-at elements.
+absl::StatusOr<llvm::Function*> EmitComparatorFunction(llvm::Module* module, const HloComputation& comparator,
+                                                       const std::string& name) {
+  llvm::LLVMContext& ctx = module->getContext();
+  llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
+  auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, ptr}, false);
+  llvm::Function* f = llvm::Function::Create(fty, llvm::Function::InternalLinkage, name, module);
+  f->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", f));
+  ElementalIrEmitter emitter(module, &b);
+  std::vector<llvm::Value*> args;
+  for (int64_t p = 0; p < comparator.num_parameters(); ++p) {
+    const Shape& s = comparator.parameter_instruction(p)->shape();
+    if (!s.IsArray() || s.rank() != 0) {
+      f->eraseFromParent();
+      return absl::InvalidArgumentError(absl::StrCat("comparator parameter ", p, " is not a scalar"));
+    }
+    llvm::Value* slot = b.CreateConstInBoundsGEP1_64(ptr, f->getArg(1), p);
+    llvm::Value* elem_ptr = b.CreateLoad(ptr, slot);
+    IrArray scalar(elem_ptr, s);
+    args.push_back(scalar.EmitReadArrayElement(IrArray::Index(), b));
+  }
+  absl::StatusOr<std::vector<llvm::Value*>> r = emitter.EmitThreadLocalCall(comparator, args, name);
+  if (!r.ok() || r->empty()) {
+    f->eraseFromParent();
+    return r.ok() ? absl::InternalError("comparator returned nothing") : r.status();
+  }
+  b.CreateStore(ToI8(b, (*r)[0]), f->getArg(0));
+  b.CreateRetVoid();
+  return f;
+}
+
+// `a` orders before `b` under a total order (floats: -NaN < -inf < ... < -0 < +0 < ... < NaN).
+llvm::Value* TotalOrderCompare(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y, PrimitiveType t,
+                               bool greater) {
+  if (IsFloatingPoint(t)) {
+    const unsigned w = static_cast<unsigned>(x->getType()->getPrimitiveSizeInBits());
+    llvm::Type* it = b.getIntNTy(w ? w : 8);
+    auto key = [&](llvm::Value* v) {
+      llvm::Value* i = v->getType()->isIntegerTy() ? v : b.CreateBitCast(v, it);
+      llvm::Value* sign = b.CreateAShr(i, w - 1);
+      return b.CreateXor(i, b.CreateLShr(sign, 1));
+    };
+    llvm::Value* kx = key(x);
+    llvm::Value* ky = key(y);
+    return greater ? b.CreateICmpSGT(kx, ky) : b.CreateICmpSLT(kx, ky);
+  }
+  if (IsUnsignedIntegral(t) || t == PrimitiveType::PRED) return greater ? b.CreateICmpUGT(x, y) : b.CreateICmpULT(x, y);
+  return greater ? b.CreateICmpSGT(x, y) : b.CreateICmpSLT(x, y);
+}
+
+}  // namespace
+
+absl::Status EmitSortKernel(KernelContext& k, const HloInstruction& sort) {
+  llvm::IRBuilderBase& b = *k.b;
+  const int64_t n_arrays = sort.operand_count();
+  if (static_cast<int64_t>(k.outputs.size()) != n_arrays || static_cast<int64_t>(k.operands.size()) != n_arrays)
+    return absl::InvalidArgumentError("sort: operands and results differ in number");
+  if (sort.attrs().dimensions.size() != 1) return absl::InvalidArgumentError("sort needs one dimension");
+  const Shape& s0 = k.outputs[0].shape();
+  const std::vector<int64_t> m2m = MinorToMajor(s0);
+  for (int64_t i = 0; i < n_arrays; ++i) {
+    if (k.outputs[i].shape().dimensions() != s0.dimensions() || MinorToMajor(k.outputs[i].shape()) != m2m)
+      return absl::UnimplementedError("sort of arrays with different layouts");
+    // Sorted in place in the outputs: copy the operands there first unless they are the same buffer.
+    const IrArray& from = k.operands[i];
+    const IrArray& to = k.outputs[i];
+    absl::Status s = EmitIf(b, b.CreateICmpNE(from.base(), to.base()), absl::StrCat("copy", i),
+                            [&] { return EmitArrayCopy(b, from, to, absl::StrCat("sort.copy", i)); });
+    if (!s.ok()) return s;
+  }
+  // The [outer, n, inner] view of the sorted dimension in physical order.
+  const int64_t dim = sort.attrs().dimensions[0];
+  if (dim < 0 || dim >= s0.rank()) return absl::InvalidArgumentError("sort dimension out of range");
+  int64_t inner = 1, outer = 1;
+  bool below = true;
+  for (int64_t d : m2m) {
+    if (d == dim) {
+      below = false;
+      continue;
+    }
+    (below ? inner : outer) *= s0.dimensions(d);
+  }
+  const int64_t n = s0.dimensions(dim);
+  if (sort.to_apply() == nullptr) return absl::InvalidArgumentError("sort without a comparator");
+  absl::StatusOr<llvm::Function*> cmp = EmitComparatorFunction(k.module, *sort.to_apply(), k.name + ".comparator");
+  if (!cmp.ok()) return cmp.status();
+
+  llvm::LLVMContext& ctx = b.getContext();
+  llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
+  llvm::AllocaInst* arrays = EntryAlloca(b, ptr, "sort.arrays", b.getInt32(static_cast<uint32_t>(n_arrays)));
+  std::vector<llvm::Constant*> sizes;
+  for (int64_t i = 0; i < n_arrays; ++i) {
+    b.CreateStore(k.outputs[i].base(), b.CreateConstInBoundsGEP1_64(ptr, arrays, i));
+    const int w = std::max(1, ByteWidth(k.outputs[i].shape().element_type()));
+    sizes.push_back(b.getInt32(w));
+  }
+  auto* sizes_ty = llvm::ArrayType::get(b.getInt32Ty(), n_arrays);
+  auto* sizes_gv = new llvm::GlobalVariable(*k.module, sizes_ty, /*isConstant=*/true, llvm::GlobalValue::InternalLinkage,
+                                            llvm::ConstantArray::get(sizes_ty, sizes), k.name + ".element_sizes");
+  llvm::FunctionCallee fn = k.module->getOrInsertFunction(
+      "__hloc_cpu_sort", llvm::FunctionType::get(b.getVoidTy(),
+                                                 {b.getInt64Ty(), b.getInt64Ty(), b.getInt64Ty(), b.getInt32Ty(), ptr,
+                                                  ptr, b.getInt8Ty(), ptr},
+                                                 false));
+  b.CreateCall(fn, {b.getInt64(outer), b.getInt64(n), b.getInt64(inner), b.getInt32(static_cast<uint32_t>(n_arrays)),
+                    arrays, sizes_gv, b.getInt8(sort.attrs().is_stable ? 1 : 0), *cmp});
+  return absl::OkStatus();
+}
+
+absl::Status EmitTopKKernel(KernelContext& k, const HloInstruction& topk) {
+  llvm::IRBuilderBase& b = *k.b;
+  if (k.operands.size() != 1 || k.outputs.size() != 2) return absl::InvalidArgumentError("topk: expected (values, indices)");
+  const Shape& x = k.operands[0].shape();
+  const Shape& values = k.outputs[0].shape();
+  const Shape& indices = k.outputs[1].shape();
+  if (x.rank() < 1) return absl::InvalidArgumentError("topk of a scalar");
+  if (!IsRowMajor(x) || !IsRowMajor(values) || !IsRowMajor(indices))
+    return absl::UnimplementedError("topk with a non-row-major layout");
+  if (indices.element_type() != PrimitiveType::S32) return absl::UnimplementedError("topk indices other than s32");
+  const PrimitiveType t = x.element_type();
+  if (IsComplex(t)) return absl::UnimplementedError("topk of complex values");
+  const int64_t n = x.dimensions(x.rank() - 1);
+  const int64_t batch = n == 0 ? 0 : x.num_elements() / n;
+  const int64_t kk = topk.attrs().k;
+
+  // The "first" comparator: a > b (largest) or a < b, in the total order the evaluator uses.
+  llvm::LLVMContext& ctx = b.getContext();
+  llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
+  auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, ptr}, false);
+  llvm::Function* cmp = llvm::Function::Create(fty, llvm::Function::InternalLinkage, k.name + ".comparator", k.module);
+  {
+    llvm::IRBuilder<> cb(llvm::BasicBlock::Create(ctx, "entry", cmp));
+    Shape scalar(t, {});
+    scalar.SetDefaultLayout();
+    llvm::Value* pa = cb.CreateLoad(ptr, cb.CreateConstInBoundsGEP1_64(ptr, cmp->getArg(1), 0));
+    llvm::Value* pb = cb.CreateLoad(ptr, cb.CreateConstInBoundsGEP1_64(ptr, cmp->getArg(1), 1));
+    llvm::Value* va = IrArray(pa, scalar).EmitReadArrayElement(IrArray::Index(), cb);
+    llvm::Value* vb = IrArray(pb, scalar).EmitReadArrayElement(IrArray::Index(), cb);
+    llvm::Value* r = TotalOrderCompare(cb, va, vb, t, topk.attrs().largest);
+    cb.CreateStore(cb.CreateZExt(r, cb.getInt8Ty()), cmp->getArg(0));
+    cb.CreateRetVoid();
+  }
+  llvm::FunctionCallee fn = k.module->getOrInsertFunction(
+      "__hloc_cpu_topk", llvm::FunctionType::get(b.getVoidTy(),
+                                                 {b.getInt64Ty(), b.getInt64Ty(), b.getInt64Ty(), b.getInt32Ty(), ptr,
+                                                  ptr, ptr, ptr},
+                                                 false));
+  b.CreateCall(fn, {b.getInt64(batch), b.getInt64(n), b.getInt64(kk), b.getInt32(std::max(1, ByteWidth(t))),
+                    k.operands[0].base(), k.outputs[0].base(), k.outputs[1].base(), cmp});
+  return absl::OkStatus();
+}
+
+absl::Status EmitDynamicUpdateSliceKernel(KernelContext& k, const HloInstruction& dus, const GeneratorMap& operands,
+                                          const std::function<const IrArray*(int64_t)>& operand_array) {
+  llvm::IRBuilderBase& b = *k.b;
+  if (k.outputs.size() != 1) return absl::InvalidArgumentError("dynamic-update-slice: expected one output");
+  const IrArray& out = k.outputs[0];
+  const Shape& update_shape = dus.operand(1)->shape();
+  auto gen_of = [&](int64_t i) -> absl::StatusOr<ElementGenerator> {
+    auto it = operands.find(dus.operand(i));
+    if (it == operands.end()) return absl::InternalError("dynamic-update-slice operand without a generator");
+    return it->second;
+  };
+  absl::StatusOr<ElementGenerator> update = gen_of(1);
+  if (!update.ok()) return update.status();
+  const IrArray* in = operand_array(0);
+
+  auto in_place = [&]() -> absl::Status {
+    // Start indices clamped so the update fits (XLA's semantics), computed once.
+    std::vector<llvm::Value*> starts;
+    for (int64_t d = 0; d < out.shape().rank(); ++d) {
+      absl::StatusOr<ElementGenerator> g = gen_of(2 + d);
+      if (!g.ok()) return g.status();
+      absl::StatusOr<llvm::Value*> v = (*g)(IrArray::Index());
+      if (!v.ok()) return v.status();
+      llvm::Value* s = IndexToI64(b, *v, dus.operand(2 + d)->shape().element_type());
+      const int64_t hi = std::max<int64_t>(0, out.shape().dimensions(d) - update_shape.dimensions(d));
+      s = b.CreateSelect(b.CreateICmpSLT(s, b.getInt64(0)), b.getInt64(0), s);
+      s = b.CreateSelect(b.CreateICmpSGT(s, b.getInt64(hi)), b.getInt64(hi), s);
+      starts.push_back(s);
+    }
+    return EmitLoopNest(update_shape, b, k.part, k.num_parts, [&](const IrArray::Index& index) -> absl::Status {
+      absl::StatusOr<llvm::Value*> v = (*update)(index);
+      if (!v.ok()) return v.status();
+      std::vector<llvm::Value*> at;
+      for (size_t d = 0; d < starts.size(); ++d) at.push_back(b.CreateAdd(starts[d], index[d]));
+      out.EmitWriteArrayElement(IrArray::Index(at), *v, b);
+      return absl::OkStatus();
+    });
+  };
+  auto elemental = [&]() -> absl::Status {
+    absl::StatusOr<ElementGenerator> g = k.emitter->MakeElementGenerator(&dus, operands);
+    if (!g.ok()) return g.status();
+    return EmitLoopNest(out.shape(), b, k.part, k.num_parts, [&](const IrArray::Index& index) -> absl::Status {
+      absl::StatusOr<llvm::Value*> v = (*g)(index);
+      if (!v.ok()) return v.status();
+      out.EmitWriteArrayElement(index, v.value(), b);
+      return absl::OkStatus();
+    });
+  };
+  if (in == nullptr) return elemental();
+  // In place when buffer assignment gave the output the operand's buffer; otherwise every
+  // element is written (the operand's or the update's).
+  return EmitIfElse(b, b.CreateICmpEQ(in->base(), out.base()), "dus.in_place", in_place, elemental);
+}
+
+absl::Status EmitScatterKernel(KernelContext& k, const HloInstruction& scatter,
+                               const std::function<ElementGenerator(int64_t)>& operand_gen,
+                               const std::function<const IrArray*(int64_t)>& operand_array) {
+  llvm::IRBuilderBase& b = *k.b;
+  const int64_t n = (scatter.operand_count() - 1) / 2;
+  if (n < 1 || scatter.operand_count() != 2 * n + 1 || static_cast<int64_t>(k.outputs.size()) != n)
+    return absl::InvalidArgumentError("scatter: malformed operands");
+  if (!scatter.attrs().scatter_dimension_numbers || scatter.to_apply() == nullptr)
+    return absl::InvalidArgumentError("scatter without dimension numbers or combiner");
+  const ScatterDimensionNumbers& dn = *scatter.attrs().scatter_dimension_numbers;
+  // 1. The operand into the output, unless it is already there.
+  for (int64_t i = 0; i < n; ++i) {
+    const IrArray& out = k.outputs[i];
+    const IrArray* in = operand_array(i);
+    absl::Status s;
+    if (in != nullptr) {
+      s = EmitIf(b, b.CreateICmpNE(in->base(), out.base()), absl::StrCat("scatter.copy", i),
+                 [&] { return EmitArrayCopy(b, *in, out, absl::StrCat("scatter.copy", i)); });
+    } else {
+      ElementGenerator g = operand_gen(i);
+      if (!g) return absl::InternalError("scatter operand without a generator");
+      s = EmitIndexLoops(b, out.shape().dimensions(), absl::StrCat("scatter.init", i),
+                         [&](const IrArray::Index& index) -> absl::Status {
+                           absl::StatusOr<llvm::Value*> v = g(index);
+                           if (!v.ok()) return v.status();
+                           out.EmitWriteArrayElement(index, *v, b);
+                           return absl::OkStatus();
+                         });
+    }
+    if (!s.ok()) return s;
+  }
+  // 2. The updates, in order, each window skipped when it does not fit.
+  const Shape& operand_shape = k.outputs[0].shape();
+  const Shape& indices_shape = scatter.operand(n)->shape();
+  const Shape& updates_shape = scatter.operand(n + 1)->shape();
+  ElementGenerator indices_gen = operand_gen(n);
+  std::vector<ElementGenerator> update_gens;
+  for (int64_t i = 0; i < n; ++i) update_gens.push_back(operand_gen(n + 1 + i));
+  if (!indices_gen) return absl::InternalError("scatter indices without a generator");
+  const int64_t rank = operand_shape.rank();
+  std::vector<int64_t> update_scatter_dims;
+  for (int64_t d = 0; d < updates_shape.rank(); ++d)
+    if (std::find(dn.update_window_dims.begin(), dn.update_window_dims.end(), d) == dn.update_window_dims.end())
+      update_scatter_dims.push_back(d);
+  // Operand dimensions covered by the update window, in order.
+  std::vector<int64_t> window_operand_dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    auto in = [&](const std::vector<int64_t>& v) { return std::find(v.begin(), v.end(), d) != v.end(); };
+    if (!in(dn.inserted_window_dims) && !in(dn.input_batching_dims)) window_operand_dims.push_back(d);
+  }
+  if (window_operand_dims.size() != dn.update_window_dims.size())
+    return absl::InvalidArgumentError("scatter: update window does not match the operand");
+  const bool implicit_index_dim = dn.index_vector_dim >= indices_shape.rank();
+
+  return EmitIndexLoops(b, updates_shape.dimensions(), "scatter.upd", [&](const IrArray::Index& u) -> absl::Status {
+    // The index into `indices` without its index-vector dimension.
+    std::vector<llvm::Value*> ibase(indices_shape.rank(), b.getInt64(0));
+    {
+      size_t j = 0;
+      for (int64_t d = 0; d < indices_shape.rank(); ++d) {
+        if (!implicit_index_dim && d == dn.index_vector_dim) continue;
+        if (j < update_scatter_dims.size()) ibase[d] = u[update_scatter_dims[j++]];
+      }
+    }
+    std::vector<llvm::Value*> start(rank, b.getInt64(0));
+    for (size_t i = 0; i < dn.scatter_dims_to_operand_dims.size(); ++i) {
+      std::vector<llvm::Value*> at = ibase;
+      if (!implicit_index_dim) at[dn.index_vector_dim] = b.getInt64(i);
+      absl::StatusOr<llvm::Value*> v = indices_gen(IrArray::Index(at));
+      if (!v.ok()) return v.status();
+      start[dn.scatter_dims_to_operand_dims[i]] = IndexToI64(b, *v, indices_shape.element_type());
+    }
+    for (size_t j = 0; j < dn.input_batching_dims.size() && j < dn.scatter_indices_batching_dims.size(); ++j)
+      start[dn.input_batching_dims[j]] = ibase[dn.scatter_indices_batching_dims[j]];
+    std::vector<int64_t> window(rank, 1);
+    std::vector<llvm::Value*> at(rank, nullptr);
+    for (int64_t d = 0; d < rank; ++d) at[d] = start[d];
+    for (size_t w = 0; w < window_operand_dims.size(); ++w) {
+      const int64_t od = window_operand_dims[w];
+      window[od] = updates_shape.dimensions(dn.update_window_dims[w]);
+      at[od] = b.CreateAdd(start[od], u[dn.update_window_dims[w]]);
+    }
+    llvm::Value* ok = b.getTrue();
+    for (int64_t d = 0; d < rank; ++d) {
+      ok = b.CreateAnd(ok, b.CreateICmpSGE(start[d], b.getInt64(0)));
+      ok = b.CreateAnd(ok, b.CreateICmpSLE(start[d], b.getInt64(operand_shape.dimensions(d) - window[d])));
+    }
+    return EmitIf(b, ok, "scatter.in_bounds", [&]() -> absl::Status {
+      std::vector<llvm::Value*> args;
+      IrArray::Index oi(at);
+      for (int64_t i = 0; i < n; ++i) args.push_back(k.outputs[i].EmitReadArrayElement(oi, b));
+      for (int64_t i = 0; i < n; ++i) {
+        if (!update_gens[i]) return absl::InternalError("scatter updates without a generator");
+        absl::StatusOr<llvm::Value*> v = update_gens[i](u);
+        if (!v.ok()) return v.status();
+        args.push_back(*v);
+      }
+      absl::StatusOr<std::vector<llvm::Value*>> r = k.emitter->EmitThreadLocalCall(*scatter.to_apply(), args, "combiner");
+      if (!r.ok()) return r.status();
+      if (static_cast<int64_t>(r->size()) < n) return absl::InternalError("scatter combiner returned too few values");
+      for (int64_t i = 0; i < n; ++i) k.outputs[i].EmitWriteArrayElement(oi, (*r)[i], b);
+      return absl::OkStatus();
+    });
+  });
+}
+
+// scan over dimension d: the body must compute each element of its results from the same
+// element of its parameters (elementwise ops, scalar broadcasts, constants), which is what
+// cumulative sums/products lower to; then each position of the slice is an independent
+// recurrence, run in place in the carry outputs.
+absl::Status EmitScanKernel(KernelContext& k, const HloInstruction& scan) {
+  llvm::IRBuilderBase& b = *k.b;
+  const HloComputation* body = scan.to_apply();
+  if (body == nullptr) return absl::InvalidArgumentError("scan without a body");
+  for (const auto& inst : body->instructions()) {
+    const HloOpcode op = inst->opcode();
+    const bool ok = inst->IsElementwise() || op == HloOpcode::kParameter || op == HloOpcode::kTuple ||
+                    op == HloOpcode::kCopy || (op == HloOpcode::kConstant && inst->shape().IsArray()) ||
+                    (op == HloOpcode::kBroadcast && inst->operand(0)->shape().rank() == 0);
+    if (!ok)
+      return absl::UnimplementedError(absl::StrCat("scan body with %", inst->name(), " (",
+                                                   std::string(HloOpcodeString(op)),
+                                                   "): only element-independent bodies are supported"));
+  }
+  const int64_t c = scan.attrs().num_carries;
+  const int64_t nops = scan.operand_count();
+  const int64_t nin = nops - c;
+  const int64_t nres = static_cast<int64_t>(k.outputs.size());
+  const int64_t nout = nres - c;
+  if (c < 0 || nin < 1 || nout < 0 || static_cast<int64_t>(k.operands.size()) != nops)
+    return absl::InvalidArgumentError("scan: malformed operands or results");
+  if (scan.attrs().dimensions.size() != 1) return absl::InvalidArgumentError("scan needs one dimension");
+  const int64_t dim = scan.attrs().dimensions[0];
+  const Shape& in0 = k.operands[0].shape();
+  if (dim < 0 || dim >= in0.rank()) return absl::InvalidArgumentError("scan dimension out of range");
+  const int64_t len = in0.dimensions(dim);
+  std::vector<int64_t> slice_dims = in0.dimensions();
+  slice_dims.erase(slice_dims.begin() + dim);
+  auto with_pos = [&](const IrArray::Index& s, llvm::Value* pos) {
+    std::vector<llvm::Value*> v = s.multidim;
+    v.insert(v.begin() + dim, pos);
+    return IrArray::Index(v);
+  };
+  return EmitIndexLoops(b, slice_dims, "scan.slice", [&](const IrArray::Index& s) -> absl::Status {
+    for (int64_t j = 0; j < c; ++j)
+      k.outputs[nout + j].EmitWriteArrayElement(s, k.operands[nin + j].EmitReadArrayElement(s, b), b);
+    return EmitForLoop(b, b.getInt64(0), b.getInt64(len), "scan.step", [&](llvm::Value* step) -> absl::Status {
+      llvm::Value* pos = scan.attrs().is_reverse ? b.CreateSub(b.getInt64(len - 1), step) : step;
+      auto param = [&](int64_t p) -> ElementGenerator {
+        IrArray array = p < nin ? k.operands[p] : k.outputs[nout + (p - nin)];
+        const bool is_input = p < nin;
+        llvm::IRBuilderBase* bb = &b;
+        return [array, is_input, pos, bb, dim](const IrArray::Index& i) -> absl::StatusOr<llvm::Value*> {
+          if (!is_input) return array.EmitReadArrayElement(i, *bb);
+          std::vector<llvm::Value*> v = i.multidim;
+          v.insert(v.begin() + dim, pos);
+          return array.EmitReadArrayElement(IrArray::Index(v), *bb);
+        };
+      };
+      absl::StatusOr<GeneratorMap> gens = MakeComputationGenerators(*k.emitter, *body, param);
+      if (!gens.ok()) return gens.status();
+      const HloInstruction* root = body->root_instruction();
+      std::vector<const HloInstruction*> leaves;
+      if (root->opcode() == HloOpcode::kTuple) {
+        for (const HloInstruction* op : root->operands()) leaves.push_back(op);
+      } else {
+        leaves.push_back(root);
+      }
+      if (static_cast<int64_t>(leaves.size()) != nres) return absl::InvalidArgumentError("scan body result count");
+      std::vector<llvm::Value*> values;
+      for (const HloInstruction* leaf : leaves) {
+        auto it = gens->find(leaf);
+        if (it == gens->end()) return absl::InternalError("scan body leaf without a generator");
+        absl::StatusOr<llvm::Value*> v = it->second(s);
+        if (!v.ok()) return v.status();
+        values.push_back(*v);
+      }
+      for (int64_t o = 0; o < nout; ++o) k.outputs[o].EmitWriteArrayElement(with_pos(s, pos), values[o], b);
+      for (int64_t j = 0; j < c; ++j) k.outputs[nout + j].EmitWriteArrayElement(s, values[nout + j], b);
+      return absl::OkStatus();
+    });
+  });
+}
+
+// select-and-scatter (XLA): the output starts at init; for each source element, the window
+// position the select computation picks (the first one it keeps against every later
+// candidate) receives scatter(output, source).
+absl::Status EmitSelectAndScatterKernel(KernelContext& k, const HloInstruction& sas) {
+  llvm::IRBuilderBase& b = *k.b;
+  if (k.operands.size() != 3 || k.outputs.size() != 1 || !sas.attrs().window ||
+      sas.called_computations().size() != 2)
+    return absl::InvalidArgumentError("select-and-scatter: malformed");
+  const IrArray& operand = k.operands[0];
+  const IrArray& source = k.operands[1];
+  const IrArray& init = k.operands[2];
+  const IrArray& out = k.outputs[0];
+  const Window& window = *sas.attrs().window;
+  const int64_t rank = operand.shape().rank();
+  if (static_cast<int64_t>(window.dimensions.size()) != rank) return absl::InvalidArgumentError("window rank");
+  const HloComputation& select = *sas.called_computations()[0];
+  const HloComputation& scatter = *sas.called_computations()[1];
+  llvm::Value* init_value = init.EmitReadArrayElement(IrArray::Index(), b);
+  absl::Status s = EmitIndexLoops(b, out.shape().dimensions(), "sas.init", [&](const IrArray::Index& i) {
+    out.EmitWriteArrayElement(i, init_value, b);
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  llvm::Type* elem_ty = PrimitiveTypeToIrType(operand.shape().element_type(), b.getContext());
+  llvm::AllocaInst* sel_value = EntryAlloca(b, elem_ty, "sas.value");
+  llvm::AllocaInst* sel_found = EntryAlloca(b, b.getInt1Ty(), "sas.found");
+  llvm::AllocaInst* sel_index = EntryAlloca(b, b.getInt64Ty(), "sas.index", b.getInt32(static_cast<uint32_t>(rank)));
+  std::vector<int64_t> wsizes;
+  for (const WindowDimension& w : window.dimensions) wsizes.push_back(w.size);
+  return EmitIndexLoops(b, source.shape().dimensions(), "sas.src", [&](const IrArray::Index& si) -> absl::Status {
+    b.CreateStore(b.getFalse(), sel_found);
+    absl::Status ws = EmitIndexLoops(b, wsizes, "sas.win", [&](const IrArray::Index& wi) -> absl::Status {
+      std::vector<llvm::Value*> oi(rank);
+      llvm::Value* inside = b.getTrue();
+      for (int64_t d = 0; d < rank; ++d) {
+        const WindowDimension& w = window.dimensions[d];
+        llvm::Value* v = b.CreateSub(b.CreateAdd(b.CreateMul(si[d], b.getInt64(w.stride)),
+                                                 b.CreateMul(wi[d], b.getInt64(w.window_dilation))),
+                                     b.getInt64(w.padding_low));
+        oi[d] = v;
+        inside = b.CreateAnd(inside, b.CreateICmpSGE(v, b.getInt64(0)));
+        inside = b.CreateAnd(inside, b.CreateICmpSLT(v, b.getInt64(operand.shape().dimensions(d))));
+      }
+      return EmitIf(b, inside, "sas.inside", [&]() -> absl::Status {
+        llvm::Value* cand = operand.EmitReadArrayElement(IrArray::Index(oi), b);
+        llvm::Value* found = b.CreateLoad(b.getInt1Ty(), sel_found);
+        auto take = [&]() -> absl::Status {
+          b.CreateStore(cand, sel_value);
+          b.CreateStore(b.getTrue(), sel_found);
+          for (int64_t d = 0; d < rank; ++d) b.CreateStore(oi[d], b.CreateConstInBoundsGEP1_64(b.getInt64Ty(), sel_index, d));
+          return absl::OkStatus();
+        };
+        return EmitIfElse(b, found, "sas.have", [&]() -> absl::Status {
+          llvm::Value* current = b.CreateLoad(elem_ty, sel_value);
+          absl::StatusOr<std::vector<llvm::Value*>> keep = k.emitter->EmitThreadLocalCall(select, {current, cand}, "select");
+          if (!keep.ok()) return keep.status();
+          if (keep->empty()) return absl::InternalError("select returned nothing");
+          llvm::Value* kv = (*keep)[0];
+          llvm::Value* keep_bit = kv->getType()->isIntegerTy(1) ? kv : b.CreateICmpNE(kv, llvm::ConstantInt::get(kv->getType(), 0));
+          return EmitIf(b, b.CreateNot(keep_bit), "sas.replace", take);
+        }, take);
+      });
+    });
+    if (!ws.ok()) return ws;
+    return EmitIf(b, b.CreateLoad(b.getInt1Ty(), sel_found), "sas.scatter", [&]() -> absl::Status {
+      std::vector<llvm::Value*> oi;
+      for (int64_t d = 0; d < rank; ++d)
+        oi.push_back(b.CreateLoad(b.getInt64Ty(), b.CreateConstInBoundsGEP1_64(b.getInt64Ty(), sel_index, d)));
+      IrArray::Index at(oi);
+      llvm::Value* old = out.EmitReadArrayElement(at, b);
+      llvm::Value* src = source.EmitReadArrayElement(si, b);
+      absl::StatusOr<std::vector<llvm::Value*>> r = k.emitter->EmitThreadLocalCall(scatter, {old, src}, "scatter");
+      if (!r.ok()) return r.status();
+      if (r->empty()) return absl::InternalError("scatter returned nothing");
+      out.EmitWriteArrayElement(at, (*r)[0], b);
+      return absl::OkStatus();
+    });
+  });
+}
+
+}  // namespace hloc::codegen::cpu

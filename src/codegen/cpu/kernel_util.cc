@@ -1,0 +1,154 @@
+// Loop helpers and the generator walk shared by the CPU kernel emitters.
+#include "codegen/cpu/kernel_util.h"
+
+#include "absl/strings/str_cat.h"
+#include "llvm/IR/BasicBlock.h"
+#include "llvm/IR/Function.h"
+
+namespace hloc::codegen::cpu {
+
+absl::Status EmitForLoop(llvm::IRBuilderBase& b, llvm::Value* start, llvm::Value* end, const std::string& name,
+                         const std::function<absl::Status(llvm::Value*)>& body) {
+  llvm::LLVMContext& ctx = b.getContext();
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, name + ".header", f);
+  llvm::BasicBlock* body_bb = llvm::BasicBlock::Create(ctx, name + ".body", f);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, name + ".exit", f);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  llvm::PHINode* iv = b.CreatePHI(b.getInt64Ty(), 2, name + ".iv");
+  iv->addIncoming(start, pre);
+  b.CreateCondBr(b.CreateICmpSLT(iv, end), body_bb, exit);
+  b.SetInsertPoint(body_bb);
+  if (absl::Status s = body(iv); !s.ok()) return s;
+  llvm::Value* next = b.CreateAdd(iv, b.getInt64(1), name + ".next", /*HasNUW=*/true, /*HasNSW=*/true);
+  iv->addIncoming(next, b.GetInsertBlock());
+  b.CreateBr(header);
+  b.SetInsertPoint(exit);
+  return absl::OkStatus();
+}
+
+absl::Status EmitIndexLoops(llvm::IRBuilderBase& b, const std::vector<int64_t>& dims, const std::string& name,
+                            const std::function<absl::Status(const IrArray::Index&)>& body) {
+  std::vector<llvm::Value*> index(dims.size(), nullptr);
+  std::function<absl::Status(size_t)> level = [&](size_t d) -> absl::Status {
+    if (d == dims.size()) return body(IrArray::Index(index));
+    return EmitForLoop(b, b.getInt64(0), b.getInt64(dims[d]), absl::StrCat(name, ".d", d), [&](llvm::Value* i) {
+      index[d] = i;
+      return level(d + 1);
+    });
+  };
+  return level(0);
+}
+
+absl::Status EmitIf(llvm::IRBuilderBase& b, llvm::Value* cond, const std::string& name,
+                    const std::function<absl::Status()>& then_body) {
+  llvm::LLVMContext& ctx = b.getContext();
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(ctx, name + ".then", f);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, name + ".done", f);
+  b.CreateCondBr(cond, then_bb, done);
+  b.SetInsertPoint(then_bb);
+  if (absl::Status s = then_body(); !s.ok()) return s;
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+  return absl::OkStatus();
+}
+
+absl::Status EmitIfElse(llvm::IRBuilderBase& b, llvm::Value* cond, const std::string& name,
+                        const std::function<absl::Status()>& then_body,
+                        const std::function<absl::Status()>& else_body) {
+  llvm::LLVMContext& ctx = b.getContext();
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(ctx, name + ".then", f);
+  llvm::BasicBlock* else_bb = llvm::BasicBlock::Create(ctx, name + ".else", f);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, name + ".done", f);
+  b.CreateCondBr(cond, then_bb, else_bb);
+  b.SetInsertPoint(then_bb);
+  if (absl::Status s = then_body(); !s.ok()) return s;
+  b.CreateBr(done);
+  b.SetInsertPoint(else_bb);
+  if (absl::Status s = else_body(); !s.ok()) return s;
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+  return absl::OkStatus();
+}
+
+llvm::AllocaInst* EntryAlloca(llvm::IRBuilderBase& b, llvm::Type* type, const std::string& name, llvm::Value* count) {
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  llvm::IRBuilder<> entry(&f->getEntryBlock(), f->getEntryBlock().begin());
+  return entry.CreateAlloca(type, count, name);
+}
+
+absl::Status EmitArrayCopy(llvm::IRBuilderBase& b, const IrArray& from, const IrArray& to, const std::string& name) {
+  return EmitIndexLoops(b, to.shape().dimensions(), name, [&](const IrArray::Index& index) {
+    to.EmitWriteArrayElement(index, from.EmitReadArrayElement(index, b), b);
+    return absl::OkStatus();
+  });
+}
+
+llvm::Value* IndexToI64(llvm::IRBuilderBase& b, llvm::Value* v, PrimitiveType type) {
+  if (v->getType()->isIntegerTy(64)) return v;
+  if (IsUnsignedIntegral(type) || type == PrimitiveType::PRED) return b.CreateZExtOrTrunc(v, b.getInt64Ty());
+  return b.CreateSExtOrTrunc(v, b.getInt64Ty());
+}
+
+absl::StatusOr<GeneratorMap> MakeComputationGenerators(
+    ElementalIrEmitter& emitter, const HloComputation& computation,
+    const std::function<ElementGenerator(int64_t parameter_number)>& parameter, const HloInstruction* stop_at) {
+  GeneratorMap gens;
+  for (const HloInstruction* inst : computation.MakeInstructionPostOrder()) {
+    if (inst == stop_at) continue;
+    switch (inst->opcode()) {
+      case HloOpcode::kParameter:
+        gens[inst] = parameter(inst->attrs().parameter_number);
+        continue;
+      case HloOpcode::kCopy: {
+        // A copy inside a kernel only changes the layout, which logical indices do not see.
+        auto it = gens.find(inst->operand(0));
+        if (it == gens.end()) return absl::InternalError(absl::StrCat("no generator for %", inst->operand(0)->name()));
+        gens[inst] = it->second;
+        continue;
+      }
+      case HloOpcode::kTuple:
+        // Only roots are tuples (multi-output kernels read their elements' generators).
+        continue;
+      case HloOpcode::kGetTupleElement: {
+        const HloInstruction* op = inst->operand(0);
+        auto it = gens.find(op);
+        if (it == gens.end()) {
+          // get-tuple-element of a tuple instruction: the element's own generator.
+          if (op->opcode() == HloOpcode::kTuple) {
+            auto el = gens.find(op->operand(inst->attrs().tuple_index));
+            if (el != gens.end()) {
+              gens[inst] = el->second;
+              continue;
+            }
+          }
+          return absl::UnimplementedError(absl::StrCat("get-tuple-element %", inst->name(), " of %", op->name(),
+                                                       " inside a kernel"));
+        }
+        ElementGenerator whole = it->second;
+        const unsigned index = static_cast<unsigned>(inst->attrs().tuple_index);
+        llvm::IRBuilderBase* b = emitter.builder();
+        gens[inst] = [whole, index, b](const IrArray::Index& i) -> absl::StatusOr<llvm::Value*> {
+          absl::StatusOr<llvm::Value*> v = whole(i);
+          if (!v.ok()) return v.status();
+          if ((*v)->getType()->isStructTy()) return b->CreateExtractValue(*v, {index});
+          if (index == 0) return *v;
+          return absl::InternalError("get-tuple-element of a single value");
+        };
+        continue;
+      }
+      default:
+        break;
+    }
+    absl::StatusOr<ElementGenerator> g = emitter.MakeElementGenerator(inst, gens);
+    if (!g.ok()) return g.status();
+    gens[inst] = std::move(*g);
+  }
+  return gens;
+}
+
+}  // namespace hloc::codegen::cpu

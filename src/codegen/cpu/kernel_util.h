@@ -1,0 +1,77 @@
+// Small pieces shared by the CPU kernel emitters (cpu_kernel_emitter.cc, cpu_special_kernels.cc):
+// the kernel being built (function, builder, argument arrays) and loop helpers.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "codegen/elemental/elemental_ir_emitter.h"
+#include "codegen/elemental/ir_array.h"
+#include "codegen/thunk_emitter.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+
+namespace hloc::codegen::cpu {
+
+// The kernel function under construction.
+struct KernelContext {
+  llvm::Module* module = nullptr;
+  llvm::Function* function = nullptr;
+  llvm::IRBuilder<>* b = nullptr;
+  ElementalIrEmitter* emitter = nullptr;
+  std::string name;
+  llvm::Value* part = nullptr;       // i64
+  llvm::Value* num_parts = nullptr;  // i64
+  std::vector<IrArray> operands;     // operand leaves, in KernelArgument order
+  std::vector<IrArray> outputs;      // result leaves
+  int64_t partitions = 1;            // what the kernel accepts (Thunk::launch.partitions)
+};
+
+// for (i = start; i < end; ++i) body(i), in i64; the builder is left after the loop.
+absl::Status EmitForLoop(llvm::IRBuilderBase& b, llvm::Value* start, llvm::Value* end, const std::string& name,
+                         const std::function<absl::Status(llvm::Value*)>& body);
+// A row-major loop nest over `dims` (logical order); body gets one i64 per dimension.
+absl::Status EmitIndexLoops(llvm::IRBuilderBase& b, const std::vector<int64_t>& dims, const std::string& name,
+                            const std::function<absl::Status(const IrArray::Index&)>& body);
+// if (cond) then_body(); the builder is left after the branch.
+absl::Status EmitIf(llvm::IRBuilderBase& b, llvm::Value* cond, const std::string& name,
+                    const std::function<absl::Status()>& then_body);
+// if (cond) then_body() else else_body().
+absl::Status EmitIfElse(llvm::IRBuilderBase& b, llvm::Value* cond, const std::string& name,
+                        const std::function<absl::Status()>& then_body,
+                        const std::function<absl::Status()>& else_body);
+// An alloca in the function's entry block (so LLVM promotes it to registers).
+llvm::AllocaInst* EntryAlloca(llvm::IRBuilderBase& b, llvm::Type* type, const std::string& name,
+                              llvm::Value* count = nullptr);
+
+// Copies every element of `from` to `to` (same dimensions; layouts may differ).
+absl::Status EmitArrayCopy(llvm::IRBuilderBase& b, const IrArray& from, const IrArray& to, const std::string& name);
+
+// An index value read from an array element of integer type, as i64 (signed or unsigned).
+llvm::Value* IndexToI64(llvm::IRBuilderBase& b, llvm::Value* v, PrimitiveType type);
+
+// Generators for every instruction of `computation` (a fused computation or a scalar/array
+// body), with parameters produced by `parameter`. Copies are identities; get-tuple-element of
+// a multi-result value picks the struct member.
+absl::StatusOr<GeneratorMap> MakeComputationGenerators(
+    ElementalIrEmitter& emitter, const HloComputation& computation,
+    const std::function<ElementGenerator(int64_t parameter_number)>& parameter,
+    const HloInstruction* stop_at = nullptr);
+
+// The special kernels (cpu_special_kernels.cc). `root` is the instruction computed: an unfused
+// instruction, or the root of a fusion whose other instructions `generators` holds.
+absl::Status EmitSortKernel(KernelContext& k, const HloInstruction& sort);
+absl::Status EmitTopKKernel(KernelContext& k, const HloInstruction& topk);
+absl::Status EmitScanKernel(KernelContext& k, const HloInstruction& scan);
+absl::Status EmitSelectAndScatterKernel(KernelContext& k, const HloInstruction& sas);
+// Scatter and dynamic-update-slice read their operands through `operand_gen` (operand i's
+// generator) and `operand_array` (operand i's array when it is a kernel argument, for the
+// in-place check; null otherwise).
+absl::Status EmitScatterKernel(KernelContext& k, const HloInstruction& scatter,
+                               const std::function<ElementGenerator(int64_t)>& operand_gen,
+                               const std::function<const IrArray*(int64_t)>& operand_array);
+absl::Status EmitDynamicUpdateSliceKernel(KernelContext& k, const HloInstruction& dus, const GeneratorMap& operands,
+                                          const std::function<const IrArray*(int64_t)>& operand_array);
+
+}  // namespace hloc::codegen::cpu

@@ -1,0 +1,356 @@
+#include "passes/fusion/fusion_analysis.h"
+
+#include <algorithm>
+#include <array>
+#include <mutex>
+
+#include "absl/container/flat_hash_map.h"
+#include "engine/rule_tables.h"
+#include "ir/computation.h"
+
+namespace hloc::fusion {
+namespace {
+
+using O = HloOpcode;
+
+const Shape& FirstLeaf(const Shape& shape) {
+  const Shape* s = &shape;
+  while (s->IsTuple() && !s->tuple_shapes().empty()) s = &s->tuple_shapes(0);
+  return *s;
+}
+
+double Elems(const HloInstruction* inst) { return static_cast<double>(ElementCount(inst->shape())); }
+
+std::vector<int64_t> MinorToMajor(const Shape& shape) {
+  if (shape.has_layout() && static_cast<int64_t>(shape.layout().minor_to_major.size()) == shape.rank())
+    return shape.layout().minor_to_major;
+  std::vector<int64_t> m;
+  for (int64_t d = shape.rank() - 1; d >= 0; --d) m.push_back(d);
+  return m;
+}
+
+// A constant, an iota, or a broadcast of an effective scalar: values an epilogue may combine
+// with the hero's result without a second data-dependent input.
+bool IsTrivialOperand(const HloInstruction* inst) {
+  if (inst->opcode() == O::kConstant || inst->opcode() == O::kIota) return true;
+  if (inst->opcode() == O::kBroadcast) return ElementCount(inst->operand(0)->shape()) == 1;
+  return false;
+}
+
+// Ops an epilogue may consist of: they keep the element order of the hero's result.
+bool IsEpilogueOp(const HloInstruction* inst) {
+  if (inst->IsElementwise()) return true;
+  switch (inst->opcode()) {
+    case O::kBitcast: case O::kReshape: case O::kCopy:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// How many elements of operand j the instruction reads per element of its (first) output.
+double ReadFactor(const HloInstruction* x, int64_t j) {
+  const double out = std::max(1.0, static_cast<double>(ElementCount(FirstLeaf(x->shape()))));
+  const double in = static_cast<double>(ElementCount(x->operand(j)->shape()));
+  switch (x->opcode()) {
+    case O::kReduce: {
+      const int64_t n = x->operand_count() / 2;
+      return j < n ? in / out : 1.0;
+    }
+    case O::kReduceWindow: {
+      const int64_t n = x->operand_count() / 2;
+      if (j >= n || !x->attrs().window) return 1.0;
+      double w = 1;
+      for (const WindowDimension& d : x->attrs().window->dimensions) w *= static_cast<double>(d.size);
+      return w;
+    }
+    case O::kDot: {
+      if (j >= 2 || !x->attrs().dot_dimension_numbers) return 1.0;
+      double k = 1;
+      for (int64_t d : x->attrs().dot_dimension_numbers->lhs_contracting_dimensions)
+        if (d < x->operand(0)->shape().rank()) k *= static_cast<double>(x->operand(0)->shape().dimensions(d));
+      return k;
+    }
+    case O::kConcatenate:
+      return in / out;
+    case O::kPad:
+      return j == 0 ? in / out : 1.0;
+    case O::kDynamicUpdateSlice:
+      return j == 0 ? 1.0 : std::min(1.0, in / out);
+    case O::kScatter:
+      return j == 0 ? 1.0 : std::min(1.0, in / out);
+    case O::kGather:
+      return j == 0 ? 1.0 : std::min(1.0, in / out);
+    default:
+      return 1.0;
+  }
+}
+
+std::vector<const HloInstruction*> PostOrder(const HloComputation* comp) {
+  std::vector<const HloInstruction*> out;
+  for (HloInstruction* i : comp->MakeInstructionPostOrder()) out.push_back(i);
+  return out;
+}
+
+}  // namespace
+
+int64_t ElementCount(const Shape& shape) {
+  const Shape& leaf = FirstLeaf(shape);
+  if (!leaf.IsArray()) return 1;
+  absl::StatusOr<int64_t> n = leaf.ElementCount();
+  return n.ok() ? *n : 1;
+}
+
+int64_t ByteSize(const Shape& shape) {
+  if (shape.IsTuple()) {
+    int64_t total = 0;
+    for (const Shape& s : shape.tuple_shapes()) total += ByteSize(s);
+    return total;
+  }
+  if (!shape.IsArray()) return 0;
+  absl::StatusOr<int64_t> n = shape.ElementCount();
+  return n.ok() ? *n * ByteWidth(shape.element_type()) : 0;
+}
+
+std::vector<const HloInstruction*> FusedInstructions(const HloInstruction* node) {
+  if (node->opcode() != O::kFusion || node->called_computations().empty()) return {node};
+  std::vector<const HloInstruction*> out;
+  for (const HloInstruction* i : PostOrder(node->fused_instructions_computation()))
+    if (i->opcode() != O::kParameter) out.push_back(i);
+  return out;
+}
+
+std::vector<const HloInstruction*> FusionOutputs(const HloInstruction* node) {
+  if (node->opcode() != O::kFusion || node->called_computations().empty()) return {node};
+  const HloInstruction* root = node->fused_instructions_computation()->root_instruction();
+  if (root->opcode() == O::kTuple) return {root->operands().begin(), root->operands().end()};
+  return {root};
+}
+
+bool IsMultiOutputFusion(const HloInstruction* node) {
+  return node->opcode() == O::kFusion && !node->called_computations().empty() &&
+         node->fused_instructions_computation()->root_instruction()->opcode() == O::kTuple;
+}
+
+bool IsInputFusibleReduction(const HloInstruction* inst) {
+  if (inst->opcode() != O::kReduce || inst->operand_count() < 2) return false;
+  const Shape& in = inst->operand(0)->shape();
+  for (int64_t d : inst->attrs().dimensions)
+    if (d >= 0 && d < in.rank() && in.dimensions(d) > 1) return true;
+  return false;
+}
+
+bool IsRowReduction(const HloInstruction* inst) {
+  if (!IsInputFusibleReduction(inst)) return false;
+  const Shape& in = inst->operand(0)->shape();
+  std::vector<bool> reduced(in.rank(), false);
+  for (int64_t d : inst->attrs().dimensions)
+    if (d >= 0 && d < in.rank()) reduced[d] = true;
+  // Walk minor to major, skipping size-1 dimensions: the reduced ones must all come first.
+  bool seen_kept = false;
+  for (int64_t d : MinorToMajor(in)) {
+    if (in.dimensions(d) == 1) continue;
+    if (!reduced[d]) seen_kept = true;
+    else if (seen_kept) return false;
+  }
+  return true;
+}
+
+bool IsTiledTranspose(const HloInstruction* inst) {
+  if (inst->opcode() != O::kTranspose) return false;
+  const std::vector<int64_t>& perm = inst->attrs().dimensions;
+  const Shape& in = inst->operand(0)->shape();
+  const int64_t rank = in.rank();
+  if (rank < 2 || static_cast<int64_t>(perm.size()) != rank) return false;
+  // Ignoring size-1 dimensions, does the minor-most input dimension stay minor-most?
+  std::vector<int64_t> kept;
+  for (int64_t p : perm)
+    if (in.dimensions(p) > 1) kept.push_back(p);
+  if (kept.size() < 2) return false;
+  int64_t in_minor = -1;
+  for (int64_t d = rank - 1; d >= 0; --d)
+    if (in.dimensions(d) > 1) { in_minor = d; break; }
+  if (kept.back() == in_minor) return false;
+  // XLA's kMinDimensionToTransposeTiled: both swapped dimensions at least 16 long, and enough
+  // elements to tile; smaller transposes are plain loops.
+  const int64_t out_minor_size = in.dimensions(kept.back());
+  return in.dimensions(in_minor) >= 16 && out_minor_size >= 16 && ElementCount(in) >= 64 * 128;
+}
+
+const HloInstruction* FindHero(const HloInstruction* root) {
+  const HloInstruction* cur = root;
+  for (int steps = 0; steps < 1000; ++steps) {
+    if (IsInputFusibleReduction(cur) || IsTiledTranspose(cur) || cur->opcode() == O::kScatter) return cur;
+    if (!IsEpilogueOp(cur)) return root;
+    const HloInstruction* next = nullptr;
+    for (const HloInstruction* op : cur->operands()) {
+      if (IsTrivialOperand(op)) continue;
+      if (next != nullptr && next != op) return root;  // two data inputs: not an epilogue
+      next = op;
+    }
+    if (next == nullptr || next->opcode() == O::kParameter) return root;
+    cur = next;
+  }
+  return root;
+}
+
+bool HasReduction(const HloInstruction* node) { return !Reductions(node).empty(); }
+
+std::vector<const HloInstruction*> Reductions(const HloInstruction* node) {
+  std::vector<const HloInstruction*> out;
+  for (const HloInstruction* i : FusedInstructions(node))
+    if (IsInputFusibleReduction(i)) out.push_back(i);
+  return out;
+}
+
+bool HasTiledTransposeHero(const HloInstruction* node) {
+  for (const HloInstruction* o : FusionOutputs(node))
+    if (IsTiledTranspose(FindHero(o))) return true;
+  return false;
+}
+
+EmitterKind GetEmitterKind(const HloInstruction* node) {
+  if (node->opcode() == O::kFusion && node->attrs().fusion_kind == FusionKind::kCustom) return EmitterKind::kCustom;
+  bool transpose = false, concat = false;
+  for (const HloInstruction* o : FusionOutputs(node)) {
+    const HloInstruction* hero = FindHero(o);
+    if (hero->opcode() == O::kScatter) return EmitterKind::kScatter;
+    transpose |= IsTiledTranspose(hero);
+    concat |= hero->opcode() == O::kConcatenate;
+  }
+  if (HasReduction(node)) return EmitterKind::kReduction;
+  if (transpose) return EmitterKind::kTranspose;
+  if (concat && FusionOutputs(node).size() == 1) return EmitterKind::kConcatenate;
+  return EmitterKind::kLoop;
+}
+
+const char* EmitterKindName(EmitterKind kind) {
+  switch (kind) {
+    case EmitterKind::kLoop: return "loop";
+    case EmitterKind::kReduction: return "reduction";
+    case EmitterKind::kTranspose: return "transpose";
+    case EmitterKind::kConcatenate: return "concatenate";
+    case EmitterKind::kScatter: return "scatter";
+    case EmitterKind::kCustom: return "custom";
+    case EmitterKind::kNone: return "none";
+  }
+  return "none";
+}
+
+FusionKind FusionKindFor(const std::vector<const HloInstruction*>& instructions) {
+  for (const HloInstruction* i : instructions)
+    if (IsInputFusibleReduction(i) || i->opcode() == O::kScatter) return FusionKind::kInput;
+  return FusionKind::kLoop;
+}
+
+std::vector<std::pair<const HloInstruction*, double>> ElementEvaluations(const HloInstruction* node) {
+  if (node->opcode() != O::kFusion || node->called_computations().empty()) return {{node, Elems(node)}};
+  const HloComputation* comp = node->fused_instructions_computation();
+  std::vector<const HloInstruction*> post = PostOrder(comp);
+  absl::flat_hash_map<const HloInstruction*, double> e;
+  const HloInstruction* root = comp->root_instruction();
+  if (root->opcode() == O::kTuple) {
+    for (const HloInstruction* o : root->operands()) e[o] += Elems(o);
+  } else {
+    e[root] = Elems(root);
+  }
+  for (auto it = post.rbegin(); it != post.rend(); ++it) {
+    const HloInstruction* x = *it;
+    if (x == root && x->opcode() == O::kTuple) continue;
+    // A reduction inside a kernel is computed once per output element and kept (in
+    // registers or shared memory) for every later reader: a row-normalization kernel
+    // broadcasts it over the row without recomputing it.
+    if (IsInputFusibleReduction(x)) e[x] = std::min(e[x], Elems(x));
+    const double ex = e[x];
+    for (int64_t j = 0; j < x->operand_count(); ++j) e[x->operand(j)] += ex * ReadFactor(x, j);
+  }
+  std::vector<std::pair<const HloInstruction*, double>> out;
+  for (const HloInstruction* x : post) out.push_back({x, e[x]});
+  return out;
+}
+
+std::vector<double> OperandUtilization(const HloInstruction* node) {
+  std::vector<double> util(node->operand_count(), 0.0);
+  if (node->opcode() != O::kFusion || node->called_computations().empty()) {
+    const double out = Elems(node);
+    for (int64_t j = 0; j < node->operand_count(); ++j)
+      util[j] = ReadFactor(node, j) * out / std::max(1.0, Elems(node->operand(j)));
+    return util;
+  }
+  for (const auto& [inst, evals] : ElementEvaluations(node)) {
+    if (inst->opcode() != O::kParameter) continue;
+    const int64_t p = inst->attrs().parameter_number;
+    if (p >= 0 && p < node->operand_count()) util[p] = evals / std::max(1.0, Elems(inst));
+  }
+  return util;
+}
+
+int RelativeCost(HloOpcode opcode, const char** cost_class) {
+  struct Table {
+    std::array<int, kNumOpcodes> cost;
+    std::array<const char*, kNumOpcodes> cls;
+  };
+  static const Table* table = [] {
+    auto* t = new Table;
+    t->cost.fill(1);
+    t->cls.fill("CheapOp");
+    for (const OpCostInfo* row : GeneratedTables::Global().op_costs) {
+      if (row->opcode < 0 || row->opcode >= kNumOpcodes) continue;
+      t->cost[row->opcode] = row->relative_cost;
+      t->cls[row->opcode] = row->cost_class;
+    }
+    return t;
+  }();
+  const int i = static_cast<int>(opcode);
+  if (cost_class) *cost_class = table->cls[i];
+  return table->cost[i];
+}
+
+double Flops(const HloInstruction* node) {
+  double flops = 0;
+  for (const auto& [x, evals] : ElementEvaluations(node)) {
+    switch (x->opcode()) {
+      case O::kParameter: case O::kConstant: case O::kTuple: case O::kGetTupleElement:
+        break;
+      case O::kReduce: case O::kReduceWindow:
+        // One application of the reducer per element read.
+        flops += evals * ReadFactor(x, 0) * static_cast<double>(std::max<int64_t>(1, x->operand_count() / 2));
+        break;
+      case O::kDot: case O::kConvolution:
+        flops += evals * 2.0 * ReadFactor(x, 0);
+        break;
+      default:
+        flops += evals * RelativeCost(x->opcode());
+    }
+  }
+  return flops;
+}
+
+int64_t PathsFromProducer(const HloInstruction* producer, const HloInstruction* consumer) {
+  constexpr int64_t kCap = int64_t{1} << 20;
+  if (consumer->opcode() != O::kFusion || consumer->called_computations().empty()) {
+    int64_t n = 0;
+    for (const HloInstruction* op : consumer->operands()) n += op == producer;
+    return n;
+  }
+  const HloComputation* comp = consumer->fused_instructions_computation();
+  std::vector<const HloInstruction*> post = PostOrder(comp);
+  absl::flat_hash_map<const HloInstruction*, int64_t> paths;
+  paths[comp->root_instruction()] = 1;
+  int64_t total = 0;
+  for (auto it = post.rbegin(); it != post.rend(); ++it) {
+    const HloInstruction* x = *it;
+    int64_t p = x == comp->root_instruction() ? 1 : 0;
+    for (const HloInstruction* u : x->users())
+      for (const HloInstruction* op : u->operands())
+        if (op == x) p = std::min(kCap, p + paths[u]);
+    paths[x] = p;
+    if (x->opcode() == O::kParameter) {
+      const int64_t n = x->attrs().parameter_number;
+      if (n >= 0 && n < consumer->operand_count() && consumer->operand(n) == producer) total = std::min(kCap, total + p);
+    }
+  }
+  return total;
+}
+
+}  // namespace hloc::fusion

@@ -1,0 +1,81 @@
+// Read-only facts about fusions and fusion candidates, after XLA's gpu_fusible.cc,
+// ir_emission_utils.cc and hlo_fusion_analysis.cc: which instructions a fusion stands for, its
+// outputs, its "heroes" (the reduce / transpose / scatter that decides how the kernel is
+// tiled), the emitter it will get, and how often each element of an operand is read (XLA's
+// operand utilization, which the cost model and the reuse veto need).
+//
+// A "node" below is an instruction of a non-fusion computation: either a fusion or a plain
+// instruction that could become one. Every function treats a plain instruction as a fusion of
+// one instruction, so the fusion engine never needs to build a fusion to ask about it.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/instruction.h"
+
+namespace hloc::fusion {
+
+// The instructions `node` stands for: a fusion's fused instructions (not its parameters, in
+// post order), or {node}.
+std::vector<const HloInstruction*> FusedInstructions(const HloInstruction* node);
+// The values the node produces: a multi-output fusion's tuple elements, else its root (or the
+// node itself).
+std::vector<const HloInstruction*> FusionOutputs(const HloInstruction* node);
+// A fusion whose root is a tuple (XLA's IsMultiOutputFusion).
+bool IsMultiOutputFusion(const HloInstruction* node);
+
+// A reduce XLA emits with its reduction emitter (kInput): it reduces at least one dimension of
+// size > 1. Other reduces are plain loops (XLA's "loop_reduce_fusion").
+bool IsInputFusibleReduction(const HloInstruction* inst);
+// A reduce whose reduced dimensions are the minor-most ones of its input in the input's layout
+// (default layout when none): each output element reduces one contiguous row.
+bool IsRowReduction(const HloInstruction* inst);
+// A transpose that moves the minor-most dimension (XLA's tiled transpose emitter; needs a tile
+// in shared memory). Transposes that only permute major dimensions are plain loops.
+bool IsTiledTranspose(const HloInstruction* inst);
+
+// The hero of one output: the instruction that decides the emitter (XLA's FindNonTrivialHero):
+// walks up from `root` through elementwise ops whose other operands are constants or
+// broadcasts of scalars (the "epilogue") to a reduce, tiled transpose or scatter; else `root`.
+const HloInstruction* FindHero(const HloInstruction* root);
+// True when any of the node's instructions is an input-fusible reduce.
+bool HasReduction(const HloInstruction* node);
+bool HasTiledTransposeHero(const HloInstruction* node);
+// Every input-fusible reduce among the node's instructions.
+std::vector<const HloInstruction*> Reductions(const HloInstruction* node);
+
+// XLA's HloFusionAnalysis::EmitterFusionKind.
+enum class EmitterKind { kLoop, kReduction, kTranspose, kConcatenate, kScatter, kCustom, kNone };
+EmitterKind GetEmitterKind(const HloInstruction* node);
+const char* EmitterKindName(EmitterKind kind);
+// The HLO fusion kind (kLoop / kInput / kCustom) a fusion of these instructions gets.
+FusionKind FusionKindFor(const std::vector<const HloInstruction*>& instructions);
+
+// Element counts (1 for scalars and tuples' first leaf when asked about a tuple).
+int64_t ElementCount(const Shape& shape);
+// Bytes of every array leaf of the shape.
+int64_t ByteSize(const Shape& shape);
+
+// How many times, on average, the node reads each element of each of its operands when it
+// computes each of its outputs once (XLA's operand utilization): 1 for elementwise use,
+// more where the node recomputes (broadcast of a fused expensive value, reduce-window, dot),
+// less where it reads part of the operand (slice). Indexed like node->operands().
+std::vector<double> OperandUtilization(const HloInstruction* node);
+// The node's arithmetic in the cost model's units: per element evaluated, the op cost table's
+// relative cost (rules/fusion/FusionCosts.td), plus 2*K per dot output element.
+double Flops(const HloInstruction* node);
+// The node's instructions with the number of element evaluations each gets (recomputation
+// included). Used by Flops and by the explain output.
+std::vector<std::pair<const HloInstruction*, double>> ElementEvaluations(const HloInstruction* node);
+
+// The relative per-element cost of an opcode from the generated op-cost table (rules/fusion/
+// FusionCosts.td); 1 for opcodes without a record. `cost_class` receives the class name.
+int RelativeCost(HloOpcode opcode, const char** cost_class = nullptr);
+
+// How many distinct paths lead from `producer`'s value to the outputs of `consumer` (the
+// number of times a fused emitter would emit the producer's code; XLA's
+// IsFusedIrEmitterInefficient). Capped at 1 << 20.
+int64_t PathsFromProducer(const HloInstruction* producer, const HloInstruction* consumer);
+
+}  // namespace hloc::fusion

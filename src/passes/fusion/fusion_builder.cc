@@ -1,0 +1,287 @@
+#include "passes/fusion/fusion_builder.h"
+
+#include <algorithm>
+#include <queue>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "passes/fusion/fusion_analysis.h"
+
+namespace hloc::fusion {
+namespace {
+
+using O = HloOpcode;
+
+// Members in an order where each comes after the members it uses.
+std::vector<HloInstruction*> TopologicalMembers(const std::vector<HloInstruction*>& members,
+                                                const absl::flat_hash_set<HloInstruction*>& group) {
+  absl::flat_hash_map<HloInstruction*, int> pending;
+  absl::flat_hash_map<HloInstruction*, std::vector<HloInstruction*>> users;
+  auto member_of = [&](HloInstruction* op) -> HloInstruction* {
+    if (group.contains(op)) return op;
+    if (op->opcode() == O::kGetTupleElement && group.contains(op->operand(0))) return op->operand(0);
+    return nullptr;
+  };
+  for (HloInstruction* m : members) {
+    absl::flat_hash_set<HloInstruction*> deps;
+    for (HloInstruction* op : m->operands())
+      if (HloInstruction* d = member_of(op); d != nullptr && d != m) deps.insert(d);
+    pending[m] = static_cast<int>(deps.size());
+    for (HloInstruction* d : deps) users[d].push_back(m);
+  }
+  std::vector<HloInstruction*> order;
+  std::vector<HloInstruction*> ready;
+  for (HloInstruction* m : members)
+    if (pending[m] == 0) ready.push_back(m);
+  while (!ready.empty()) {
+    HloInstruction* m = ready.front();
+    ready.erase(ready.begin());
+    order.push_back(m);
+    for (HloInstruction* u : users[m])
+      if (--pending[u] == 0) ready.push_back(u);
+  }
+  return order;
+}
+
+}  // namespace
+
+absl::StatusOr<HloInstruction*> FusionBuilder::Merge(const std::vector<HloInstruction*>& members_in,
+                                                     const absl::flat_hash_set<HloInstruction*>& duplicated) {
+  if (members_in.empty()) return absl::InvalidArgumentError("nothing to fuse");
+  HloComputation* comp = members_in.front()->parent();
+  absl::flat_hash_set<HloInstruction*> group(members_in.begin(), members_in.end());
+  for (HloInstruction* m : members_in) {
+    if (m->parent() != comp) return absl::InvalidArgumentError("fusion members must share one computation");
+    if (m->opcode() == O::kParameter) return absl::InvalidArgumentError("a parameter cannot be fused");
+  }
+  std::vector<HloInstruction*> members = TopologicalMembers(members_in, group);
+  if (members.size() != group.size()) return absl::InternalError("fusion members form a cycle");
+
+  auto fused = std::make_unique<HloComputation>(computation_names_.GetUniqueName("fused_computation"));
+  std::vector<HloInstruction*> externals;
+  absl::flat_hash_map<HloInstruction*, HloInstruction*> param_of;  // external operand -> parameter
+  absl::flat_hash_map<HloInstruction*, std::vector<HloInstruction*>> outputs_of;  // member -> its values
+  std::vector<std::pair<HloInstruction*, std::string>> renames;  // clones to name uniquely at the end
+
+  auto resolve = [&](HloInstruction* op) -> HloInstruction* {
+    if (group.contains(op)) return outputs_of[op].size() == 1 ? outputs_of[op][0] : nullptr;
+    if (op->opcode() == O::kGetTupleElement && group.contains(op->operand(0))) {
+      std::vector<HloInstruction*>& outs = outputs_of[op->operand(0)];
+      const int64_t i = op->attrs().tuple_index;
+      if (outs.size() > 1) return i < static_cast<int64_t>(outs.size()) ? outs[i] : nullptr;
+      // A plain tuple-shaped member (variadic reduce): read its element inside the kernel.
+      auto gte = CloneInstruction(*op, {outs[0]});
+      renames.push_back({gte.get(), op->name()});
+      return fused->AddInstruction(std::move(gte));
+    }
+    auto it = param_of.find(op);
+    if (it != param_of.end()) return it->second;
+    const int64_t n = static_cast<int64_t>(externals.size());
+    auto p = std::make_unique<HloInstruction>(O::kParameter, op->shape(), names_.GetUniqueName(absl::StrCat("param_", n)));
+    p->mutable_attrs().parameter_number = n;
+    HloInstruction* raw = fused->AddInstruction(std::move(p));
+    externals.push_back(op);
+    param_of[op] = raw;
+    return raw;
+  };
+
+  for (HloInstruction* m : members) {
+    const bool dup = duplicated.contains(m);
+    if (m->opcode() == O::kFusion) {
+      const HloComputation* body = m->fused_instructions_computation();
+      absl::flat_hash_map<const HloInstruction*, HloInstruction*> map;
+      for (HloInstruction* inst : body->MakeInstructionPostOrder()) {
+        if (inst->opcode() == O::kParameter) {
+          const int64_t k = inst->attrs().parameter_number;
+          if (k < 0 || k >= m->operand_count()) return absl::InternalError("fusion parameter out of range");
+          HloInstruction* v = resolve(m->operand(k));
+          if (v == nullptr) return absl::InternalError(absl::StrCat("cannot read ", m->operand(k)->name()));
+          map[inst] = v;
+          continue;
+        }
+        if (inst == body->root_instruction() && inst->opcode() == O::kTuple) continue;
+        std::vector<HloInstruction*> ops;
+        for (HloInstruction* op : inst->operands()) ops.push_back(map.at(op));
+        auto c = CloneInstruction(*inst, ops);
+        if (dup) renames.push_back({c.get(), inst->name()});
+        map[inst] = fused->AddInstruction(std::move(c));
+      }
+      const HloInstruction* root = body->root_instruction();
+      if (root->opcode() == O::kTuple) {
+        for (HloInstruction* op : root->operands()) outputs_of[m].push_back(map.at(op));
+      } else {
+        outputs_of[m] = {map.at(root)};
+      }
+    } else {
+      std::vector<HloInstruction*> ops;
+      for (HloInstruction* op : m->operands()) {
+        HloInstruction* v = resolve(op);
+        if (v == nullptr) return absl::InternalError(absl::StrCat("cannot read ", op->name()));
+        ops.push_back(v);
+      }
+      auto c = CloneInstruction(*m, ops);
+      if (dup) renames.push_back({c.get(), m->name()});
+      outputs_of[m] = {fused->AddInstruction(std::move(c))};
+    }
+  }
+
+  // The values used outside the group become the fusion's outputs.
+  struct Exposed {
+    HloInstruction* member;
+    HloInstruction* gte;  // the member's get-tuple-element read outside (multi-output members)
+    HloInstruction* value;
+  };
+  std::vector<Exposed> exposed;
+  for (HloInstruction* m : members) {
+    if (duplicated.contains(m)) continue;
+    const bool multi = outputs_of[m].size() > 1;
+    if (multi) {
+      for (HloInstruction* u : m->users()) {
+        if (group.contains(u)) continue;
+        if (u->opcode() != O::kGetTupleElement)
+          return absl::UnimplementedError(absl::StrCat(u->name(), " reads multi-output ", m->name(), " whole"));
+        bool outside = u->IsRoot();
+        for (HloInstruction* uu : u->users()) outside |= !group.contains(uu);
+        if (outside) exposed.push_back({m, u, outputs_of[m][u->attrs().tuple_index]});
+      }
+      if (m->IsRoot()) return absl::UnimplementedError("a multi-output fusion at the root cannot be merged");
+    } else {
+      bool outside = m->IsRoot();
+      for (HloInstruction* u : m->users()) outside |= !group.contains(u);
+      if (outside) exposed.push_back({m, nullptr, outputs_of[m][0]});
+    }
+  }
+  if (exposed.empty()) return absl::InvalidArgumentError("the fused group has no value used outside it");
+  // An output whose value is already another output's (a duplicate) still gets its own slot.
+  HloInstruction* root;
+  const bool tuple_root = exposed.size() > 1;
+  if (!tuple_root) {
+    root = exposed[0].value;
+  } else {
+    std::vector<Shape> shapes;
+    for (const Exposed& e : exposed) shapes.push_back(e.value->shape());
+    auto t = std::make_unique<HloInstruction>(O::kTuple, Shape::Tuple(shapes), names_.GetUniqueName("tuple"));
+    for (const Exposed& e : exposed) t->AppendOperand(e.value);
+    root = fused->AddInstruction(std::move(t));
+  }
+  fused->set_root_instruction(root);
+  // Instructions left without users (unused outputs of a merged multi-output member) go.
+  for (bool removed = true; removed;) {
+    removed = false;
+    for (const auto& inst : fused->instructions()) {
+      if (inst.get() != root && inst->user_count() == 0 && inst->opcode() != O::kParameter) {
+        HloInstruction* dead = inst.get();
+        renames.erase(std::remove_if(renames.begin(), renames.end(), [&](auto& r) { return r.first == dead; }),
+                      renames.end());
+        if (absl::Status s = fused->RemoveInstruction(dead); !s.ok()) return s;
+        removed = true;
+        break;
+      }
+    }
+  }
+
+  std::vector<const HloInstruction*> fused_insts;
+  for (const auto& inst : fused->instructions()) fused_insts.push_back(inst.get());
+  const FusionKind kind = FusionKindFor(fused_insts);
+
+  HloInstruction* last = members.back();
+  auto f = std::make_unique<HloInstruction>(O::kFusion, root->shape(), names_.GetUniqueName("fusion"));
+  f->mutable_attrs().fusion_kind = kind;
+  f->mutable_attrs().metadata = last->attrs().metadata;
+  for (HloInstruction* op : externals) f->AppendOperand(op);
+  HloComputation* fused_raw = module_.AddComputation(std::move(fused));
+  f->mutable_called_computations() = {fused_raw};
+  // Placed where the last member was: after every external operand (each precedes the member
+  // that reads it). Users of earlier members that come before it are moved by
+  // EnsureDefinitionOrder.
+  HloInstruction* fusion = comp->AddInstructionBefore(std::move(f), last);
+  fused_raw->SetFusionInstruction(fusion);
+
+  // Point the outside uses at the fusion.
+  for (size_t k = 0; k < exposed.size(); ++k) {
+    const Exposed& e = exposed[k];
+    HloInstruction* value = fusion;
+    if (tuple_root) {
+      auto gte = std::make_unique<HloInstruction>(O::kGetTupleElement, root->operand(k)->shape(),
+                                                  names_.GetUniqueName("get-tuple-element"));
+      gte->mutable_attrs().tuple_index = static_cast<int64_t>(k);
+      gte->AppendOperand(fusion);
+      value = comp->AddInstructionBefore(std::move(gte), last);
+    }
+    HloInstruction* old = e.gte != nullptr ? e.gte : e.member;
+    // Only uses outside the group move; members still reading `old` are removed below.
+    std::vector<HloInstruction*> users = old->users();
+    for (HloInstruction* u : users) {
+      if (group.contains(u)) continue;
+      for (int64_t j = 0; j < u->operand_count(); ++j)
+        if (u->operand(j) == old) u->ReplaceOperandWith(j, value);
+    }
+    if (old->IsRoot()) comp->set_root_instruction(value);
+  }
+
+  // Remove the old members (users first), their get-tuple-elements, and their fused
+  // computations.
+  std::vector<HloComputation*> dead_computations;
+  for (auto it = members.rbegin(); it != members.rend(); ++it) {
+    HloInstruction* m = *it;
+    if (duplicated.contains(m) && (m->user_count() > 0 || m->IsRoot())) {
+      // Still used elsewhere: drop only the uses by other members, which are going away.
+      continue;
+    }
+    std::vector<HloInstruction*> users = m->users();
+    for (HloInstruction* u : users) {
+      if (u->opcode() == O::kGetTupleElement && u->user_count() == 0 && !u->IsRoot()) {
+        if (absl::Status s = RemoveInstruction(u); !s.ok()) return s;
+      }
+    }
+    if (m->user_count() > 0 || m->IsRoot()) {
+      // Its remaining users are later members (already removed) or the fusion's wiring
+      // failed; the latter would be a bug.
+      return absl::InternalError(absl::StrCat("fused ", m->name(), " is still used after the merge"));
+    }
+    if (m->opcode() == O::kFusion) dead_computations.push_back(m->fused_instructions_computation());
+    if (absl::Status s = RemoveInstruction(m); !s.ok()) return s;
+  }
+  for (HloComputation* c : dead_computations)
+    if (absl::Status s = module_.RemoveComputation(c); !s.ok()) return s;
+  for (auto& [inst, name] : renames) inst->set_name(names_.GetUniqueName(name));
+  return fusion;
+}
+
+absl::Status EnsureDefinitionOrder(HloComputation& computation) {
+  absl::flat_hash_map<const HloInstruction*, size_t> index;
+  const auto& insts = computation.instructions();
+  for (size_t i = 0; i < insts.size(); ++i) index[insts[i].get()] = i;
+  bool ok = true;
+  for (size_t i = 0; i < insts.size() && ok; ++i) {
+    for (const HloInstruction* op : insts[i]->operands()) ok &= index.at(op) < i;
+    for (const HloInstruction* p : insts[i]->control_predecessors()) ok &= index.at(p) < i;
+  }
+  if (ok) return absl::OkStatus();
+  // Kahn's algorithm, always taking the earliest ready instruction: the old order wherever it
+  // was already valid.
+  std::vector<int> pending(insts.size(), 0);
+  std::vector<std::vector<size_t>> users(insts.size());
+  for (size_t i = 0; i < insts.size(); ++i) {
+    absl::flat_hash_set<size_t> deps;
+    for (const HloInstruction* op : insts[i]->operands()) deps.insert(index.at(op));
+    for (const HloInstruction* p : insts[i]->control_predecessors()) deps.insert(index.at(p));
+    pending[i] = static_cast<int>(deps.size());
+    for (size_t d : deps) users[d].push_back(i);
+  }
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> ready;
+  for (size_t i = 0; i < insts.size(); ++i)
+    if (pending[i] == 0) ready.push(i);
+  std::vector<HloInstruction*> order;
+  while (!ready.empty()) {
+    size_t i = ready.top();
+    ready.pop();
+    order.push_back(insts[i].get());
+    for (size_t u : users[i])
+      if (--pending[u] == 0) ready.push(u);
+  }
+  if (order.size() != insts.size()) return absl::InternalError(absl::StrCat(computation.name(), " has a cycle"));
+  return computation.SetInstructionOrder(order);
+}
+
+}  // namespace hloc::fusion

@@ -1,0 +1,226 @@
+#include "passes/fusion/fusion_constraints.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/container/flat_hash_set.h"
+#include "engine/profile.h"
+#include "ir/computation.h"
+#include "passes/fusion/fusion_analysis.h"
+
+namespace hloc::fusion {
+namespace {
+
+using O = HloOpcode;
+
+std::vector<int64_t> Squeezed(const Shape& s) {
+  std::vector<int64_t> out;
+  if (!s.IsArray()) return out;
+  for (int64_t d : s.dimensions())
+    if (d != 1) out.push_back(d);
+  return out;
+}
+
+bool FastMathOnF64(const HloInstruction* i) {
+  const char* cls = nullptr;
+  RelativeCost(i->opcode(), &cls);
+  return cls != nullptr && std::strcmp(cls, "FastMathOp") == 0 && i->shape().IsArray() &&
+         i->shape().element_type() == PrimitiveType::F64;
+}
+
+}  // namespace
+
+bool IsExpensive(RewriteContext&, const HloInstruction* node) {
+  for (const HloInstruction* i : FusedInstructions(node)) {
+    if (i->opcode() == O::kReduce || i->opcode() == O::kReduceWindow) continue;  // judged by their own vetoes
+    if (RelativeCost(i->opcode()) >= 20 || FastMathOnF64(i)) return true;
+  }
+  return false;
+}
+
+bool ReusesElementsOf(RewriteContext&, const HloInstruction* consumer, const HloInstruction* producer) {
+  std::vector<double> util = OperandUtilization(consumer);
+  double total = 0;
+  for (int64_t j = 0; j < consumer->operand_count(); ++j)
+    if (consumer->operand(j) == producer) total += util[j];
+  return total > 1.0 + 1e-9;
+}
+
+bool IsReductionNode(RewriteContext&, const HloInstruction* node) { return HasReduction(node); }
+
+bool HasOneUser(RewriteContext&, const HloInstruction* node) {
+  if (node->IsRoot() || node->users().empty()) return false;
+  for (const HloInstruction* u : node->users())
+    if (u != node->users().front()) return false;
+  return true;
+}
+
+bool IsReductionEpilogue(RewriteContext&, const HloInstruction* producer, const HloInstruction* consumer) {
+  if (HasReduction(consumer)) return false;
+  for (const HloInstruction* i : FusedInstructions(consumer)) {
+    switch (i->opcode()) {
+      case O::kConstant: case O::kBitcast: case O::kReshape: case O::kCopy:
+        continue;
+      case O::kBroadcast:
+        // Only scalars may be broadcast against the reduced values.
+        if (ElementCount(i->operand(0)->shape()) == 1) continue;
+        return false;
+      default:
+        if (!i->IsElementwise()) return false;
+    }
+  }
+  // The consumer's outputs have the reduced values' element count: it maps them one to one.
+  for (const HloInstruction* o : FusionOutputs(consumer))
+    if (ElementCount(o->shape()) != ElementCount(FusionOutputs(producer).front()->shape())) return false;
+  return true;
+}
+
+bool FormsRowNormalization(RewriteContext&, const HloInstruction* producer, const HloInstruction* consumer) {
+  std::vector<const HloInstruction*> all = FusedInstructions(producer);
+  for (const HloInstruction* i : FusedInstructions(consumer)) all.push_back(i);
+  const HloInstruction* first = nullptr;
+  for (const HloInstruction* i : all)
+    if (IsInputFusibleReduction(i)) { first = i; break; }
+  if (first == nullptr) return false;
+  const Shape& in = first->operand(0)->shape();
+  absl::flat_hash_set<int64_t> reduced(first->attrs().dimensions.begin(), first->attrs().dimensions.end());
+  std::vector<int64_t> rows_dims, cols_dims;
+  for (int64_t d = 0; d < in.rank(); ++d) (reduced.contains(d) ? cols_dims : rows_dims).push_back(in.dimensions(d));
+  auto squeeze = [](std::vector<int64_t> v) {
+    v.erase(std::remove(v.begin(), v.end(), 1), v.end());
+    return v;
+  };
+  const std::vector<int64_t> sq_in = Squeezed(in), sq_rows = squeeze(rows_dims), sq_cols = squeeze(cols_dims);
+  auto allowed_dims = [&](const Shape& s) {
+    if (s.IsTuple()) return true;
+    std::vector<int64_t> q = Squeezed(s);
+    return q.empty() || q == sq_in || q == sq_rows || q == sq_cols;
+  };
+  int reductions = 0;
+  for (const HloInstruction* i : all) {
+    if (i->opcode() == O::kReduce) {
+      if (!IsRowReduction(i) || Squeezed(i->operand(0)->shape()) != sq_in ||
+          ElementCount(i->shape()) != ElementCount(first->shape()))
+        return false;
+      ++reductions;
+      continue;
+    }
+    if (i->opcode() == O::kTuple || i->opcode() == O::kGetTupleElement) continue;
+    if (!allowed_dims(i->shape())) return false;
+    switch (i->opcode()) {
+      case O::kConstant: case O::kIota: case O::kConvert: case O::kCopy:
+        break;
+      case O::kBitcast: case O::kReshape:
+        if (Squeezed(i->shape()) != Squeezed(i->operand(0)->shape())) return false;
+        break;
+      case O::kBroadcast: {
+        const HloInstruction* op = i->operand(0);
+        if (ElementCount(op->shape()) == 1) break;
+        if (Squeezed(i->shape()) == Squeezed(op->shape())) break;
+        // A [rows] value back over the row, or a [cols] value (scale, bias) over every row.
+        if (i->shape().dimensions() != in.dimensions()) return false;
+        bool to_rows = true, to_cols = true;
+        for (size_t k = 0; k < i->attrs().dimensions.size() && k < static_cast<size_t>(op->shape().rank()); ++k) {
+          if (op->shape().dimensions(k) == 1) continue;
+          const bool is_reduced = reduced.contains(i->attrs().dimensions[k]);
+          to_rows &= !is_reduced;
+          to_cols &= is_reduced;
+        }
+        if (!to_rows && !to_cols) return false;
+        break;
+      }
+      default:
+        if (!i->IsElementwise()) return false;
+    }
+  }
+  return reductions >= 1;
+}
+
+bool RowFitsInSharedMemory(RewriteContext& ctx, const HloInstruction* producer, const HloInstruction* consumer) {
+  const HardwareProfile* hw = ctx.pass_context() ? ctx.pass_context()->profile : nullptr;
+  if (hw != nullptr && hw->kind == "cpu") return true;  // no shared memory: rows live in caches
+  int64_t limit = 48 * 1024;
+  if (hw != nullptr && hw->shared_memory_per_block > 0) limit = hw->shared_memory_per_block;
+  int64_t row_bytes = 0;
+  for (const HloInstruction* node : {producer, consumer}) {
+    for (const HloInstruction* r : Reductions(node)) {
+      const int64_t cols = ElementCount(r->operand(0)->shape()) / std::max<int64_t>(1, ElementCount(r->shape()));
+      row_bytes = std::max(row_bytes, cols * std::max(4, ByteWidth(r->operand(0)->shape().element_type())));
+    }
+  }
+  return row_bytes <= limit;
+}
+
+bool HasScatter(RewriteContext&, const HloInstruction* node) {
+  for (const HloInstruction* i : FusedInstructions(node))
+    if (i->opcode() == O::kScatter) return true;
+  return false;
+}
+
+bool IsMultiOutputFusionNode(RewriteContext&, const HloInstruction* node) { return IsMultiOutputFusion(node); }
+
+bool IsConstantOp(RewriteContext&, const HloInstruction* node) { return node->opcode() == O::kConstant; }
+
+bool IsFusionOp(RewriteContext&, const HloInstruction* node) { return node->opcode() == O::kFusion; }
+
+bool IsLibraryCall(RewriteContext&, const HloInstruction* node) {
+  if (node->opcode() == O::kCustomCall) return true;
+  return node->opcode() == O::kFusion && node->attrs().fusion_kind == FusionKind::kCustom;
+}
+
+bool IsInPlaceOperandOf(RewriteContext&, const HloInstruction* producer, const HloInstruction* consumer) {
+  if (consumer->opcode() == O::kScatter) {
+    const int64_t n = consumer->operand_count() / 2;  // scatter(operands..., indices, updates...)
+    for (int64_t j = 0; j < n && j < consumer->operand_count(); ++j)
+      if (consumer->operand(j) == producer) return true;
+    return false;
+  }
+  if (consumer->opcode() != O::kFusion) return false;
+  for (const HloInstruction* i : FusedInstructions(consumer)) {
+    if (i->opcode() != O::kScatter) continue;
+    const int64_t n = i->operand_count() / 2;
+    for (int64_t j = 0; j < n; ++j) {
+      const HloInstruction* op = i->operand(j);
+      if (op->opcode() != O::kParameter) continue;
+      const int64_t p = op->attrs().parameter_number;
+      if (p < consumer->operand_count() && consumer->operand(p) == producer) return true;
+    }
+  }
+  return false;
+}
+
+bool HeroesIncompatible(RewriteContext&, const HloInstruction* producer, const HloInstruction* consumer) {
+  const bool pt = HasTiledTransposeHero(producer), ct = HasTiledTransposeHero(consumer);
+  const bool pr = HasReduction(producer), cr = HasReduction(consumer);
+  if ((pt && cr) || (pr && ct)) return true;
+  if (pt && ct) {
+    // Two tiled transposes share a kernel only with the same permutation.
+    const HloInstruction* a = nullptr;
+    const HloInstruction* b = nullptr;
+    for (const HloInstruction* o : FusionOutputs(producer))
+      if (IsTiledTranspose(FindHero(o))) a = FindHero(o);
+    for (const HloInstruction* o : FusionOutputs(consumer))
+      if (IsTiledTranspose(FindHero(o))) b = FindHero(o);
+    return a && b && a->attrs().dimensions != b->attrs().dimensions;
+  }
+  return false;
+}
+
+bool FusionOperandsExceed(RewriteContext&, const HloInstruction* producer, const HloInstruction* consumer,
+                          int64_t limit) {
+  absl::flat_hash_set<const HloInstruction*> operands;
+  for (const HloInstruction* op : consumer->operands())
+    if (op != producer) operands.insert(op);
+  for (const HloInstruction* op : producer->operands()) operands.insert(op);
+  const int64_t outputs = static_cast<int64_t>(FusionOutputs(consumer).size());
+  return static_cast<int64_t>(operands.size()) + outputs > limit;
+}
+
+bool ProducerPathsExceed(RewriteContext&, const HloInstruction* producer, const HloInstruction* consumer,
+                         int64_t limit) {
+  std::vector<const HloInstruction*> insts = FusedInstructions(producer);
+  if (insts.size() <= 1 && RelativeCost(insts.front()->opcode()) <= 1) return false;
+  return PathsFromProducer(producer, consumer) > limit;
+}
+
+}  // namespace hloc::fusion

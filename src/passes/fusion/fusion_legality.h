@@ -1,0 +1,56 @@
+// Whether a producer may fuse into a consumer, decided from the generated tables of
+// rules/fusion/*.td (src/engine/rule_tables.h): Fusible records say which ops fuse and into
+// which kinds; FusionVeto records refuse pairs, each with a reason and its file:line. The
+// answer carries that reason, so `hloc opt --explain-fusion` and the passes' traces can show it.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "engine/pass.h"
+#include "engine/rule_tables.h"
+#include "ir/instruction.h"
+
+namespace hloc::fusion {
+
+struct FusionDecision {
+  bool ok = true;
+  std::string reason;  // why not (empty when ok)
+  std::string rule;    // the record that decided, when one did ("ExpensiveProducerReused")
+  std::string file;    // its .td file and line
+  int line = 0;
+
+  static FusionDecision Allow() { return {}; }
+  static FusionDecision Refuse(std::string reason, std::string rule = "", std::string file = "", int line = 0) {
+    return {false, std::move(reason), std::move(rule), std::move(file), line};
+  }
+  // "reason (rule at file:line)".
+  std::string ToString() const;
+};
+
+class FusionLegality {
+ public:
+  // `target` "cpu" or "gpu" decides the IsCpu / IsGpu requirements of the records whatever
+  // the profile says (cpu.yaml runs priority-fusion with target: cpu); "" follows the profile.
+  explicit FusionLegality(PassContext* context, const std::string& target = "");
+
+  // Legality of fusing `producer` into `consumer` (one of its users), as PriorityFusion fuses:
+  // the producer's value is computed inside the consumer's kernel.
+  FusionDecision CanFuse(HloInstruction* producer, HloInstruction* consumer);
+  // Whether the node may be (part of) a fusion at all, and the kinds its ops allow.
+  FusionDecision IsFusibleNode(const HloInstruction* node, bool as_producer) const;
+  // The Fusible record of an opcode, or null.
+  const FusibleInfo* FusibleRecord(HloOpcode opcode) const;
+  // The vetoes that apply under the current profile (their requirements hold).
+  const std::vector<const FusionVetoInfo*>& active_vetoes() const { return vetoes_; }
+  PassContext* context() const { return context_; }
+
+ private:
+  bool RequirementsHold(const char* const* requirements, int n) const;
+
+  PassContext* context_;
+  std::string target_;
+  std::vector<const FusibleInfo*> fusible_;  // by opcode
+  std::vector<const FusionVetoInfo*> vetoes_;
+};
+
+}  // namespace hloc::fusion

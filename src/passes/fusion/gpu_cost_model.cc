@@ -1,0 +1,168 @@
+#include "passes/fusion/gpu_cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_format.h"
+#include "engine/profile.h"
+#include "ir/computation.h"
+#include "passes/fusion/fusion_analysis.h"
+
+namespace hloc::fusion {
+namespace {
+
+using O = HloOpcode;
+
+// XLA's constants (gpu_performance_model_base.h): repeated reads of an operand that fits in
+// L2 run about 2.5x faster than DRAM reads; memory and compute overlap almost completely.
+constexpr double kL2CacheSpeedup = 2.5;
+constexpr double kMemoryComputeParallelism = 0.95;
+constexpr double kThreadsPerBlock = 128;
+// A kernel saturates the memory system with a few blocks per SM.
+constexpr double kBlocksPerSmToSaturate = 4;
+
+double ParallelElements(const HloInstruction* node) {
+  // Reductions spread their input over threads (a warp per row or column tile); other
+  // kernels one thread per output element.
+  double p = 0;
+  for (const HloInstruction* r : Reductions(node)) p = std::max(p, ElementCount(r->operand(0)->shape()) / 8.0);
+  for (const HloInstruction* o : FusionOutputs(node)) p = std::max(p, static_cast<double>(ElementCount(o->shape())));
+  return std::max(1.0, p);
+}
+
+}  // namespace
+
+CostModelHardware CostModelHardware::FromProfile(const HardwareProfile* profile) {
+  CostModelHardware hw;
+  if (profile == nullptr) return hw;
+  hw.name = profile->name;
+  hw.is_cpu = profile->kind == "cpu";
+  if (profile->memory_bandwidth > 0) hw.memory_bandwidth = profile->memory_bandwidth;
+  if (profile->peak_flops_f32 > 0) hw.peak_flops = profile->peak_flops_f32;
+  if (profile->sm_count > 0) hw.sm_count = profile->sm_count;
+  if (profile->l2_cache_size > 0) hw.l2_cache_size = profile->l2_cache_size;
+  if (profile->shared_memory_per_block > 0) hw.shared_memory_per_block = profile->shared_memory_per_block;
+  // A CPU "kernel" is a loop nest in one function: a call, not a launch.
+  if (hw.is_cpu) hw.launch_overhead = 5e-8;
+  return hw;
+}
+
+std::string KernelEstimate::ToString() const {
+  if (!is_kernel) return "no kernel";
+  return absl::StrFormat(
+      "%.3f us (memory %.3f us: %d B read, %d B re-read, %d B written; compute %.3f us: %.0f flops; occupancy %.2f)",
+      exec_time * 1e6, memory_time * 1e6, bytes_read, bytes_read_total - bytes_read, bytes_written, compute_time * 1e6,
+      flops, occupancy);
+}
+
+bool GpuCostModel::LaunchesKernel(const HloInstruction* node) {
+  switch (node->opcode()) {
+    case O::kParameter: case O::kConstant: case O::kTuple: case O::kGetTupleElement: case O::kBitcast:
+    case O::kAfterAll: case O::kAddDependency: case O::kOptimizationBarrier: case O::kDomain:
+    case O::kPartitionId: case O::kReplicaId:
+      return false;
+    default:
+      return true;
+  }
+}
+
+KernelEstimate GpuCostModel::FromParts(const std::vector<Operand>& operands,
+                                       const std::vector<const HloInstruction*>& outputs_of, double flops,
+                                       double parallel_elements) const {
+  KernelEstimate e;
+  absl::flat_hash_map<const HloInstruction*, double> util;
+  std::vector<const HloInstruction*> order;
+  for (const Operand& op : operands) {
+    if (!util.contains(op.inst)) order.push_back(op.inst);
+    util[op.inst] += op.utilization;
+  }
+  double reread_time = 0;
+  for (const HloInstruction* op : order) {
+    const double bytes = static_cast<double>(ByteSize(op->shape()));
+    const double u = util[op];
+    const double distinct = bytes * std::min(1.0, u);
+    const double total = bytes * u;
+    e.bytes_read += static_cast<int64_t>(distinct);
+    e.bytes_read_total += static_cast<int64_t>(total);
+    const double speedup = bytes <= static_cast<double>(hw_.l2_cache_size) ? kL2CacheSpeedup : 1.0;
+    reread_time += (total - distinct) / (hw_.memory_bandwidth * speedup);
+  }
+  for (const HloInstruction* o : outputs_of) e.bytes_written += ByteSize(o->shape());
+  e.flops = flops;
+  const double blocks = std::ceil(parallel_elements / kThreadsPerBlock);
+  e.occupancy = std::min(1.0, blocks / (static_cast<double>(hw_.sm_count) * kBlocksPerSmToSaturate));
+  const double occ = std::max(e.occupancy, 1e-3);
+  e.memory_time = (static_cast<double>(e.bytes_read + e.bytes_written) / hw_.memory_bandwidth + reread_time) / occ;
+  e.compute_time = flops / (hw_.peak_flops * occ);
+  e.exec_time = e.compute_time + e.memory_time - kMemoryComputeParallelism * std::min(e.compute_time, e.memory_time);
+  return e;
+}
+
+KernelEstimate GpuCostModel::Estimate(const HloInstruction* node) const {
+  if (!LaunchesKernel(node)) {
+    KernelEstimate e;
+    e.is_kernel = false;
+    return e;
+  }
+  std::vector<double> util = OperandUtilization(node);
+  std::vector<Operand> operands;
+  for (int64_t j = 0; j < node->operand_count(); ++j) operands.push_back({node->operand(j), util[j]});
+  return FromParts(operands, {node}, Flops(node), ParallelElements(node));
+}
+
+KernelEstimate GpuCostModel::EstimateFused(const HloInstruction* producer, const HloInstruction* consumer) const {
+  std::vector<double> cu = OperandUtilization(consumer);
+  std::vector<double> pu = OperandUtilization(producer);
+  double producer_use = 0;
+  std::vector<Operand> operands;
+  for (int64_t j = 0; j < consumer->operand_count(); ++j) {
+    if (consumer->operand(j) == producer) producer_use += cu[j];
+    else operands.push_back({consumer->operand(j), cu[j]});
+  }
+  // A fused reduction is computed once per reduced value, however often the consumer reads it.
+  if (HasReduction(producer)) producer_use = std::min(producer_use, 1.0);
+  for (int64_t j = 0; j < producer->operand_count(); ++j) operands.push_back({producer->operand(j), pu[j] * producer_use});
+  const double flops = Flops(consumer) + Flops(producer) * producer_use;
+  return FromParts(operands, {consumer}, flops, std::max(ParallelElements(consumer), ParallelElements(producer)));
+}
+
+KernelEstimate GpuCostModel::EstimateMerged(const std::vector<const HloInstruction*>& nodes) const {
+  // Operands read by several nodes are read once from memory; values passed between the
+  // nodes stay in the kernel.
+  std::vector<Operand> operands;
+  double flops = 0, parallel = 1;
+  for (const HloInstruction* n : nodes) {
+    std::vector<double> u = OperandUtilization(n);
+    for (int64_t j = 0; j < n->operand_count(); ++j) {
+      if (std::find(nodes.begin(), nodes.end(), n->operand(j)) != nodes.end()) continue;
+      operands.push_back({n->operand(j), std::min(1.0, u[j])});
+    }
+    flops += Flops(n);
+    parallel = std::max(parallel, ParallelElements(n));
+  }
+  // A shared operand read by two nodes counts once: cap each operand's utilization at 1.
+  absl::flat_hash_map<const HloInstruction*, double> seen;
+  std::vector<Operand> unique;
+  for (const Operand& op : operands) {
+    if (seen.contains(op.inst)) continue;
+    seen[op.inst] = 1;
+    unique.push_back(op);
+  }
+  return FromParts(unique, nodes, flops, parallel);
+}
+
+FusionRunTimes GpuCostModel::EstimateRunTimes(const HloInstruction* producer,
+                                              const std::vector<HloInstruction*>& consumers) const {
+  FusionRunTimes t;
+  const KernelEstimate p = Estimate(producer);
+  t.time_unfused = p.is_kernel ? hw_.launch_overhead + p.exec_time : 0;
+  for (const HloInstruction* c : consumers) {
+    const KernelEstimate ce = Estimate(c);
+    t.time_unfused += hw_.launch_overhead + ce.exec_time;
+    t.time_fused += hw_.launch_overhead + EstimateFused(producer, c).exec_time;
+  }
+  return t;
+}
+
+}  // namespace hloc::fusion

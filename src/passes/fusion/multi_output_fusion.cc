@@ -1,0 +1,311 @@
+#include "passes/fusion/multi_output_fusion.h"
+
+#include <optional>
+#include <set>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "passes/fusion/fusion_analysis.h"
+#include "passes/fusion/fusion_builder.h"
+#include "passes/fusion/fusion_legality.h"
+#include "passes/fusion/gpu_cost_model.h"
+#include "passes/fusion/priority_fusion.h"
+#include "passes/pass_util.h"
+
+namespace hloc {
+namespace {
+
+using O = HloOpcode;
+constexpr int64_t kMaxOperandsAndOutputs = 96;
+
+// Which instructions each instruction of a computation depends on (XLA's
+// HloReachabilityMap), as bit sets over the post order.
+class Reachability {
+ public:
+  explicit Reachability(const HloComputation& comp) {
+    std::vector<HloInstruction*> post = comp.MakeInstructionPostOrder();
+    words_ = (post.size() + 63) / 64;
+    for (size_t i = 0; i < post.size(); ++i) index_[post[i]] = i;
+    bits_.assign(post.size() * words_, 0);
+    for (size_t i = 0; i < post.size(); ++i) {
+      uint64_t* row = &bits_[i * words_];
+      row[i / 64] |= uint64_t{1} << (i % 64);
+      auto add = [&](const HloInstruction* dep) {
+        const uint64_t* d = &bits_[index_.at(dep) * words_];
+        for (size_t w = 0; w < words_; ++w) row[w] |= d[w];
+      };
+      for (const HloInstruction* op : post[i]->operands()) add(op);
+      for (const HloInstruction* p : post[i]->control_predecessors()) add(p);
+    }
+  }
+  // `to` depends on `from` (or they are the same instruction).
+  bool IsReachable(const HloInstruction* from, const HloInstruction* to) const {
+    auto f = index_.find(from), t = index_.find(to);
+    if (f == index_.end() || t == index_.end()) return true;  // unknown: assume the worst
+    return (bits_[t->second * words_ + f->second / 64] >> (f->second % 64)) & 1;
+  }
+
+ private:
+  size_t words_ = 0;
+  absl::flat_hash_map<const HloInstruction*, size_t> index_;
+  std::vector<uint64_t> bits_;
+};
+
+// The iteration space of a node's kernel: a reduction's input and reduced dimensions, or
+// the (first) output's dimensions.
+struct LoopShape {
+  std::vector<int64_t> dims;
+  std::vector<int64_t> reduced;  // empty: a loop
+};
+LoopShape GetLoopShape(const HloInstruction* node) {
+  std::vector<const HloInstruction*> reductions = fusion::Reductions(node);
+  if (!reductions.empty()) return {reductions[0]->operand(0)->shape().dimensions(), reductions[0]->attrs().dimensions};
+  const HloInstruction* out = fusion::FusionOutputs(node).front();
+  const Shape& s = out->shape().IsTuple() && !out->shape().tuple_shapes().empty() ? out->shape().tuple_shapes(0) : out->shape();
+  return {s.dimensions(), {}};
+}
+
+bool ShapesCompatible(const HloInstruction* a, const HloInstruction* b) {
+  const LoopShape la = GetLoopShape(a), lb = GetLoopShape(b);
+  if (la.dims != lb.dims) return false;
+  if (!la.reduced.empty() && !lb.reduced.empty()) return la.reduced == lb.reduced;
+  // Every output of a multi-output node must iterate the same space (a reduction's outputs
+  // are checked through their reductions).
+  for (const HloInstruction* n : {a, b}) {
+    if (fusion::HasReduction(n)) continue;
+    for (const HloInstruction* o : fusion::FusionOutputs(n))
+      if (o->shape().IsArray() && o->shape().dimensions() != la.dims) return false;
+  }
+  return true;
+}
+
+bool HeroesCompatible(const HloInstruction* a, const HloInstruction* b) {
+  const bool ta = fusion::HasTiledTransposeHero(a), tb = fusion::HasTiledTransposeHero(b);
+  if (!ta && !tb) return true;
+  if (ta != tb) return false;
+  return fusion::FusionOutputs(a).front()->shape().dimensions() == fusion::FusionOutputs(b).front()->shape().dimensions();
+}
+
+// A node that computes a kernel and may share it: a kLoop/kInput fusion or a plain fusible
+// instruction with an array value.
+bool IsMofCandidate(const HloInstruction* node, fusion::FusionLegality& legality) {
+  if (!fusion::GpuCostModel::LaunchesKernel(node)) return false;
+  if (node->opcode() == O::kIota || node->opcode() == O::kBroadcast) return false;  // cheaper to recompute
+  if (node->opcode() != O::kFusion && !node->shape().IsArray()) return false;
+  return legality.IsFusibleNode(node, /*as_producer=*/false).ok;
+}
+
+// Every fused op allows the kind the merged fusion would get.
+bool KindsAllow(const std::vector<const HloInstruction*>& nodes, fusion::FusionLegality& legality) {
+  std::vector<const HloInstruction*> all;
+  for (const HloInstruction* n : nodes)
+    for (const HloInstruction* i : fusion::FusedInstructions(n)) all.push_back(i);
+  const FusionKind kind = fusion::FusionKindFor(all);
+  const char* name = kind == FusionKind::kInput ? "kInput" : "kLoop";
+  for (const HloInstruction* i : all) {
+    if (i->opcode() == O::kTuple || i->opcode() == O::kGetTupleElement) continue;
+    const FusibleInfo* row = legality.FusibleRecord(i->opcode());
+    if (row == nullptr) return false;
+    bool ok = false;
+    for (int k = 0; k < row->num_kinds; ++k) ok |= std::string(row->kinds[k]) == name;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+int64_t CombinedOperandsAndOutputs(const HloInstruction* a, const HloInstruction* b) {
+  absl::flat_hash_set<const HloInstruction*> ops;
+  for (const HloInstruction* n : {a, b})
+    for (const HloInstruction* op : n->operands())
+      if (op != a && op != b) ops.insert(op);
+  return static_cast<int64_t>(ops.size() + fusion::FusionOutputs(a).size() + fusion::FusionOutputs(b).size());
+}
+
+// Sharing a kernel reads `operand` once instead of twice; worthless for scalars and
+// broadcast scalars (XLA's IsProfitableOperand).
+bool IsProfitableOperand(const HloInstruction* operand) {
+  if (fusion::ElementCount(operand->shape()) <= 1) return false;
+  if (operand->opcode() == O::kConstant) return fusion::ElementCount(operand->shape()) > 1;
+  if (operand->opcode() == O::kBroadcast) return fusion::ElementCount(operand->operand(0)->shape()) > 1;
+  return true;
+}
+
+double MergeBenefit(const fusion::GpuCostModel& cost, const HloInstruction* a, const HloInstruction* b) {
+  const double launch = cost.hardware().launch_overhead;
+  const double separate = 2 * launch + cost.Estimate(a).exec_time + cost.Estimate(b).exec_time;
+  const double merged = launch + cost.EstimateMerged({a, b}).exec_time;
+  return separate - merged;
+}
+
+class ComputationMof {
+ public:
+  ComputationMof(HloComputation& comp, fusion::FusionLegality& legality, const fusion::GpuCostModel& cost,
+                 fusion::FusionBuilder& builder)
+      : comp_(comp), legality_(legality), cost_(cost), builder_(builder) {}
+
+  // One producer-consumer merge; false when none is left.
+  absl::StatusOr<bool> ProducerConsumerStep() {
+    Reachability reach(comp_);
+    for (HloInstruction* consumer : comp_.MakeInstructionPostOrder()) {
+      if (!IsMofCandidate(consumer, legality_)) continue;
+      for (HloInstruction* producer : consumer->operands()) {
+        if (!IsMofCandidate(producer, legality_) || producer->IsRoot()) continue;
+        if (fusion::HasReduction(producer) || fusion::IsMultiOutputFusion(producer)) continue;
+        if (!producer->shape().IsArray()) continue;
+        int64_t distinct_users = 0;
+        for (HloInstruction* u : producer->users()) distinct_users += u != consumer;
+        if (distinct_users == 0) continue;  // PriorityFusion's business
+        if (!legality_.CanFuse(producer, consumer).ok) continue;
+        if (!ShapesCompatible(producer, consumer) || !HeroesCompatible(producer, consumer)) continue;
+        if (CombinedOperandsAndOutputs(producer, consumer) + 1 > kMaxOperandsAndOutputs) continue;
+        bool cycle = false;
+        for (HloInstruction* u : producer->users())
+          if (u != consumer && reach.IsReachable(u, consumer)) cycle = true;
+        if (cycle) continue;
+        if (MergeBenefit(cost_, producer, consumer) < 0) continue;
+        absl::StatusOr<HloInstruction*> f = builder_.Merge({producer, consumer});
+        if (!f.ok()) return f.status();
+        return true;
+      }
+    }
+    return false;
+  }
+
+  absl::StatusOr<bool> SiblingStep() {
+    Reachability reach(comp_);
+    for (HloInstruction* parent : comp_.MakeInstructionPostOrder()) {
+      if (!IsProfitableOperand(parent)) continue;
+      std::vector<HloInstruction*> siblings;
+      for (HloInstruction* u : parent->users())
+        if (std::find(siblings.begin(), siblings.end(), u) == siblings.end() && IsMofCandidate(u, legality_))
+          siblings.push_back(u);
+      for (size_t i = 0; i < siblings.size(); ++i) {
+        for (size_t j = i + 1; j < siblings.size(); ++j) {
+          HloInstruction* a = siblings[i];
+          HloInstruction* b = siblings[j];
+          if (a->IsRoot() && fusion::IsMultiOutputFusion(a)) continue;
+          if (b->IsRoot() && fusion::IsMultiOutputFusion(b)) continue;
+          if (reach.IsReachable(a, b) || reach.IsReachable(b, a)) continue;
+          if (!ShapesCompatible(a, b) || !HeroesCompatible(a, b) || !KindsAllow({a, b}, legality_)) continue;
+          if (CombinedOperandsAndOutputs(a, b) > kMaxOperandsAndOutputs) continue;
+          if (MergeBenefit(cost_, a, b) < 0) continue;
+          absl::StatusOr<HloInstruction*> f = builder_.Merge({a, b});
+          if (!f.ok()) return f.status();
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+ private:
+  HloComputation& comp_;
+  fusion::FusionLegality& legality_;
+  const fusion::GpuCostModel& cost_;
+  fusion::FusionBuilder& builder_;
+};
+
+std::string HeroNames(const HloInstruction* fusion_inst) {
+  std::set<std::string> heroes;
+  bool reduction_hero = false;
+  for (const HloInstruction* o : fusion::FusionOutputs(fusion_inst)) {
+    const HloInstruction* hero = fusion::FindHero(o);
+    reduction_hero |= fusion::IsInputFusibleReduction(hero) || hero->opcode() == O::kScatter;
+    heroes.insert(absl::StrReplaceAll(std::string(HloOpcodeString(hero->opcode())), {{"-", "_"}}));
+  }
+  // A row-normalization kernel (softmax, layer norm) ends in elementwise ops over the row,
+  // but it is a reduction kernel: name it after its reductions, as XLA's reduction fusions.
+  if (!reduction_hero && fusion_inst->attrs().fusion_kind == FusionKind::kInput) {
+    for (const HloInstruction* i : fusion::FusedInstructions(fusion_inst))
+      if (i->opcode() == O::kScatter) heroes = {"scatter"};
+    if (heroes.count("scatter") == 0) heroes = {"reduce"};
+  }
+  return absl::StrJoin(heroes, "_");
+}
+
+bool HasBase(const std::string& name, const std::string& base) {
+  return name == base || (name.size() > base.size() + 1 && name.compare(0, base.size() + 1, base + ".") == 0);
+}
+
+}  // namespace
+
+absl::StatusOr<bool> MultiOutputFusion::Run(HloModule& module, PassContext& context) {
+  fusion::FusionLegality legality(&context);
+  fusion::GpuCostModel cost(context.profile);
+  fusion::FusionBuilder builder(module);
+  bool changed = false;
+  for (HloComputation* comp : FusibleComputations(module)) {
+    ComputationMof mof(*comp, legality, cost, builder);
+    bool comp_changed = false;
+    // Each merge removes an instruction, so these loops end; the caps guard bugs.
+    for (int i = 0; producer_consumer_ && i < 100000; ++i) {
+      absl::StatusOr<bool> step = mof.ProducerConsumerStep();
+      if (!step.ok()) return step.status();
+      if (!*step) break;
+      comp_changed = true;
+    }
+    for (int i = 0; siblings_ && i < 100000; ++i) {
+      absl::StatusOr<bool> step = mof.SiblingStep();
+      if (!step.ok()) return step.status();
+      if (!*step) break;
+      comp_changed = true;
+    }
+    if (comp_changed) {
+      if (absl::Status s = fusion::EnsureDefinitionOrder(*comp); !s.ok()) return s;
+    }
+    changed |= comp_changed;
+  }
+  return changed;
+}
+
+absl::StatusOr<bool> RenameFusions::Run(HloModule& module, PassContext&) {
+  NameUniquer names = InstructionNameUniquer(module);
+  NameUniquer computation_names = ComputationNameUniquer(module);
+  bool changed = false;
+  for (const auto& comp : module.computations()) {
+    for (const auto& inst : comp->instructions()) {
+      if (inst->opcode() != O::kFusion || inst->called_computations().empty()) continue;
+      const FusionKind kind = inst->attrs().fusion_kind;
+      if (kind == FusionKind::kCustom) continue;
+      const std::string heroes = HeroNames(inst.get());
+      const char* prefix = kind == FusionKind::kInput ? "input" : kind == FusionKind::kOutput ? "output" : "loop";
+      const std::string base = absl::StrCat(prefix, "_", heroes, "_fusion");
+      if (!HasBase(inst->name(), base)) {
+        inst->set_name(names.GetUniqueName(base));
+        changed = true;
+      }
+      HloComputation* fused = inst->fused_instructions_computation();
+      const std::string comp_base = absl::StrCat("fused_", heroes);
+      if (!HasBase(fused->name(), comp_base)) {
+        fused->set_name(computation_names.GetUniqueName(comp_base));
+        changed = true;
+      }
+    }
+  }
+  return changed;
+}
+
+absl::StatusOr<bool> FusionWrapper::Run(HloModule& module, PassContext& context) {
+  fusion::FusionLegality legality(&context);
+  fusion::FusionBuilder builder(module);
+  bool changed = false;
+  for (HloComputation* comp : FusibleComputations(module)) {
+    for (HloInstruction* inst : comp->MakeInstructionPostOrder()) {
+      if (inst->opcode() == O::kFusion || inst->opcode() == O::kConstant || inst->opcode() == O::kBitcast) continue;
+      if (!fusion::GpuCostModel::LaunchesKernel(inst) || legality.FusibleRecord(inst->opcode()) == nullptr) continue;
+      if (!inst->control_predecessors().empty() || !inst->control_successors().empty()) continue;
+      const std::string op = absl::StrReplaceAll(std::string(HloOpcodeString(inst->opcode())), {{"-", "_"}});
+      absl::StatusOr<HloInstruction*> f = builder.Wrap(inst);
+      if (!f.ok()) return f.status();
+      (*f)->set_name(builder.instruction_names().GetUniqueName(absl::StrCat("wrapped_", op)));
+      (*f)->fused_instructions_computation()->set_name(
+          builder.computation_names().GetUniqueName(absl::StrCat("wrapped_", op, "_computation")));
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+}  // namespace hloc

@@ -1,0 +1,274 @@
+#include "passes/fusion/priority_fusion.h"
+
+#include <map>
+#include <set>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "passes/fusion/fusion_analysis.h"
+#include "passes/fusion/fusion_builder.h"
+#include "passes/fusion/fusion_legality.h"
+#include "passes/fusion/gpu_cost_model.h"
+#include "passes/pass_util.h"
+
+namespace hloc {
+namespace {
+
+using O = HloOpcode;
+using fusion::FusionDecision;
+
+// A tiny negative benefit is rounding, not a loss.
+constexpr double kMinBenefit = -1e-12;
+
+// The distinct users of a producer, in use order.
+std::vector<HloInstruction*> Consumers(const HloInstruction* producer) {
+  std::vector<HloInstruction*> out;
+  for (HloInstruction* u : producer->users())
+    if (std::find(out.begin(), out.end(), u) == out.end()) out.push_back(u);
+  return out;
+}
+
+bool IsCandidateProducer(const HloInstruction* inst) {
+  switch (inst->opcode()) {
+    case O::kParameter: case O::kTuple: case O::kGetTupleElement:
+      return false;
+    default:
+      return !inst->users().empty() && !inst->IsRoot();
+  }
+}
+
+struct Priority {
+  bool fusible = false;
+  double benefit = 0;
+  FusionDecision refusal;
+  HloInstruction* refused_consumer = nullptr;
+  fusion::FusionRunTimes times;
+};
+
+Priority ComputePriority(HloInstruction* producer, fusion::FusionLegality& legality,
+                         const fusion::GpuCostModel& cost) {
+  Priority p;
+  if (!IsCandidateProducer(producer)) {
+    p.refusal = FusionDecision::Refuse("the producer has no users to fuse into, or is a parameter/tuple");
+    return p;
+  }
+  std::vector<HloInstruction*> consumers = Consumers(producer);
+  for (HloInstruction* c : consumers) {
+    FusionDecision d = legality.CanFuse(producer, c);
+    if (!d.ok) {
+      p.refusal = d;
+      p.refused_consumer = c;
+      return p;
+    }
+  }
+  p.times = cost.EstimateRunTimes(producer, consumers);
+  p.benefit = p.times.benefit();
+  p.fusible = true;
+  return p;
+}
+
+class ComputationFusion {
+ public:
+  ComputationFusion(HloComputation& comp, fusion::FusionLegality& legality, const fusion::GpuCostModel& cost,
+                    fusion::FusionBuilder& builder, PassContext& context)
+      : comp_(comp), legality_(legality), cost_(cost), builder_(builder), context_(context) {}
+
+  absl::StatusOr<bool> Run() {
+    for (HloInstruction* inst : comp_.MakeInstructionPostOrder()) Update(inst);
+    bool changed = false;
+    // Each fusion removes at least one instruction, so this ends; the cap guards bugs.
+    for (int64_t steps = 0; !queue_.empty() && steps < 1000000; ++steps) {
+      auto top = std::prev(queue_.end());
+      HloInstruction* producer = top->second;
+      Erase(producer);
+      Priority p = ComputePriority(producer, legality_, cost_);
+      if (!p.fusible || p.benefit < kMinBenefit) continue;
+      std::vector<HloInstruction*> consumers = Consumers(producer);
+      if (context_.trace_rules && context_.trace_out)
+        *context_.trace_out << "priority-fusion: " << producer->name() << " into " << consumers.size()
+                            << " consumer(s), benefit " << absl::StrFormat("%.3f", p.benefit * 1e6) << " us\n";
+      std::vector<HloInstruction*> touched;
+      for (HloInstruction* c : consumers) Erase(c);
+      for (size_t i = 0; i < consumers.size(); ++i) {
+        HloInstruction* c = consumers[i];
+        absl::flat_hash_set<HloInstruction*> dup;
+        if (i + 1 < consumers.size()) dup.insert(producer);
+        absl::StatusOr<HloInstruction*> f = builder_.Merge({producer, c}, dup);
+        if (!f.ok()) return f.status();
+        touched.push_back(*f);
+      }
+      changed = true;
+      for (HloInstruction* f : touched) {
+        Update(f);
+        for (HloInstruction* op : f->operands()) Update(op);
+      }
+    }
+    // XLA fuses the remaining small constants into every kernel that reads them (they fold
+    // into the code); a constant read by a plain instruction makes that a fusion too.
+    absl::StatusOr<bool> constants = FuseScalarConstants();
+    if (!constants.ok()) return constants.status();
+    changed |= *constants;
+    if (changed) {
+      if (absl::Status s = fusion::EnsureDefinitionOrder(comp_); !s.ok()) return s;
+    }
+    return changed;
+  }
+
+  absl::StatusOr<bool> FuseScalarConstants() {
+    std::vector<HloInstruction*> constants;
+    for (HloInstruction* inst : comp_.MakeInstructionPostOrder())
+      if (inst->opcode() == O::kConstant && fusion::ElementCount(inst->shape()) == 1 && inst->shape().IsArray() &&
+          !inst->IsRoot())
+        constants.push_back(inst);
+    bool changed = false;
+    for (HloInstruction* constant : constants) {
+      std::vector<HloInstruction*> users;
+      for (HloInstruction* u : Consumers(constant)) {
+        if (!fusion::GpuCostModel::LaunchesKernel(u)) continue;
+        FusionDecision d = legality_.CanFuse(constant, u);
+        if (d.ok || d.rule == "ConstantIntoPlainOp") users.push_back(u);
+      }
+      for (size_t i = 0; i < users.size(); ++i) {
+        absl::flat_hash_set<HloInstruction*> dup;
+        // Keep the original while anything else (a later user here, or an unfusible one) reads it.
+        if (i + 1 < users.size() || constant->user_count() > 1) dup.insert(constant);
+        absl::StatusOr<HloInstruction*> f = builder_.Merge({constant, users[i]}, dup);
+        if (!f.ok()) return f.status();
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+ private:
+  void Erase(HloInstruction* inst) {
+    auto it = key_.find(inst);
+    if (it == key_.end()) return;
+    queue_.erase(it->second);
+    key_.erase(it);
+  }
+  void Update(HloInstruction* inst) {
+    Erase(inst);
+    if (!IsCandidateProducer(inst)) return;
+    Priority p = ComputePriority(inst, legality_, cost_);
+    if (!p.fusible || p.benefit < kMinBenefit) return;
+    // Ties go to the producer defined later (consumers first), as a post-order walk would.
+    auto k = std::make_pair(p.benefit, inst->unique_id());
+    queue_.emplace(k, inst);
+    key_[inst] = k;
+  }
+
+  HloComputation& comp_;
+  fusion::FusionLegality& legality_;
+  const fusion::GpuCostModel& cost_;
+  fusion::FusionBuilder& builder_;
+  PassContext& context_;
+  std::map<std::pair<double, int64_t>, HloInstruction*> queue_;
+  absl::flat_hash_map<HloInstruction*, std::pair<double, int64_t>> key_;
+};
+
+}  // namespace
+
+std::vector<HloComputation*> FusibleComputations(const HloModule& module) {
+  auto callers = ComputeCallers(module);
+  std::vector<HloComputation*> out;
+  for (HloComputation* comp : module.MakeComputationPostOrder()) {
+    if (comp->IsFusionComputation()) continue;
+    bool embedded = false;
+    auto it = callers.find(comp);
+    if (it != callers.end()) {
+      for (const HloInstruction* caller : it->second) {
+        const CallContext ctx = GetInstructionCallContext(caller->opcode());
+        embedded |= ctx == CallContext::kEmbedded || caller->opcode() == O::kFusion;
+      }
+    }
+    if (!embedded) out.push_back(comp);
+  }
+  return out;
+}
+
+absl::StatusOr<bool> PriorityFusion::Run(HloModule& module, PassContext& context) {
+  fusion::FusionLegality legality(&context, target_);
+  fusion::CostModelHardware hw = fusion::CostModelHardware::FromProfile(context.profile);
+  if (target_ == "cpu" && !hw.is_cpu) {
+    hw.is_cpu = true;
+    hw.launch_overhead = 5e-8;
+  }
+  fusion::GpuCostModel cost(hw);
+  fusion::FusionBuilder builder(module);
+  bool changed = false;
+  for (HloComputation* comp : FusibleComputations(module)) {
+    ComputationFusion run(*comp, legality, cost, builder, context);
+    absl::StatusOr<bool> c = run.Run();
+    if (!c.ok()) return c.status();
+    changed |= *c;
+  }
+  return changed;
+}
+
+namespace {
+
+HloInstruction* FindInstruction(const HloModule& module, const std::string& name) {
+  for (const auto& comp : module.computations())
+    if (HloInstruction* i = comp->GetInstructionWithName(name)) return i;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string ExplainFusion(HloModule& module, const std::string& producer_name, const std::string& consumer_name,
+                          PassContext& context) {
+  HloInstruction* producer = FindInstruction(module, producer_name);
+  HloInstruction* consumer = FindInstruction(module, consumer_name);
+  if (producer == nullptr) return absl::StrCat("explain-fusion: no instruction named '", producer_name, "'\n");
+  if (consumer == nullptr) return absl::StrCat("explain-fusion: no instruction named '", consumer_name, "'\n");
+  std::string out = absl::StrCat("explain-fusion ", producer_name, " -> ", consumer_name, ":\n");
+  // Already fused together?
+  if (producer->parent() == consumer->parent() && producer->parent()->IsFusionComputation()) {
+    absl::StrAppend(&out, "  fused: both are in ", producer->parent()->name(), " (fusion ",
+                    producer->parent()->FusionInstruction()->name(), ")\n");
+    return out;
+  }
+  // Otherwise judge the kernels they belong to now: the fusions holding them, if any.
+  auto node_of = [](HloInstruction* i) {
+    while (i->parent() != nullptr && i->parent()->IsFusionComputation() && i->parent()->FusionInstruction() != nullptr)
+      i = i->parent()->FusionInstruction();
+    return i;
+  };
+  if (node_of(producer) != producer || node_of(consumer) != consumer) {
+    producer = node_of(producer);
+    consumer = node_of(consumer);
+    absl::StrAppend(&out, "  not fused together: ", producer_name, " is in ", producer->name(), ", ", consumer_name,
+                    " in ", consumer->name(), "; judging those\n");
+  }
+  fusion::FusionLegality legality(&context);
+  fusion::GpuCostModel cost(context.profile);
+  FusionDecision d = legality.CanFuse(producer, consumer);
+  if (!d.ok) {
+    absl::StrAppend(&out, "  not fusible: ", d.reason, "\n");
+    if (!d.rule.empty()) absl::StrAppend(&out, "  rule: ", d.rule, " at ", d.file, ":", d.line, "\n");
+    return out;
+  }
+  absl::StrAppend(&out, "  legal: no Fusible record or veto in rules/fusion/*.td refuses the pair\n");
+  Priority p = ComputePriority(producer, legality, cost);
+  absl::StrAppend(&out, "  cost model (", cost.hardware().name, "): producer ", cost.Estimate(producer).ToString(), "\n");
+  absl::StrAppend(&out, "    consumer ", cost.Estimate(consumer).ToString(), "\n");
+  absl::StrAppend(&out, "    fused    ", cost.EstimateFused(producer, consumer).ToString(), "\n");
+  if (!p.fusible) {
+    absl::StrAppend(&out, "  not fused: the producer has ", Consumers(producer).size(),
+                    " consumers and PriorityFusion fuses it into all or none; '",
+                    p.refused_consumer ? p.refused_consumer->name() : std::string("?"), "' refuses: ", p.refusal.ToString(),
+                    "\n");
+    return out;
+  }
+  absl::StrAppend(&out,
+                  absl::StrFormat("  into all %d consumer(s): unfused %.3f us, fused %.3f us, benefit %.3f us\n",
+                                  Consumers(producer).size(), p.times.time_unfused * 1e6, p.times.time_fused * 1e6,
+                                  p.benefit * 1e6));
+  absl::StrAppend(&out, p.benefit >= kMinBenefit ? "  would fuse (benefit >= 0)\n"
+                                                 : "  would not fuse: the cost model expects it to be slower\n");
+  return out;
+}
+
+}  // namespace hloc

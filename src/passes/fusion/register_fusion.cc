@@ -1,0 +1,38 @@
+// Registration of the fusion stage's passes under XLA's names.
+#include "passes/fusion/multi_output_fusion.h"
+#include "passes/fusion/priority_fusion.h"
+#include "passes/passes.h"
+
+namespace hloc {
+
+void RegisterFusionPasses(PassRegistry& registry) {
+  registry.Register(PassInfo{
+      PriorityFusion::kName,
+      "fuse producers into all their consumers, best first by the GPU cost model; legality from rules/fusion/*.td",
+      {{"target", OptionType::kString, OptionValue(std::string("")),
+        "\"cpu\" or \"gpu\": whose fusion rules apply (the IsCpu/IsGpu requirements); empty: the profile's"}},
+      [](const PassOptions& o) -> std::unique_ptr<HloPass> {
+        return std::make_unique<PriorityFusion>(o.Has("target") ? o.GetString("target") : "");
+      }});
+  registry.Register(PassInfo{
+      MultiOutputFusion::kName,
+      "producer-consumer and sibling multi-output fusion (shared operands read once, tuple roots)",
+      {{"producer_consumer", OptionType::kBool, OptionValue(true), "fuse producers with other users into a consumer"},
+       {"siblings", OptionType::kBool, OptionValue(true), "fuse consumers of a common operand"}},
+      [](const PassOptions& o) -> std::unique_ptr<HloPass> {
+        return std::make_unique<MultiOutputFusion>(o.Has("producer_consumer") ? o.GetBool("producer_consumer") : true,
+                                                   o.Has("siblings") ? o.GetBool("siblings") : true);
+      }});
+  registry.Register(PassInfo{
+      RenameFusions::kName,
+      "name fusions after their kind and heroes (loop_add_fusion, input_reduce_fusion, fused_reduce)",
+      {},
+      [](const PassOptions&) -> std::unique_ptr<HloPass> { return std::make_unique<RenameFusions>(); }});
+  registry.Register(PassInfo{
+      FusionWrapper::kName,
+      "wrap every unfused kernel instruction in a fusion of its own (wrapped_<op>)",
+      {},
+      [](const PassOptions&) -> std::unique_ptr<HloPass> { return std::make_unique<FusionWrapper>(); }});
+}
+
+}  // namespace hloc

@@ -1,0 +1,168 @@
+#include "passes/layout/layout_constraints.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "engine/profile.h"
+#include "passes/layout/layout_util.h"
+
+namespace hloc::layout {
+
+namespace {
+
+bool RequirementsMet(const LayoutConstraintInfo& row, const HardwareProfile* profile) {
+  if (row.num_requires == 0) return true;
+  if (profile == nullptr) return false;  // no hardware chosen: nothing hardware-specific
+  for (int i = 0; i < row.num_requires; ++i) {
+    auto it = profile->capabilities.find(row.requirements[i]);
+    if (it == profile->capabilities.end() || !it->second) return false;
+  }
+  return true;
+}
+
+// Logical dimensions of a dot operand (0: lhs, 1: rhs) by role.
+void DotDims(const HloInstruction& dot, int operand, std::vector<int64_t>& batch, std::vector<int64_t>& contracting) {
+  const DotDimensionNumbers& d = *dot.attrs().dot_dimension_numbers;
+  batch = operand == 0 ? d.lhs_batch_dimensions : d.rhs_batch_dimensions;
+  contracting = operand == 0 ? d.lhs_contracting_dimensions : d.rhs_contracting_dimensions;
+}
+
+// Major-to-minor: `major`, then the dimensions in none of the lists in increasing order, then `minor`.
+Layout Arrange(int64_t rank, const std::vector<int64_t>& major, const std::vector<int64_t>& minor) {
+  std::vector<int64_t> order = major;
+  for (int64_t d = 0; d < rank; ++d)
+    if (std::find(major.begin(), major.end(), d) == major.end() && std::find(minor.begin(), minor.end(), d) == minor.end())
+      order.push_back(d);
+  order.insert(order.end(), minor.begin(), minor.end());
+  return LayoutFromMajorToMinor(order);
+}
+
+bool IsInt8(PrimitiveType t) { return t == PrimitiveType::S8 || t == PrimitiveType::U8; }
+
+}  // namespace
+
+absl::StatusOr<ConstraintSet> ConstraintSet::Build(const HardwareProfile* profile,
+                                                   const std::vector<std::string>& disabled) {
+  ConstraintSet set;
+  const auto& all = GeneratedTables::Global().layout;
+  std::set<std::string> known;
+  for (const LayoutConstraintInfo* row : all) known.insert(row->name);
+  for (const std::string& d : disabled)
+    if (!known.count(d))
+      return absl::InvalidArgumentError(absl::StrCat("unknown layout constraint '", d,
+                                                     "' in disabled_constraints: no rules/layout/*.td record has that name"));
+  for (const LayoutConstraintInfo* row : all) {
+    if (std::find(disabled.begin(), disabled.end(), row->name) != disabled.end()) continue;
+    if (RequirementsMet(*row, profile)) set.rows_.push_back(row);
+  }
+  std::stable_sort(set.rows_.begin(), set.rows_.end(), [](const LayoutConstraintInfo* a, const LayoutConstraintInfo* b) {
+    if (a->required != b->required) return a->required;
+    return a->priority > b->priority;
+  });
+  return set;
+}
+
+std::vector<const LayoutConstraintInfo*> ConstraintSet::RowsFor(HloOpcode op, int slot) const {
+  std::vector<const LayoutConstraintInfo*> out;
+  for (const LayoutConstraintInfo* row : rows_) {
+    if (row->opcode != static_cast<int>(op)) continue;
+    if (row->operand == slot || (slot >= 0 && row->operand == LayoutConstraintInfo::kEveryOperand)) out.push_back(row);
+  }
+  return out;
+}
+
+absl::StatusOr<std::optional<Layout>> ComputeKind(const std::string& kind, const HloInstruction& inst, int slot,
+                                                  const Shape* current, const Shape* operand0, const Shape* result) {
+  const bool is_result = slot == LayoutConstraintInfo::kResult;
+  const Shape& shape = is_result ? inst.shape() : inst.operand(slot)->shape();
+  if (!shape.IsArray()) return std::optional<Layout>();
+  const int64_t rank = shape.rank();
+  if (kind == "DefaultLayout") return std::optional<Layout>(DefaultLayout(rank));
+  if (kind == "ContractingMinor" || kind == "Int8ContractingMinor") {
+    if (inst.opcode() != HloOpcode::kDot || is_result || slot > 1 || !inst.attrs().dot_dimension_numbers)
+      return std::optional<Layout>();
+    if (kind == "Int8ContractingMinor" &&
+        !(IsInt8(inst.operand(0)->shape().element_type()) && IsInt8(inst.operand(1)->shape().element_type())))
+      return std::optional<Layout>();
+    std::vector<int64_t> batch, contracting;
+    DotDims(inst, slot, batch, contracting);
+    return std::optional<Layout>(Arrange(rank, batch, contracting));
+  }
+  if (kind == "BatchMajor") {
+    if (inst.opcode() != HloOpcode::kDot || !inst.attrs().dot_dimension_numbers || (!is_result && slot > 1))
+      return std::optional<Layout>();
+    if (current == nullptr) return std::optional<Layout>();  // a check of the layout it gets
+    std::vector<int64_t> batch, contracting;
+    if (is_result) {
+      for (size_t i = 0; i < inst.attrs().dot_dimension_numbers->lhs_batch_dimensions.size(); ++i)
+        batch.push_back(static_cast<int64_t>(i));
+    } else {
+      DotDims(inst, slot, batch, contracting);
+    }
+    std::vector<int64_t> m2m = MajorToMinor(*current);
+    std::set<int64_t> leading(m2m.begin(), m2m.begin() + std::min<size_t>(batch.size(), m2m.size()));
+    if (leading == std::set<int64_t>(batch.begin(), batch.end()))
+      return std::optional<Layout>(LayoutFromMajorToMinor(m2m));
+    return std::optional<Layout>(Arrange(rank, batch, {}));
+  }
+  if (kind == "ChannelsLast" || kind == "ChannelsFirst") {
+    if (inst.opcode() != HloOpcode::kConvolution || !inst.attrs().convolution_dimension_numbers || slot > 1)
+      return std::optional<Layout>();
+    const ConvolutionDimensionNumbers& c = *inst.attrs().convolution_dimension_numbers;
+    int64_t major, feature;
+    std::vector<int64_t> spatial;
+    if (is_result) {
+      major = c.output_batch_dimension, feature = c.output_feature_dimension, spatial = c.output_spatial_dimensions;
+    } else if (slot == 0) {
+      major = c.input_batch_dimension, feature = c.input_feature_dimension, spatial = c.input_spatial_dimensions;
+    } else {  // the filter: output feature major, input feature as the "channel"
+      major = c.kernel_output_feature_dimension, feature = c.kernel_input_feature_dimension;
+      spatial = c.kernel_spatial_dimensions;
+    }
+    std::vector<int64_t> order{major};
+    if (kind == "ChannelsFirst") order.push_back(feature);
+    order.insert(order.end(), spatial.begin(), spatial.end());
+    if (kind == "ChannelsLast") order.push_back(feature);
+    if (static_cast<int64_t>(order.size()) != rank) return std::optional<Layout>();
+    return std::optional<Layout>(LayoutFromMajorToMinor(order));
+  }
+  if (kind == "SameAsOperand0") {
+    if (is_result || slot == 0 || operand0 == nullptr || !operand0->IsArray() || operand0->rank() != rank)
+      return std::optional<Layout>();
+    return std::optional<Layout>(LayoutFromMajorToMinor(MajorToMinor(*operand0)));
+  }
+  if (kind == "SameAsResult") {
+    if (is_result || result == nullptr || !result->IsArray() || result->rank() != rank) return std::optional<Layout>();
+    return std::optional<Layout>(LayoutFromMajorToMinor(MajorToMinor(*result)));
+  }
+  if (kind == "OperandLayoutConstraints") {
+    const auto& olc = inst.attrs().operand_layout_constraints;
+    if (is_result || !olc || slot >= static_cast<int>(olc->size())) return std::optional<Layout>();
+    const Shape& c = (*olc)[slot];
+    if (!c.IsArray() || c.rank() != rank) return std::optional<Layout>();
+    return std::optional<Layout>(LayoutFromMajorToMinor(MajorToMinor(c)));
+  }
+  if (kind == "AsWritten") {
+    // Only layout-constrained custom calls keep what is written (XLA: the others are free).
+    if (!is_result || !inst.attrs().operand_layout_constraints) return std::optional<Layout>();
+    return std::optional<Layout>(LayoutFromMajorToMinor(MajorToMinor(inst.shape())));
+  }
+  return absl::UnimplementedError(absl::StrCat("layout kind '", kind,
+                                               "' is not known to the layout-assignment engine "
+                                               "(src/passes/layout/layout_constraints.cc)"));
+}
+
+absl::StatusOr<std::optional<SlotDecision>> Decide(const ConstraintSet& rows, const HloInstruction& inst, int slot,
+                                                   const Shape* current, const Shape* operand0, const Shape* result) {
+  for (const LayoutConstraintInfo* row : rows.RowsFor(inst.opcode(), slot)) {
+    absl::StatusOr<std::optional<Layout>> l = ComputeKind(row->layout, inst, slot, current, operand0, result);
+    if (!l.ok())
+      return absl::Status(l.status().code(), absl::StrCat(row->file, ":", row->line, ": ", row->name, ": ",
+                                                          l.status().message()));
+    if (l->has_value()) return std::optional<SlotDecision>(SlotDecision{row, **l});
+  }
+  return std::optional<SlotDecision>();
+}
+
+}  // namespace hloc::layout

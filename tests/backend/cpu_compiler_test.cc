@@ -1,0 +1,386 @@
+// The CPU compiler end to end: HLO -> pipeline -> schedule -> buffers -> thunks + kernels ->
+// object code -> CpuExecutable, checked against the reference evaluator on hand-written modules
+// (one per kernel kind) and against XLA's recorded outputs on every small corpus module, from
+// the compiled executable and from its serialized form.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "codegen/cpu/cpu_compiler.h"
+#include "codegen/cpu/cpu_kernel_emitter.h"
+#include "codegen/thunk_emitter.h"
+#include "eval/compare.h"
+#include "eval/evaluator.h"
+#include "io/npy.h"
+#include "ir/hlo_parser.h"
+#include "runtime/cpu/cpu_executable.h"
+#include "unit/corpus_inputs.h"
+
+namespace hloc {
+namespace {
+
+namespace fs = std::filesystem;
+using codegen::cpu::CpuCompileOptions;
+using codegen::cpu::CpuCompiler;
+
+const std::string kSource = HLOC_SOURCE_DIR;
+const std::string kCorpus = std::string(HLOC_TESTS_DIR) + "/corpus";
+
+std::vector<int64_t> Strides(const std::vector<int64_t>& dims, const std::vector<int64_t>& m2m) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  int64_t s = 1;
+  for (int64_t d : m2m) {
+    strides[d] = s;
+    s *= dims[d];
+  }
+  return strides;
+}
+
+// Row-major literal <-> host buffer in the executable's layout.
+runtime::HostBuffer ToHost(const Literal& lit, const runtime::ArrayShape& shape) {
+  runtime::HostBuffer h;
+  h.shape = shape;
+  Shape s = lit.shape();
+  Layout l;
+  l.minor_to_major = shape.minor_to_major;
+  s.set_layout(l);
+  h.data = codegen::LiteralBytesInLayout(lit, s);
+  return h;
+}
+
+absl::StatusOr<Literal> FromHost(const runtime::HostBuffer& h) {
+  std::optional<PrimitiveType> t = ParsePrimitiveType(h.shape.element_type);
+  if (!t) return absl::InvalidArgumentError("bad element type " + h.shape.element_type);
+  Literal lit(Shape(*t, h.shape.dimensions));
+  const int64_t w = h.shape.element_size_in_bytes;
+  const int64_t n = lit.element_count();
+  if (static_cast<int64_t>(h.data.size()) < n * w) return absl::InvalidArgumentError("short result buffer");
+  const std::vector<int64_t>& dims = h.shape.dimensions;
+  const std::vector<int64_t> strides = Strides(dims, h.shape.minor_to_major);
+  std::vector<int64_t> index(dims.size(), 0);
+  for (int64_t linear = 0; linear < n; ++linear) {
+    int64_t physical = 0;
+    for (size_t d = 0; d < dims.size(); ++d) physical += index[d] * strides[d];
+    std::memcpy(lit.untyped_data() + linear * w, h.data.data() + physical * w, w);
+    for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
+      if (++index[d] < dims[d]) break;
+      index[d] = 0;
+    }
+  }
+  return lit;
+}
+
+absl::StatusOr<runtime::Executable> Compile(HloModule& module, bool passes) {
+  CpuCompileOptions options;
+  if (passes) {
+    absl::Status s = codegen::cpu::LoadCpuProfileAndPipeline("cpu", {kSource + "/configs"}, {kSource + "/pipelines"},
+                                                             options);
+    if (!s.ok()) return s;
+  }
+  return CpuCompiler::Compile(module, options);
+}
+
+// Runs `exe` on `args` (one literal per entry parameter) and returns the result leaves.
+absl::StatusOr<std::vector<Literal>> Run(runtime::Executable exe, const std::vector<Literal>& args) {
+  std::vector<runtime::HostBuffer> inputs;
+  std::vector<const Literal*> leaves;
+  for (const Literal& a : args)
+    for (const Literal* l : FlattenLeaves(a)) leaves.push_back(l);
+  if (leaves.size() != exe.parameter_shapes.size())
+    return absl::InvalidArgumentError(absl::StrCat(leaves.size(), " arguments for ", exe.parameter_shapes.size(),
+                                                   " parameters"));
+  for (size_t i = 0; i < leaves.size(); ++i) inputs.push_back(ToHost(*leaves[i], exe.parameter_shapes[i]));
+  runtime::CpuRunOptions options;
+  options.num_threads = 4;
+  absl::StatusOr<std::unique_ptr<runtime::CpuExecutable>> loaded = runtime::CpuExecutable::Load(std::move(exe), options);
+  if (!loaded.ok()) return loaded.status();
+  absl::StatusOr<std::vector<runtime::HostBuffer>> results = (*loaded)->Run(inputs);
+  if (!results.ok()) return results.status();
+  std::vector<Literal> out;
+  for (const runtime::HostBuffer& h : *results) {
+    absl::StatusOr<Literal> l = FromHost(h);
+    if (!l.ok()) return l.status();
+    out.push_back(std::move(*l));
+  }
+  return out;
+}
+
+Literal RandomLiteral(const Shape& shape, std::mt19937& rng, int64_t int_range = 8) {
+  if (shape.IsTuple()) {
+    std::vector<Literal> parts;
+    for (const Shape& s : shape.tuple_shapes()) parts.push_back(RandomLiteral(s, rng, int_range));
+    return Literal::MakeTuple(std::move(parts));
+  }
+  Literal lit(shape);
+  std::uniform_real_distribution<double> real(-2.0, 2.0);
+  std::uniform_int_distribution<int64_t> integer(0, int_range - 1);
+  for (int64_t i = 0; i < lit.element_count(); ++i) {
+    if (IsFloatingPoint(shape.element_type())) {
+      lit.SetDouble(i, real(rng));
+    } else if (shape.element_type() == PrimitiveType::PRED) {
+      lit.SetInt(i, integer(rng) % 2);
+    } else {
+      lit.SetInt(i, integer(rng));
+    }
+  }
+  return lit;
+}
+
+// Compiles `text` (with and without the pipeline), runs it on random inputs and compares every
+// result leaf with the reference evaluator.
+void CheckAgainstEvaluator(const std::string& text, bool passes, int64_t int_range = 8, double tol = 1e-5) {
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModule(text);
+  REQUIRE(module.ok());
+  absl::StatusOr<std::unique_ptr<HloModule>> reference = ParseHloModule(text);
+  REQUIRE(reference.ok());
+  std::mt19937 rng(42);
+  std::vector<Literal> args;
+  for (const HloInstruction* p : (*module)->entry_computation()->parameters())
+    args.push_back(RandomLiteral(p->shape(), rng, int_range));
+  absl::StatusOr<Literal> expected = EvaluateModule(**reference, args);
+  REQUIRE(expected.ok());
+  absl::StatusOr<runtime::Executable> exe = Compile(**module, passes);
+  INFO((exe.ok() ? std::string("compiled") : std::string(exe.status().message())));
+  REQUIRE(exe.ok());
+  absl::StatusOr<std::vector<Literal>> got = Run(std::move(*exe), args);
+  INFO((got.ok() ? std::string("ran") : std::string(got.status().message())));
+  REQUIRE(got.ok());
+  std::vector<const Literal*> want = FlattenLeaves(*expected);
+  REQUIRE(want.size() == got->size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    CompareResult r = CompareLiterals((*got)[i], *want[i], tol);
+    INFO("output " << i << ": " << r.message << " error " << r.error);
+    CHECK(r.ok);
+  }
+}
+
+TEST_CASE("GEMM plans follow dot dimensions and layouts", "[cpu][gemm]") {
+  auto plan_of = [](const std::string& text) {
+    absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text);
+    REQUIRE(m.ok());
+    std::unique_ptr<HloModule> keep = std::move(*m);
+    const HloInstruction* dot = keep->entry_computation()->root_instruction();
+    std::optional<codegen::GemmPlan> p = codegen::cpu::CpuGemmPlan(*dot);
+    return std::make_pair(std::move(keep), p);
+  };
+  {
+    auto [m, p] = plan_of(R"(HloModule m
+ENTRY e { a = f32[4,8]{1,0} parameter(0) b = f32[8,5]{1,0} parameter(1)
+  ROOT d = f32[4,5]{1,0} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0} })");
+    REQUIRE(p);
+    CHECK(p->config.m == 4);
+    CHECK(p->config.n == 5);
+    CHECK(p->config.k == 8);
+    CHECK(!p->config.lhs_transposed);
+    CHECK(!p->config.rhs_transposed);
+    CHECK(p->config.lhs_leading_dim == 8);
+    CHECK(p->config.rhs_leading_dim == 5);
+    CHECK(p->config.output_leading_dim == 5);
+    CHECK(!p->swap_operands);
+  }
+  {
+    // lhs contracting dimension major (a transposed operand), batched.
+    auto [m, p] = plan_of(R"(HloModule m
+ENTRY e { a = f32[3,8,4]{2,1,0} parameter(0) b = f32[3,8,5]{2,1,0} parameter(1)
+  ROOT d = f32[3,4,5]{2,1,0} dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_contracting_dims={1} })");
+    REQUIRE(p);
+    CHECK(p->config.batch == 3);
+    CHECK(p->config.lhs_transposed);
+    CHECK(p->config.lhs_leading_dim == 4);
+    CHECK(p->config.lhs_batch_stride == 32);
+    CHECK(!p->config.rhs_transposed);
+  }
+  {
+    // A column-major result: computed as D^T = B^T A^T.
+    auto [m, p] = plan_of(R"(HloModule m
+ENTRY e { a = f32[4,8]{1,0} parameter(0) b = f32[8,5]{1,0} parameter(1)
+  ROOT d = f32[4,5]{0,1} dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0} })");
+    REQUIRE(p);
+    CHECK(p->swap_operands);
+    CHECK(p->config.m == 5);
+    CHECK(p->config.n == 4);
+    CHECK(p->config.lhs_transposed);
+    CHECK(p->config.rhs_transposed);
+  }
+  {
+    // Two contracting dimensions: an elemental dot kernel instead.
+    auto [m, p] = plan_of(R"(HloModule m
+ENTRY e { a = f32[4,2,3]{2,1,0} parameter(0) b = f32[2,3,5]{2,1,0} parameter(1)
+  ROOT d = f32[4,5]{1,0} dot(a, b), lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1} })");
+    CHECK(!p);
+  }
+}
+
+TEST_CASE("unsupported instructions fail with a clear message", "[cpu]") {
+  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(R"(HloModule m
+ENTRY e { a = f32[4] parameter(0)
+  ROOT c = f32[4] custom-call(a), custom_call_target="my_library_function" })");
+  REQUIRE(m.ok());
+  absl::StatusOr<runtime::Executable> exe = CpuCompiler::Compile(**m, CpuCompileOptions{});
+  REQUIRE(!exe.ok());
+  const std::string msg(exe.status().message());
+  INFO(msg);
+  CHECK(msg.find("custom-call target \"my_library_function\" is not supported by the CPU backend") != std::string::npos);
+  CHECK(msg.find("%c") != std::string::npos);
+}
+
+struct KernelCase {
+  const char* name;
+  const char* text;
+  int64_t int_range;
+};
+
+const KernelCase kKernelCases[] = {
+    {"elementwise + broadcast + reduce", R"(HloModule m
+add { x = f32[] parameter(0) y = f32[] parameter(1) ROOT s = f32[] add(x, y) }
+ENTRY e { a = f32[64,33] parameter(0) b = f32[33] parameter(1)
+  bb = f32[64,33] broadcast(b), dimensions={1} m = f32[64,33] multiply(a, bb) t = f32[64,33] tanh(m)
+  z = f32[] constant(0) r = f32[64] reduce(t, z), dimensions={1}, to_apply=add
+  ROOT out = (f32[64,33], f32[64]) tuple(t, r) })", 8},
+    {"dot (gemm and elemental)", R"(HloModule m
+ENTRY e { a = f32[2,16,24] parameter(0) b = f32[2,24,8] parameter(1) c = f32[3,2,4] parameter(2) d = f32[2,4,5] parameter(3)
+  g = f32[2,16,8] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  h = f32[3,5] dot(c, d), lhs_contracting_dims={1,2}, rhs_contracting_dims={0,1}
+  ROOT out = (f32[2,16,8], f32[3,5]) tuple(g, h) })", 8},
+    {"sort (two operands) and top-k", R"(HloModule m
+cmp { a = f32[] parameter(0) b = f32[] parameter(1) c = s32[] parameter(2) d = s32[] parameter(3)
+  ROOT lt = pred[] compare(a, b), direction=LT }
+ENTRY e { x = f32[4,33] parameter(0) i = s32[4,33] iota(), iota_dimension=1
+  s = (f32[4,33], s32[4,33]) sort(x, i), dimensions={1}, is_stable=true, to_apply=cmp
+  t = (f32[4,5], s32[4,5]) topk(x), k=5, largest=true
+  s0 = f32[4,33] get-tuple-element(s), index=0 s1 = s32[4,33] get-tuple-element(s), index=1
+  t0 = f32[4,5] get-tuple-element(t), index=0 t1 = s32[4,5] get-tuple-element(t), index=1
+  ROOT out = (f32[4,33], s32[4,33], f32[4,5], s32[4,5]) tuple(s0, s1, t0, t1) })", 8},
+    {"scatter add and gather", R"(HloModule m
+add { x = f32[] parameter(0) y = f32[] parameter(1) ROOT s = f32[] add(x, y) }
+ENTRY e { op = f32[10,4] parameter(0) idx = s32[6] parameter(1) upd = f32[6,4] parameter(2)
+  s = f32[10,4] scatter(op, idx, upd), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  gi = s32[5,1] parameter(3)
+  g = f32[5,4] gather(op, gi), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}
+  ROOT out = (f32[10,4], f32[5,4]) tuple(s, g) })", 12},
+    {"dynamic-update-slice and dynamic-slice", R"(HloModule m
+ENTRY e { a = f32[8,6] parameter(0) u = f32[3,6] parameter(1) i = s32[] parameter(2) z = s32[] constant(0)
+  d = f32[8,6] dynamic-update-slice(a, u, i, z)
+  s = f32[2,6] dynamic-slice(d, i, z), dynamic_slice_sizes={2,6}
+  ROOT out = (f32[8,6], f32[2,6]) tuple(d, s) })", 10},
+    {"while loop and conditional", R"(HloModule m
+cond { p = (s32[], f32[5]) parameter(0) i = s32[] get-tuple-element(p), index=0 n = s32[] constant(6)
+  ROOT lt = pred[] compare(i, n), direction=LT }
+body { p = (s32[], f32[5]) parameter(0) i = s32[] get-tuple-element(p), index=0 v = f32[5] get-tuple-element(p), index=1
+  one = s32[] constant(1) i2 = s32[] add(i, one) c = f32[] constant(1.5) cb = f32[5] broadcast(c), dimensions={}
+  v2 = f32[5] multiply(v, cb) ROOT t = (s32[], f32[5]) tuple(i2, v2) }
+b0 { x = f32[5] parameter(0) ROOT n = f32[5] negate(x) }
+b1 { x = f32[5] parameter(0) ROOT e = f32[5] exponential(x) }
+ENTRY e { v = f32[5] parameter(0) k = s32[] parameter(1) z = s32[] constant(0)
+  init = (s32[], f32[5]) tuple(z, v) w = (s32[], f32[5]) while(init), condition=cond, body=body
+  r = f32[5] get-tuple-element(w), index=1
+  c = f32[5] conditional(k, r, r), branch_computations={b0, b1}
+  ROOT out = (f32[5], f32[5]) tuple(r, c) })", 2},
+    {"reduce-window, select-and-scatter, pad, concatenate, transpose", R"(HloModule m
+max { x = f32[] parameter(0) y = f32[] parameter(1) ROOT m = f32[] maximum(x, y) }
+add { x = f32[] parameter(0) y = f32[] parameter(1) ROOT s = f32[] add(x, y) }
+ge { x = f32[] parameter(0) y = f32[] parameter(1) ROOT c = pred[] compare(x, y), direction=GE }
+ENTRY e { a = f32[8,8] parameter(0) src = f32[4,4] parameter(1) ninf = f32[] constant(-inf) z = f32[] constant(0)
+  rw = f32[4,4] reduce-window(a, ninf), window={size=2x2 stride=2x2}, to_apply=max
+  sas = f32[8,8] select-and-scatter(a, src, z), window={size=2x2 stride=2x2}, select=ge, scatter=add
+  p = f32[10,11] pad(a, z), padding=1_1x2_1
+  t = f32[8,8] transpose(a), dimensions={1,0}
+  c = f32[8,16] concatenate(a, t), dimensions={1}
+  ROOT out = (f32[4,4], f32[8,8], f32[10,11], f32[8,16]) tuple(rw, sas, p, c) })", 8},
+    {"scan (cumulative sum)", R"(HloModule m
+body { x = f32[6] parameter(0) c = f32[6] parameter(1) s = f32[6] add(x, c) ROOT t = (f32[6], f32[6]) tuple(s, s) }
+ENTRY e { a = f32[6,40] parameter(0) z = f32[] constant(0) init = f32[6] broadcast(z), dimensions={}
+  s = (f32[6,40], f32[6]) scan(a, init), dimensions={1}, num_carries=1, is_associative=true, to_apply=body
+  ROOT r = f32[6,40] get-tuple-element(s), index=0 })", 8},
+    {"convolution and integer ops", R"(HloModule m
+ENTRY e { x = f32[1,6,6,2] parameter(0) k = f32[3,3,2,4] parameter(1)
+  c = f32[1,6,6,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  i = s32[16] parameter(2) j = s32[16] parameter(3) q = s32[16] divide(i, j) r = s32[16] remainder(i, j)
+  sh = s32[16] shift-left(i, j) pc = s32[16] popcnt(i)
+  ROOT out = (f32[1,6,6,4], s32[16], s32[16], s32[16], s32[16]) tuple(c, q, r, sh, pc) })", 40},
+};
+
+TEST_CASE("kernels match the reference evaluator", "[cpu][kernels]") {
+  for (const KernelCase& c : kKernelCases) {
+    for (bool passes : {false, true}) {
+      INFO(c.name << (passes ? " (cpu pipeline)" : " (no passes)"));
+      CheckAgainstEvaluator(c.text, passes, c.int_range, 1e-4);
+    }
+  }
+}
+
+std::vector<std::string> SmallCorpusModules() {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(kCorpus)) {
+    const std::string f = entry.path().filename().string();
+    const std::string suffix = ".small.before_optimizations.txt";
+    if (f.size() > suffix.size() && f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0)
+      names.push_back(f.substr(0, f.size() - suffix.size()));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Compiles a small corpus module, runs it on its inputs and compares with XLA's outputs.
+void CheckCorpusModule(const std::string& name, bool passes) {
+  const std::string base = kCorpus + "/" + name + ".small.";
+  absl::StatusOr<std::unique_ptr<HloModule>> module = ParseHloModuleFile(base + "before_optimizations.txt");
+  REQUIRE(module.ok());
+  const std::vector<bool> fed_by_dot = OutputsFedByDotOrConvolution(**module);
+  absl::StatusOr<std::vector<Literal>> args = LoadCorpusInputs(**module, base + "inputs.npz");
+  REQUIRE(args.ok());
+  std::vector<Shape> result_shapes;
+  for (const auto& [index, shape] : codegen::ArrayLeaves((*module)->entry_computation()->root_instruction()->shape()))
+    result_shapes.push_back(*shape);
+  absl::StatusOr<std::vector<NpyArray>> outputs = ReadNpz(base + "outputs.npz");
+  REQUIRE(outputs.ok());
+
+  absl::StatusOr<runtime::Executable> exe = Compile(**module, passes);
+  INFO("compile: " << (exe.ok() ? std::string("ok") : std::string(exe.status().message())));
+  REQUIRE(exe.ok());
+  const std::string bytes = exe->Serialize();
+  absl::StatusOr<std::vector<Literal>> got = Run(*exe, *args);
+  INFO("run: " << (got.ok() ? std::string("ok") : std::string(got.status().message())));
+  REQUIRE(got.ok());
+  REQUIRE(got->size() == result_shapes.size());
+  for (size_t i = 0; i < got->size(); ++i) {
+    const NpyArray* ref = nullptr;
+    for (const NpyArray& a : *outputs)
+      if (a.name == absl::StrCat("out", i)) ref = &a;
+    REQUIRE(ref != nullptr);
+    absl::StatusOr<Literal> expected = ReinterpretAs(*ref, result_shapes[i]);
+    REQUIRE(expected.ok());
+    const bool dot = i < fed_by_dot.size() && fed_by_dot[i];
+    CompareResult r = CompareLiterals((*got)[i], *expected, DefaultTolerance(result_shapes[i].element_type(), dot));
+    INFO("out" << i << ": error " << r.error << " threshold " << r.threshold << " " << r.message);
+    CHECK(r.ok);
+  }
+  // The serialized executable runs to the same bytes.
+  absl::StatusOr<runtime::Executable> back = runtime::Executable::Deserialize(bytes, name);
+  REQUIRE(back.ok());
+  absl::StatusOr<std::vector<Literal>> again = Run(std::move(*back), *args);
+  REQUIRE(again.ok());
+  REQUIRE(again->size() == got->size());
+  for (size_t i = 0; i < got->size(); ++i) CHECK((*again)[i] == (*got)[i]);
+}
+
+TEST_CASE("every small corpus module compiles and matches XLA's outputs", "[cpu][corpus]") {
+  const std::vector<std::string> names = SmallCorpusModules();
+  REQUIRE(names.size() >= 20);
+  for (const std::string& name : names) {
+    SECTION(name) { CheckCorpusModule(name, /*passes=*/true); }
+  }
+}
+
+TEST_CASE("every small corpus module also runs unoptimized (one kernel per instruction)",
+          "[cpu][corpus][no-passes]") {
+  for (const std::string& name : SmallCorpusModules()) {
+    SECTION(name) { CheckCorpusModule(name, /*passes=*/false); }
+  }
+}
+
+}  // namespace
+}  // namespace hloc

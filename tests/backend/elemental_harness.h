@@ -1,0 +1,43 @@
+// Test harness of the elemental emitter: HLO text per case, evaluated by the reference evaluator
+// and emitted as one LLVM function per case (MakeFusedGenerator over the entry computation +
+// EmitLoopNest), JIT-compiled together with ORC LLJIT after LLVM's O2 pipeline (so undefined
+// behaviour in the emitted IR would show), run, and compared element by element.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/literal.h"
+
+namespace hloc::elemental_test {
+
+struct Case {
+  std::string name;
+  std::string hlo;
+  std::vector<Literal> args;
+  // Extra relative tolerance for floats on top of ~1 ulp of the result type (dot, reduce, and
+  // complex transcendentals whose formulas differ from std::complex's).
+  double tolerance = 0;
+  // Hand-written cases must verify; generated op x type cases are skipped when HLO rejects them.
+  bool must_verify = true;
+};
+
+struct Outcome {
+  int run = 0, passed = 0, rejected_by_verifier = 0, rejected_by_evaluator = 0;
+  std::vector<std::string> failures;
+  std::vector<std::string> rejected;  // names, for the log
+};
+
+// Runs every case; failures say which element differs and how.
+Outcome RunBatch(std::vector<Case>& cases);
+
+// Deterministic inputs of `n` elements that cycle through the type's edge values (zeros of both
+// signs, +-1, infinities, NaN, denormals, the extremes, values beyond the range, random ones);
+// `stride` spreads a second operand so pairs cover the cross product.
+Literal EdgeInput(PrimitiveType t, const std::vector<int64_t>& dims, int64_t stride = 1, uint64_t seed = 1);
+// Number of edge values EdgeInput cycles through for `t`.
+int64_t EdgeCount(PrimitiveType t);
+// Random values in [lo, hi] (integers: wrapped into the type).
+Literal RandomInput(PrimitiveType t, const std::vector<int64_t>& dims, double lo, double hi, uint64_t seed);
+
+}  // namespace hloc::elemental_test
