@@ -44,7 +44,7 @@ class Walker {
     for (const auto& inst : computation.instructions()) {
       absl::Status s = EmitInstruction(*inst, out, depth);
       if (!s.ok()) {
-        if (s.message().find(inst->name()) != std::string::npos) return s;
+        if (s.message().find("%" + inst->name()) != std::string::npos) return s;
         return absl::Status(s.code(), absl::StrCat("%", inst->name(), " (", std::string(HloOpcodeString(inst->opcode())), "): ",
                                                    s.message()));
       }

@@ -10,6 +10,7 @@
 #include "engine/pass_manager.h"
 #include "engine/pipeline.h"
 #include "engine/profile_loader.h"
+#include "passes/fusion/kernel_report.h"
 #include "passes/fusion/priority_fusion.h"
 #include "ir/hlo_printer.h"
 #include "tools/cli.h"
@@ -58,6 +59,9 @@ While running:
                       or would be fused into consumer B: the Fusible record or veto of
                       rules/fusion/*.td that refuses it, with its file:line, or the cost
                       model's numbers (the module still goes to -o OUT when given)
+  --kernel-report F   also write, as JSON to F, the kernels and library calls the optimized
+                      module would launch and the bytes the fusion cost model expects
+                      (scripts/bench-kernels tabulates it against XLA)
   -v, --verbose       print one line per pass run (changed or not, time) to stderr
   -o, --output OUT    write the optimized module to OUT instead of standard output
   --pipeline-dir DIR  where pipeline names are looked up first (then $HLOC_PIPELINE_DIR, the
@@ -135,6 +139,7 @@ int RunOpt(const std::vector<std::string>& args) {
                            {"--dump-pass-re", "", true},
                            {"--trace-rules", "", false},
                            {"--explain-fusion", "", true},
+                           {"--kernel-report", "", true},
                            {"--verbose", "-v", false},
                            {"--output", "-o", true},
                            {"--pipeline-dir", "", true},
@@ -248,6 +253,11 @@ int RunOpt(const std::vector<std::string>& args) {
 
   std::string text = PrintModule(*module);
   if (!text.empty() && text.back() != '\n') text.push_back('\n');
+  if (auto report_path = parsed->Get("--kernel-report")) {
+    std::ofstream report(*report_path, std::ios::binary | std::ios::trunc);
+    report << KernelReportJson(CountKernels(*module, context.profile));
+    if (!report) return Fail(absl::StrCat("cannot write '", *report_path, "'"));
+  }
   if (auto pair = parsed->Get("--explain-fusion")) {
     std::vector<std::string> names = SplitList(*pair);
     if (names.size() != 2) return UsageError("opt", "--explain-fusion takes PRODUCER,CONSUMER");

@@ -22,6 +22,17 @@ struct OperandLeafCopy {
   int64_t operand;
   ShapeIndex index;
 };
+struct BodyRootLeaf {
+  ShapeIndex index;
+  bool copy = false;
+  const HloInstruction* writer = nullptr;     // when not copied: what first writes the new state
+  std::vector<const HloInstruction*> after;   // when copied: readers of the old state
+  std::vector<size_t> perm_readers;           // leaves whose root returns this leaf's old state
+};
+struct BodyRootPlan {
+  HloComputation* body;
+  std::vector<BodyRootLeaf> leaves;
+};
 struct RootLeafCopy {
   HloComputation* computation;
   ShapeIndex index;
@@ -51,6 +62,14 @@ class Planner {
 
   std::vector<OperandLeafCopy> operand_copies;
   std::vector<RootLeafCopy> root_copies;
+  std::vector<BodyRootPlan> body_roots;
+
+  size_t size() const {
+    size_t n = operand_copies.size() + root_copies.size();
+    for (const BodyRootPlan& b : body_roots)
+      for (const BodyRootLeaf& l : b.leaves) n += l.copy;
+    return n;
+  }
 
  private:
   const HloValue* Single(const HloInstruction* inst, const ShapeIndex& index) const {
@@ -221,25 +240,51 @@ class Planner {
     PlanBodyRoot(w->while_body());
   }
 
+  // Body roots: the state element i is written by the start of X_i's in-place chain; the old
+  // state P_i must be dead by then. Where it may not be, X_i is copied at the root, after every
+  // read of P_i (control edges). A state element returned at another index (X_j == P_i) is read
+  // by that index's root copy, which must run before P_i's buffer is written.
   void PlanBodyRoot(HloComputation* body) {
     const HloInstruction* root = body->root_instruction();
     if (root == nullptr || body->num_parameters() == 0) return;
     const HloInstruction* param = body->parameter_instruction(0);
+    BodyRootPlan plan{body, {}};
     absl::flat_hash_set<int64_t> seen_values;
+    std::vector<const HloValue*> xs, ps;
     for (const ShapeIndex& i : Leaves(root->shape())) {
       const HloValue* x = Single(root, i);
       const HloValue* p = df_.ValueIsDefinedAt(param, i) ? &df_.GetValueDefinedAt(param, i) : nullptr;
+      BodyRootLeaf leaf{i};
       bool ok = x != nullptr && p != nullptr && seen_values.insert(x->id()).second;
       if (ok) {
         const HloValue* s = ChainStart(x);
-        if (s != p) {
+        if (s == p) {
+          leaf.writer = nullptr;  // passthrough, or updated in place: nothing new is written
+        } else {
           const HloInstruction* d = s->defining_instruction();
-          ok = d->parent() == body && !IsReadOnly(*s) && d->opcode() != HloOpcode::kParameter &&
-               RootIndicesOf(*p, body).empty() && ReadsPrecede(*p, d, s->defining_index(), nullptr);
+          ok = d->parent() == body && !IsReadOnly(*s) && d->opcode() != HloOpcode::kParameter;
+          if (ok && !ReadsPrecede(*p, d, s->defining_index(), nullptr)) ok = false;
+          leaf.writer = d;
         }
       }
-      if (!ok) root_copies.push_back({body, i, {}});
+      if (!ok) {
+        leaf.copy = true;
+        leaf.writer = nullptr;
+        if (p != nullptr)
+          for (const HloUse& u : p->uses())
+            if (const HloInstruction* a = Anchor(u.instruction, body)) leaf.after.push_back(a);
+      }
+      plan.leaves.push_back(std::move(leaf));
+      xs.push_back(x);
+      ps.push_back(p);
     }
+    bool any = false;
+    for (size_t i = 0; i < plan.leaves.size(); ++i) {
+      for (size_t j = 0; j < plan.leaves.size(); ++j)
+        if (j != i && ps[i] != nullptr && xs[j] == ps[i]) plan.leaves[i].perm_readers.push_back(j);
+      any |= plan.leaves[i].copy || !plan.leaves[i].perm_readers.empty();
+    }
+    if (any) body_roots.push_back(std::move(plan));
   }
 
   void PlanBranchRoot(HloComputation* branch) {
@@ -381,6 +426,59 @@ class Applier {
     return t->operand(c.index.back());
   }
 
+  // Does `b` depend on `a` (operands and control predecessors)?
+  static bool DependsOn(const HloInstruction* b, const HloInstruction* a) {
+    absl::flat_hash_set<const HloInstruction*> seen;
+    std::vector<const HloInstruction*> stack = {b};
+    while (!stack.empty()) {
+      const HloInstruction* x = stack.back();
+      stack.pop_back();
+      if (x == a) return true;
+      for (const HloInstruction* o : x->operands())
+        if (seen.insert(o).second) stack.push_back(o);
+      for (const HloInstruction* o : x->control_predecessors())
+        if (seen.insert(o).second) stack.push_back(o);
+    }
+    return false;
+  }
+
+  static const HloInstruction* Earlier(const HloComputation* comp, const HloInstruction* a, const HloInstruction* b) {
+    for (const auto& inst : comp->instructions())
+      if (inst.get() == a || inst.get() == b) return inst.get();
+    return a;
+  }
+
+  void ApplyBodyRoot(const BodyRootPlan& plan) {
+    HloComputation* body = plan.body;
+    std::vector<HloInstruction*> writer(plan.leaves.size(), nullptr);
+    for (size_t k = 0; k < plan.leaves.size(); ++k) {
+      const BodyRootLeaf& leaf = plan.leaves[k];
+      if (!leaf.copy) {
+        writer[k] = const_cast<HloInstruction*>(leaf.writer);
+        continue;
+      }
+      writer[k] = CopyRootLeaf({body, leaf.index, {}});
+      for (const HloInstruction* a : leaf.after)
+        if (a != writer[k]) const_cast<HloInstruction*>(a)->AddControlDependencyTo(writer[k]);
+    }
+    for (size_t i = 0; i < plan.leaves.size(); ++i) {
+      if (writer[i] == nullptr) continue;
+      for (size_t j : plan.leaves[i].perm_readers) {
+        HloInstruction* reader = writer[j];  // copies P_i into state element j
+        if (reader == nullptr || !plan.leaves[j].copy) continue;
+        if (!DependsOn(reader, writer[i])) {
+          reader->AddControlDependencyTo(writer[i]);
+          continue;
+        }
+        // A cycle (state elements swapped): read P_i into a temp first, and copy from that.
+        HloInstruction* src = reader->operand(0);
+        HloInstruction* temp = MakeCopy(body, src, Earlier(body, reader, writer[i]));
+        reader->ReplaceOperandWith(0, temp);
+        temp->AddControlDependencyTo(writer[i]);
+      }
+    }
+  }
+
  private:
   NameUniquer names_;
 };
@@ -407,7 +505,7 @@ absl::StatusOr<size_t> CountNeededCopies(const HloModule& module) {
     for (auto& c : p.operand_copies) fprintf(stderr, "  need operand copy %s.%ld%s\n", c.consumer->name().c_str(), c.operand, ShapeIndexToString(c.index).c_str());
     for (auto& c : p.root_copies) fprintf(stderr, "  need root copy %s%s\n", c.computation->name().c_str(), ShapeIndexToString(c.index).c_str());
   }
-  return p.operand_copies.size() + p.root_copies.size();
+  return p.size();
 }
 
 // Removes copies whose removal needs no new copy (XLA's RemoveUnnecessaryCopies, checked by
@@ -460,12 +558,29 @@ absl::StatusOr<bool> CopyInsertionPass::Run(HloModule& module, PassContext&) {
   planner.Plan();
   Applier applier(module);
   for (const OperandLeafCopy& c : planner.operand_copies) applier.CopyOperandLeaf(c);
+  for (const BodyRootPlan& b : planner.body_roots) applier.ApplyBodyRoot(b);
   for (const RootLeafCopy& c : planner.root_copies) {
     HloInstruction* copy = applier.CopyRootLeaf(c);
     for (HloInstruction* pred : c.after)
       if (pred != copy) pred->AddControlDependencyTo(copy);
   }
-  changed |= !planner.operand_copies.empty() || !planner.root_copies.empty();
+  changed |= planner.size() > 0;
+  // Control edges may point backwards in a scheduled module's order: re-sequence those
+  // computations (operands and control predecessors first).
+  if (changed && module.is_scheduled()) {
+    for (const auto& comp : module.computations()) {
+      if (comp->IsFusionComputation()) continue;
+      absl::flat_hash_map<const HloInstruction*, size_t> pos;
+      for (const auto& inst : comp->instructions()) pos[inst.get()] = pos.size();
+      bool bad = false;
+      for (const auto& inst : comp->instructions()) {
+        for (const HloInstruction* o : inst->operands()) bad |= pos.contains(o) && pos[o] > pos[inst.get()];
+        for (const HloInstruction* o : inst->control_predecessors()) bad |= pos.contains(o) && pos[o] > pos[inst.get()];
+      }
+      if (bad)
+        if (absl::Status s = comp->SetInstructionOrder(comp->MakeInstructionPostOrder()); !s.ok()) return s;
+    }
+  }
   return changed;
 }
 

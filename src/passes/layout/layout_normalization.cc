@@ -36,6 +36,12 @@ class Normalizer {
   absl::StatusOr<bool> Run() {
     bool changed = false;
     for (HloInstruction* x : c_->MakeInstructionPostOrder()) {
+      if (IsVariadic(*x)) {
+        absl::StatusOr<bool> done = RewriteVariadic(*x);
+        if (!done.ok()) return done.status();
+        changed |= *done;
+        continue;
+      }
       if (!NeedsWork(*x)) continue;
       Builder b(c_, &names_, x);
       absl::StatusOr<HloInstruction*> n = Rewrite(*x, b);
@@ -59,6 +65,73 @@ class Normalizer {
     for (const HloInstruction* o : x.operands())
       if (o->shape().IsArray() && !HasDefaultLayout(o->shape())) return true;
     return false;
+  }
+
+  // A variadic reduce or sort (a tuple of results over inputs of one layout).
+  static bool IsVariadic(const HloInstruction& x) {
+    return x.shape().IsTuple() && (x.opcode() == HloOpcode::kReduce || x.opcode() == HloOpcode::kSort) &&
+           x.control_predecessors().empty() && x.control_successors().empty();
+  }
+
+  // The variadic reduce / sort on normalized inputs; each result element is transposed where
+  // its layout wants another order and bitcast back, and the tuple of those replaces it.
+  absl::StatusOr<bool> RewriteVariadic(HloInstruction& x) {
+    const bool reduce = x.opcode() == HloOpcode::kReduce;
+    const int64_t inputs = reduce ? x.operand_count() / 2 : x.operand_count();
+    if (inputs < 1 || static_cast<int64_t>(x.shape().tuple_shapes().size()) != inputs) return false;
+    const Shape& in0 = x.operand(0)->shape();
+    bool all_default = true;
+    for (int64_t i = 0; i < inputs; ++i) {
+      const Shape& si = x.operand(i)->shape();
+      if (!si.IsArray() || si.rank() != in0.rank() || MajorToMinor(si) != MajorToMinor(in0)) return false;
+      all_default &= HasDefaultLayout(si) && HasDefaultLayout(x.shape().tuple_shapes(i));
+    }
+    if (all_default) return false;
+    Builder b(c_, &names_, &x);
+    const std::vector<int64_t> po = MajorToMinor(in0);
+    const std::vector<int64_t> io = InversePermutation(po);
+    std::vector<HloInstruction*> ops;
+    for (int64_t i = 0; i < x.operand_count(); ++i)
+      ops.push_back(i < inputs ? NormalizedInput(x.operand(i), b) : x.operand(i));
+    std::unique_ptr<HloInstruction> clone = CloneInstruction(x, ops);
+    std::vector<int64_t> kept;  // result logical dims in the inputs' physical order
+    if (reduce) {
+      const std::vector<int64_t>& reduced = x.attrs().dimensions;
+      for (int64_t d : po) {
+        if (std::find(reduced.begin(), reduced.end(), d) != reduced.end()) continue;
+        int64_t out = d;
+        for (int64_t r : reduced)
+          if (r < d) --out;
+        kept.push_back(out);
+      }
+      clone->mutable_attrs().dimensions.clear();
+      for (int64_t d : reduced) clone->mutable_attrs().dimensions.push_back(io[d]);
+      std::sort(clone->mutable_attrs().dimensions.begin(), clone->mutable_attrs().dimensions.end());
+    } else {
+      kept = po;
+      for (int64_t& d : clone->mutable_attrs().dimensions) d = io[d];
+    }
+    std::vector<Shape> leaves;
+    for (const Shape& leaf : x.shape().tuple_shapes()) {
+      if (!leaf.IsArray() || leaf.rank() != static_cast<int64_t>(kept.size())) return false;
+      leaves.push_back(DefaultShape(leaf.element_type(), DimsInOrder(leaf, kept)));
+    }
+    clone->mutable_shape() = Shape::Tuple(leaves);
+    HloInstruction* n = b.Add(std::move(clone));
+    std::vector<HloInstruction*> elems;
+    const std::vector<int64_t> ik = InversePermutation(kept);
+    for (int64_t i = 0; i < inputs; ++i) {
+      const Shape& leaf = x.shape().tuple_shapes(i);
+      std::vector<int64_t> t;
+      for (int64_t d : MajorToMinor(leaf)) t.push_back(ik[d]);
+      HloInstruction* e = TransposeIfNeeded(b.GetTupleElement(n, i), t, b);
+      if (!(e->shape() == leaf)) e = b.Bitcast(e, leaf);
+      elems.push_back(e);
+    }
+    HloInstruction* tuple = b.Tuple(elems);
+    x.ReplaceAllUsesWith(tuple);
+    HLOC_LAYOUT_RETURN_IF_ERROR(RemoveInstruction(&x));
+    return true;
   }
 
   // The instruction holding `x`'s bytes with the default layout (XLA's GetNormalizedInput).

@@ -163,7 +163,11 @@ struct Fuser {
       const bool rank0_bias = is_bcast && addend->attrs().dimensions.empty() && LosslesslyConvertible(addend, bias_t);
       const bool side_ok = can_accept_side_input && addend->shape().element_type() == conv_t;
       if (!(can_accept_bias && (rank1_bias || rank0_bias)) && !side_ok) continue;
-      std::vector<HloInstruction*> ops = BiasActivationOperands(conv, instr);
+      const bool takes_bias = can_accept_bias && (rank1_bias || rank0_bias);
+      // A fresh conv taking a bias needs no zero bias first.
+      std::vector<HloInstruction*> ops = conv->operands();
+      if (fresh && takes_bias) ops.push_back(nullptr);
+      else ops = BiasActivationOperands(conv, instr);
       ExpanderBuilder b(comp, names, instr);
       if (can_accept_bias && rank1_bias) {
         HloInstruction* v = addend->operand(0);

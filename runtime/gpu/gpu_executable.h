@@ -1,0 +1,62 @@
+// Running an Executable on an NVIDIA GPU. Everything CUDA is loaded at run time (dlopen:
+// libcuda.so.1, libcublasLt.so.13 / .12, libcudnn.so.9), so the same binary starts on machines
+// without a GPU and GPU tests skip cleanly there (GpuRuntimeAvailable says why not).
+//   - the PTX in Executable::code is loaded with cuModuleLoadDataEx (JIT to the device's SASS);
+//   - device memory is laid out from Executable::allocations: one cuMemAlloc per allocation
+//     (constants uploaded once at load), parameters copied in, results copied out;
+//   - thunks run in order on one stream: kKernel -> cuLaunchKernel with launch dims, each
+//     argument a device pointer (allocation base + slice offset); kGemm -> cuBLASLt matmul with
+//     the epilogue and the algorithm (autotuned: runtime/gpu/autotune_cache); kConvolution ->
+//     cuDNN; kCopy/kMemset -> cuMemcpyDtoDAsync/cuMemsetD32Async; kWhile/kConditional read the
+//     predicate back to the host; kSequential in order;
+//   - command buffers: runs of kernel/GEMM thunks are captured once into a CUDA graph and
+//     replayed (CommandBufferOptions; XLA's xla_gpu_enable_command_buffer).
+// Out of memory gives an error naming the allocation and listing the buffer summary, and frees
+// what was allocated, so the process can go on.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/cpu/cpu_executable.h"  // HostBuffer
+#include "runtime/executable/executable.h"
+
+namespace hloc::runtime {
+
+// Why the GPU cannot be used here (no libcuda.so.1, no device, ...), or OK.
+absl::Status GpuRuntimeAvailable();
+
+struct CommandBufferOptions {
+  bool enabled = true;
+  std::vector<std::string> kinds = {"kKernel", "kGemm"};  // thunk kinds a graph may hold
+  int64_t min_graph_size = 2;                               // shorter runs stay plain thunks
+};
+
+struct GpuRunOptions {
+  int device_ordinal = 0;
+  CommandBufferOptions command_buffers;
+  std::string autotune_cache;   // file of chosen GEMM algorithms keyed by profile + problem; empty: none
+  bool autotune = true;         // time cuBLASLt's candidate algorithms on first use
+};
+
+struct GpuTiming {
+  double median_us = 0, min_us = 0;  // per call
+  int64_t calls = 0;
+};
+
+class GpuExecutable {
+ public:
+  static absl::StatusOr<std::unique_ptr<GpuExecutable>> Load(Executable executable, const GpuRunOptions& options);
+  virtual ~GpuExecutable() = default;
+  // One call: upload arguments, run, download results.
+  virtual absl::StatusOr<std::vector<HostBuffer>> Run(const std::vector<HostBuffer>& arguments) = 0;
+  // Timing the way DEVICE.md says XLA is timed: arguments uploaded once, back-to-back calls with
+  // results ready, median over `batches` batches of `calls_per_batch` calls (after a warm-up).
+  virtual absl::StatusOr<GpuTiming> Benchmark(const std::vector<HostBuffer>& arguments, int batches,
+                                              int calls_per_batch) = 0;
+  virtual const Executable& executable() const = 0;
+};
+
+}  // namespace hloc::runtime

@@ -1,0 +1,40 @@
+// GpuCompiler: HLO module -> runtime::Executable for an NVIDIA GPU, deviceless (no GPU needed;
+// XLA's GpuCompiler / NVPTXCompiler). Stages: the gpu pipeline (pipelines/gpu.yaml patched by the
+// profile: layout, library rewrites, fusion, copy insertion, scheduling), buffer assignment (256-byte
+// alignment), thunk emission (codegen/thunk_emitter.h with the GPU backend: NVPTX kernels for
+// fusions, kGemm for __cublas$lt$matmul / __cublas$gemm custom calls, kConvolution for __cudnn$*),
+// the CommandBufferConversionPass over the thunks, and PTX for the profile's compute capability
+// (sm_90 for h200/h100, sm_80 for a100) from LLVM's NVPTX backend.
+#pragma once
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "engine/pipeline.h"
+#include "engine/profile_loader.h"
+#include "ir/module.h"
+#include "runtime/executable/executable.h"
+
+namespace hloc::codegen::gpu {
+
+struct GpuCompileOptions {
+  std::optional<Pipeline> pipeline;  // nullopt: no HLO passes
+  std::optional<Profile> profile;    // h200 when absent
+  std::string dump_to;               // XLA-named dumps + NAME.ptx
+  std::ostream* log = nullptr;
+  bool command_buffers = true;       // run CommandBufferConversionPass
+};
+
+struct GpuCompileArtifacts {
+  std::string optimized_hlo, buffer_assignment, thunk_sequence, llvm_ir, ptx;
+  int64_t num_kernels = 0;
+};
+
+class GpuCompiler {
+ public:
+  static absl::StatusOr<runtime::Executable> Compile(HloModule& module, const GpuCompileOptions& options,
+                                                     GpuCompileArtifacts* artifacts = nullptr);
+};
+
+}  // namespace hloc::codegen::gpu
