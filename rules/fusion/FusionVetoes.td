@@ -4,7 +4,8 @@
 // and holds when all of its conditions do. $producer and $consumer are instructions of a
 // non-fusion computation: plain instructions or fusions built so far. PriorityFusion fuses a
 // producer into all of its consumers or none, so a veto on one consumer keeps the producer
-// unfused. These are XLA's refusals (gpu_fusible.cc, priority_fusion.cc,
+// unfused. (A multi-output producer needs no veto: its users read it through
+// get-tuple-element, which never fuses.) These are XLA's refusals (gpu_fusible.cc, priority_fusion.cc,
 // instruction_fusion.cc); the cost model then decides among the legal fusions.
 //===----------------------------------------------------------------------===//
 
@@ -27,7 +28,6 @@ def FormsRowNormalization : Constraint<"$producer and $consumer form a row-norma
 def RowFitsInSharedMemory : Constraint<"the chain's row fits in the GPU's shared memory per block",
                                        "fusion::RowFitsInSharedMemory">;
 def HasScatter : Constraint<"$x is a scatter or a fusion with a scatter", "fusion::HasScatter">;
-def IsMultiOutputFusionNode : Constraint<"$x is a multi-output fusion", "fusion::IsMultiOutputFusionNode">;
 def IsConstantOp : Constraint<"$x is a constant", "fusion::IsConstantOp">;
 def IsFusionOp : Constraint<"$x is a fusion", "fusion::IsFusionOp">;
 def IsLibraryCall : Constraint<"$x is a library call (custom-call or kCustom fusion)", "fusion::IsLibraryCall">;
@@ -36,7 +36,7 @@ def HeroesIncompatible : Constraint<"the heroes of $producer and $consumer need 
                                     "fusion::HeroesIncompatible">;
 def FusionOperandsExceed : Constraint<"the fusion would have more than n operands and outputs",
                                       "fusion::FusionOperandsExceed">;
-def ProducerPathsExceed : Constraint<"$producer's value reaches $consumer's outputs along more than n paths",
+def ProducerPathsExceed : Constraint<"the consumer's emitter would generate $producer's code for more than n indexings",
                                      "fusion::ProducerPathsExceed">;
 
 // Recomputing an expensive value for every element that reads it costs more than the memory
@@ -79,12 +79,6 @@ def CpuNoScatterFusion : FusionVeto<
     "the CPU backend emits a scatter on its own (no scatter fusions)",
     [(HasScatter $consumer)]>;
 
-// Fusing a multi-output fusion would compute its other outputs twice (XLA: "the producer is
-// not fusible as it is a multi-output fusion").
-def MultiOutputProducer : FusionVeto<
-    "the producer is a multi-output fusion (its other outputs would be computed twice)",
-    [(IsMultiOutputFusionNode $producer)]>;
-
 // Large constants stay buffers the kernels read (XLA: "not fusing constant").
 def NonScalarConstant : FusionVeto<
     "a constant with more than one element stays a buffer that kernels read",
@@ -121,8 +115,8 @@ def TooManyOperands : FusionVeto<
     "the fusion would have more than 96 operands and outputs (kernel parameter space)",
     [(FusionOperandsExceed $producer, $consumer, 96)]>;
 
-// Each path from the producer to an output emits the producer's code again (XLA's
-// IsFusedIrEmitterInefficient).
+// Each distinct index the consumer reads the producer at emits the producer's code again
+// (XLA's IsFusedIrEmitterInefficient, kAllowedCodeDuplication = 15).
 def CodeDuplication : FusionVeto<
-    "the producer's code would be emitted along more than 16 paths through the consumer (code size)",
-    [(ProducerPathsExceed $producer, $consumer, 16)]>;
+    "the consumer would emit the producer's code for more than 15 different indexings (code size)",
+    [(ProducerPathsExceed $producer, $consumer, 15)]>;

@@ -35,23 +35,45 @@ absl::flat_hash_map<std::string, CpuCustomCall>& CustomCalls() {
   return *calls;
 }
 
-// Buffers are 64-byte aligned (a cache line, and enough for any vector load the emitter uses).
+// Buffers are 64-byte aligned (a cache line, and enough for any vector load the emitter uses)
+// and framed by two 64-byte red zones holding a known pattern. After each thunk the red zones of
+// the allocations it touched are checked, so a kernel that writes out of bounds (a compiler
+// bug) is reported by name instead of corrupting the heap.
+constexpr int64_t kRedZone = 64;
+constexpr uint8_t kRedZoneByte = 0xa5;
+
 struct AlignedBuffer {
+  uint8_t* block = nullptr;
   uint8_t* data = nullptr;
   int64_t size = 0;
+  int64_t rounded = 0;
   AlignedBuffer() = default;
   explicit AlignedBuffer(int64_t bytes) : size(bytes) {
-    const size_t rounded = (static_cast<size_t>(std::max<int64_t>(bytes, 1)) + 63) / 64 * 64;
-    data = static_cast<uint8_t*>(std::aligned_alloc(64, rounded));
-    if (data != nullptr) std::memset(data, 0, rounded);
+    rounded = (std::max<int64_t>(bytes, 1) + 63) / 64 * 64;
+    block = static_cast<uint8_t*>(std::aligned_alloc(64, static_cast<size_t>(rounded + 2 * kRedZone)));
+    if (block == nullptr) return;
+    data = block + kRedZone;
+    std::memset(block, kRedZoneByte, kRedZone);
+    std::memset(data, 0, rounded);
+    std::memset(data + rounded, kRedZoneByte, kRedZone);
   }
-  AlignedBuffer(AlignedBuffer&& o) noexcept : data(o.data), size(o.size) { o.data = nullptr; }
+  AlignedBuffer(AlignedBuffer&& o) noexcept : block(o.block), data(o.data), size(o.size), rounded(o.rounded) {
+    o.block = o.data = nullptr;
+  }
   AlignedBuffer& operator=(AlignedBuffer&& o) noexcept {
+    std::swap(block, o.block);
     std::swap(data, o.data);
     std::swap(size, o.size);
+    std::swap(rounded, o.rounded);
     return *this;
   }
-  ~AlignedBuffer() { std::free(data); }
+  ~AlignedBuffer() { std::free(block); }
+  bool RedZonesIntact() const {
+    for (int64_t i = 0; i < kRedZone; ++i) {
+      if (block[i] != kRedZoneByte || data[rounded + i] != kRedZoneByte) return false;
+    }
+    return true;
+  }
 };
 
 bool SameDims(const ArrayShape& a, const ArrayShape& b) { return a.dimensions == b.dimensions; }
@@ -268,7 +290,22 @@ class CpuExecutableImpl : public CpuExecutable {
   }
 
   absl::Status Execute(const ThunkSequence& seq) {
-    for (const Thunk& t : seq) RT_RETURN_IF_ERROR(ExecuteThunk(t));
+    for (const Thunk& t : seq) {
+      RT_RETURN_IF_ERROR(ExecuteThunk(t));
+      RT_RETURN_IF_ERROR(CheckRedZones(t));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckRedZones(const Thunk& t) const {
+    for (const BufferSlice& s : t.arguments) {
+      if (!buffers_[s.allocation].RedZonesIntact()) {
+        return absl::InternalError(absl::StrCat(origin_, ": thunk ", ThunkKindName(t.kind), " '", t.name, "'",
+                                                t.kind == ThunkKind::kKernel ? " (kernel " + t.kernel_name + ")" : "",
+                                                " wrote outside allocation ", s.allocation, " of ",
+                                                buffers_[s.allocation].size, " bytes (a compiler bug)"));
+      }
+    }
     return absl::OkStatus();
   }
 

@@ -213,7 +213,7 @@ class Reader {
     size_t at = pos_;
     if (auto s = U64(n, what); !s.ok()) return s;
     if (*n > remaining() / (min_element_bytes == 0 ? 1 : min_element_bytes)) {
-      return ErrorAt(at, absl::StrCat(what, ": count ", *n, " exceeds the ", remaining(), " bytes left"));
+      return ErrorAt(at, absl::StrCat(what, ": count ", *n, " exceeds the ", remaining(), " bytes left (truncated or corrupt)"));
     }
     return absl::OkStatus();
   }

@@ -107,13 +107,15 @@ class BufferAssigner {
     const HloComputation* entry = module_.entry_computation();
     enum Kind { kParameter, kConstant, kOutput, kThreadLocal, kTemp };
     struct Info {
-      const HloBuffer* buffer;
+      std::vector<const HloBuffer*> buffers;  // one, or several colocated by operand sharing
       Kind kind;
       int64_t size;
       const HloValue* param_value = nullptr;  // kParameter: the parameter's value
       const HloValue* constant_value = nullptr;
       bool live_out = false;
       int64_t start = kLiveOut, end = 0;
+      const HloValue* first = nullptr;  // the value defined earliest
+      int64_t merged_into = -1;         // colocated into another buffer's info
     };
     std::vector<Info> infos;
     auto donated = [&](const HloValue* v) {
@@ -124,7 +126,7 @@ class BufferAssigner {
       return false;
     };
     for (const HloBuffer& b : alias_->buffers()) {
-      Info info{&b, kTemp, 0};
+      Info info{{&b}, kTemp, 0};
       bool thread_local_buffer = false, writes = false;
       for (const HloValue* v : b.values()) {
         info.size = std::max(info.size, BufferSizeOfShape(v->shape()));
@@ -139,6 +141,7 @@ class BufferAssigner {
         }
         info.live_out |= v->live_out_of_module();
         if (time_.contains(d)) {
+          if (info.first == nullptr || ranges_[v->id()].first < info.start) info.first = v;
           info.start = std::min(info.start, ranges_[v->id()].first);
           info.end = std::max(info.end, ranges_[v->id()].second);
         }
@@ -162,6 +165,48 @@ class BufferAssigner {
       infos.push_back(info);
     }
 
+    // XLA's operand sharing: an op that may write its output over an operand (elementwise ops,
+    // elementwise loop fusions) reuses the operand's temp buffer when the operand dies there, so
+    // a chain of elementwise kernels needs no temp at all; an output may take over a temp too.
+    if (options_.share_operand_buffers) {
+      std::vector<int64_t> order;
+      for (int64_t k = 0; k < static_cast<int64_t>(infos.size()); ++k)
+        if (infos[k].kind == kTemp || infos[k].kind == kOutput) order.push_back(k);
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return infos[a].start < infos[b].start; });
+      auto root = [&](int64_t k) {
+        while (infos[k].merged_into >= 0) k = infos[k].merged_into;
+        return k;
+      };
+      for (int64_t k : order) {
+        Info& b = infos[k];
+        if (b.first == nullptr || b.first->is_phi()) continue;
+        const HloInstruction* inst = b.first->defining_instruction();
+        auto t = time_.find(inst);
+        if (t == time_.end() || b.start != t->second) continue;
+        bool merged = false;
+        for (int64_t op = 0; op < inst->operand_count() && !merged; ++op) {
+          const HloInstruction* operand = inst->operand(op);
+          for (const ShapeIndex& idx : AllShapeIndices(operand->shape())) {
+            if (!CanShareOperandBufferWithUser(operand, idx, inst, b.first->defining_index())) continue;
+            std::vector<const HloBuffer*> at = alias_->ComputeBuffersAt(operand, idx);
+            if (at.size() != 1) continue;
+            int64_t o = root(at[0]->id());
+            Info& oi = infos[o];
+            if (o == k || oi.kind != kTemp || oi.end != t->second || oi.size < b.size) continue;
+            oi.buffers.insert(oi.buffers.end(), b.buffers.begin(), b.buffers.end());
+            oi.end = b.end;
+            oi.live_out |= b.live_out;
+            if (b.kind == kOutput) oi.kind = kOutput;
+            b.merged_into = o;
+            merged = true;
+            break;
+          }
+        }
+      }
+      infos.erase(std::remove_if(infos.begin(), infos.end(), [](const Info& i) { return i.merged_into >= 0; }),
+                  infos.end());
+    }
+
     auto add_allocation = [&](int64_t size) -> BufferAllocation& {
       BufferAllocation a;
       a.index_ = static_cast<int64_t>(result_->allocations_.size());
@@ -170,12 +215,14 @@ class BufferAssigner {
       return result_->allocations_.back();
     };
     auto place = [&](const Info& info, BufferAllocation& alloc, int64_t offset) {
-      for (const HloValue* v : info.buffer->values()) {
-        alloc.assigned_.push_back({v->defining_instruction(), v->defining_index(), offset,
-                                   BufferSizeOfShape(v->shape()), v->id(), v->is_phi()});
-        if (v->shape().IsTuple()) alloc.is_tuple_ = true;
+      for (const HloBuffer* buffer : info.buffers) {
+        for (const HloValue* v : buffer->values()) {
+          alloc.assigned_.push_back({v->defining_instruction(), v->defining_index(), offset,
+                                     BufferSizeOfShape(v->shape()), v->id(), v->is_phi()});
+          if (v->shape().IsTuple()) alloc.is_tuple_ = true;
+        }
+        buffer_slot_[buffer->id()] = {alloc.index_, offset};
       }
-      buffer_slot_[info.buffer->id()] = {alloc.index_, offset};
     };
 
     // Parameters, constants and outputs each get an allocation, largest first (XLA's order).

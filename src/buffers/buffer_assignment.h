@@ -74,6 +74,9 @@ struct BufferAssignmentStats {
 
 struct BufferAssignmentOptions {
   int64_t alignment = 64;   // CPU 64, GPU 256 (cuBLAS/cuDNN want 256-byte-aligned slices)
+  // An op that may overwrite its operand in place (elementwise, elementwise loop fusions) takes
+  // the operand's buffer when the operand dies there (XLA's operand-buffer sharing).
+  bool share_operand_buffers = true;
 };
 
 class BufferAssignment {

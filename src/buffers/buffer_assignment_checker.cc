@@ -1,8 +1,11 @@
-// Replay checker for buffer assignments (see the header).
+// Replay checker for buffer assignments (see the header). Bytes are tracked by "token": each
+// write of a value makes a fresh token, so a read notices any other write in between, even one
+// by a value of the same buffer (e.g. swapped loop state copied back in the wrong order).
 #include "buffers/buffer_assignment_checker.h"
 
 #include <map>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "buffers/hlo_alias_analysis.h"
 
@@ -75,10 +78,16 @@ class Replayer {
       for (const ShapeIndex& i : AllShapeIndices(inst->shape())) {
         if (!df_.ValueIsDefinedAt(inst, i)) continue;
         const HloValue& v = df_.GetValueDefinedAt(inst, i);
-        if (v.is_phi() || BufferSizeOfShape(v.shape()) == 0) continue;
+        if (BufferSizeOfShape(v.shape()) == 0) continue;
         absl::StatusOr<BufferAllocation::Slice> s = ba_.GetUniqueSlice(inst, i);
         if (!s.ok()) return s.status();
-        Write(*s, alias_.GetBufferContainingValue(v).id());
+        if (v.is_phi()) {
+          // A phi names whatever its buffer holds now (the init, or the last iteration's result).
+          token_of_value_[v.id()] = CurrentToken(*s);
+        } else {
+          token_of_value_[v.id()] = next_token_;
+          Write(*s, next_token_++);
+        }
       }
     }
     return absl::OkStatus();
@@ -92,7 +101,8 @@ class Replayer {
     absl::StatusOr<BufferAllocation::Slice> s = ba_.GetUniqueSlice(operand, index);
     if (!s.ok()) return absl::InternalError(absl::StrCat(reader, " reads ", operand->name(), ShapeIndexToString(index),
                                                          ", which has no unique slice"));
-    int64_t expected = alias_.GetBufferContainingValue(v).id();
+    auto tok = token_of_value_.find(v.id());
+    int64_t expected = tok == token_of_value_.end() ? -2 : tok->second;
     auto& segs = owners_[s->index];
     int64_t pos = s->offset, end = s->offset + s->size;
     auto it = segs.upper_bound(pos);
@@ -104,10 +114,20 @@ class Replayer {
             ") at allocation ", s->index, " [", s->offset, ",", end, "), but byte ", pos,
             (it == segs.end() || it->first > pos || it->second.first <= pos)
                 ? std::string(" was never written")
-                : absl::StrCat(" was overwritten by buffer ", it->second.second)));
+                : absl::StrCat(" holds another value (token ", it->second.second, ", expected ", expected, ")")));
       pos = it->second.first;
     }
     return absl::OkStatus();
+  }
+
+  // The one token covering a slice, or -1 when it is mixed or unwritten.
+  int64_t CurrentToken(const BufferAllocation::Slice& s) {
+    auto& segs = owners_[s.index];
+    auto it = segs.upper_bound(s.offset);
+    if (it == segs.begin()) return -1;
+    --it;
+    if (it->first > s.offset || it->second.first < s.offset + s.size) return -1;
+    return it->second.second;
   }
 
   // Claims [offset, offset+size) of an allocation for `owner`: segments are [start, end) -> owner.
@@ -135,7 +155,10 @@ class Replayer {
   const BufferAssignment& ba_;
   const HloAliasAnalysis& alias_;
   const HloDataflowAnalysis& df_;
+  // Every write makes a new token; a value's token is what its readers must find in its bytes.
   std::map<int64_t, std::map<int64_t, std::pair<int64_t, int64_t>>> owners_;
+  absl::flat_hash_map<int64_t, int64_t> token_of_value_;
+  int64_t next_token_ = 0;
 };
 
 }  // namespace

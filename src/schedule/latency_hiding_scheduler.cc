@@ -1,7 +1,7 @@
 // latency-hiding-scheduler: XLA's LatencyHidingScheduler, simplified. The memory scheduler's
 // order stays as it is except for async pairs (all-reduce-start/done, all-gather-start/done,
-// collective-permute-start/done, copy-start/done, async-start/done, send/send-done,
-// recv/recv-done): each done moves as late as its first user allows, then each start moves
+// collective-permute-start/done, copy-start/done, async-start/done; send/recv stay where they
+// are, since their order across channels is the program's): each done moves as late as its first user allows, then each start moves
 // early enough that the work between it and its done covers the operation's estimated latency
 // (no earlier, so its buffers are not held longer than needed), never above its operands. A move
 // that would push the computation's heap-simulated peak over the memory limit is shortened.
@@ -24,7 +24,7 @@ using namespace schedule_internal;
 bool IsAsyncStart(O op) {
   switch (op) {
     case O::kAllReduceStart: case O::kAllGatherStart: case O::kCollectivePermuteStart: case O::kCopyStart:
-    case O::kAsyncStart: case O::kSend: case O::kRecv:
+    case O::kAsyncStart:
       return true;
     default:
       return false;
@@ -34,7 +34,7 @@ bool IsAsyncStart(O op) {
 bool IsAsyncDone(O op) {
   switch (op) {
     case O::kAllReduceDone: case O::kAllGatherDone: case O::kCollectivePermuteDone: case O::kCopyDone:
-    case O::kAsyncDone: case O::kSendDone: case O::kRecvDone:
+    case O::kAsyncDone:
       return true;
     default:
       return false;

@@ -306,8 +306,9 @@ ENTRY e { x = f32[1,6,6,2] parameter(0) k = f32[3,3,2,4] parameter(1)
 TEST_CASE("kernels match the reference evaluator", "[cpu][kernels]") {
   for (const KernelCase& c : kKernelCases) {
     for (bool passes : {false, true}) {
-      INFO(c.name << (passes ? " (cpu pipeline)" : " (no passes)"));
-      CheckAgainstEvaluator(c.text, passes, c.int_range, 1e-4);
+      SECTION(std::string(c.name) + (passes ? " (cpu pipeline)" : " (no passes)")) {
+        CheckAgainstEvaluator(c.text, passes, c.int_range, 1e-4);
+      }
     }
   }
 }

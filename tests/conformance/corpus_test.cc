@@ -209,7 +209,8 @@ bool IsUnsupported(const absl::Status& s) {
 }
 
 // Parses, evaluates and compares one small module; records its time and verdict. With
-// `optimized`, unsupported-op errors (XLA:GPU library calls) are counted, not failures.
+// `optimized`, unsupported-op errors are counted, not failures, except for XLA:GPU's cuBLAS /
+// cuDNN library calls, which the evaluator runs (src/eval/eval_library_calls.cc).
 void EvaluateSmallModule(const std::string& name, bool optimized) {
   EvalRecord& rec = Records(optimized)[name];
   rec = EvalRecord();
@@ -232,7 +233,9 @@ void EvaluateSmallModule(const std::string& name, bool optimized) {
   auto result = EvaluateModule(**module, *args);
   rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!result.ok()) {
-    if (optimized && IsUnsupported(result.status())) {
+    const std::string msg(result.status().message());
+    const bool library_call = msg.find("__cublas") != std::string::npos || msg.find("__cudnn") != std::string::npos;
+    if (optimized && IsUnsupported(result.status()) && !library_call) {
       rec.unsupported = true;
       rec.verdict = "unsupported";
       INFO(name << ": " << result.status().message());
@@ -336,6 +339,19 @@ TEST_CASE("corpus: optimized small modules evaluate where the evaluator supports
           "[corpus][eval][optimized]") {
   for (const std::string& name : SmallModuleNames()) {
     DYNAMIC_SECTION(name << ".small.after_optimizations.txt") { EvaluateSmallModule(name, true); }
+  }
+}
+
+TEST_CASE("corpus: XLA's cuDNN calls in optimized small modules evaluate and match",
+          "[corpus][eval][optimized][library]") {
+  // conv_bn_relu_pool: __cudnn$convForward; conv_train_step: __cudnn$convForward and
+  // __cudnn$convBackwardFilter (both counted unsupported before eval_library_calls.cc).
+  for (const char* name : {"conv_bn_relu_pool", "conv_train_step"}) {
+    INFO(name);
+    EvaluateSmallModule(name, true);
+    const EvalRecord& rec = Records(true)[name];
+    CHECK_FALSE(rec.unsupported);
+    CHECK(rec.verdict.rfind("match", 0) == 0);
   }
 }
 

@@ -145,15 +145,22 @@ absl::StatusOr<runtime::Executable> CpuCompiler::Compile(HloModule& module, cons
     if (ec) return absl::InternalError(absl::StrCat("cannot create dump folder '", options.dump_to, "': ", ec.message()));
   }
 
-  // 1. HLO passes.
-  if (options.pipeline) {
+  // 1. HLO passes. Without a pipeline, the passes the backend needs for correctness still run:
+  // copy-insertion (in-place ops must not clobber parameters, constants or live values).
+  std::optional<Pipeline> required;
+  if (!options.pipeline && PassRegistry::Global().Find("copy-insertion") != nullptr) {
+    absl::StatusOr<Pipeline> p = PipelineFromPassList({"copy-insertion"});
+    if (!p.ok()) return p.status();
+    required = std::move(*p);
+  }
+  if (const std::optional<Pipeline>& pipeline = options.pipeline ? options.pipeline : required) {
     PassContext context;
     if (options.profile) context.profile = &options.profile->hardware;
     PassManagerOptions pm;
     pm.log = options.log;
     pm.notes = options.log;
     pm.dump.dump_to = options.dump_to;
-    absl::StatusOr<bool> changed = RunPipeline(*options.pipeline, module, context, pm);
+    absl::StatusOr<bool> changed = RunPipeline(*pipeline, module, context, pm);
     if (!changed.ok()) return WithStage(changed.status(), "HLO pipeline");
     timer.Done("hlo passes");
   }

@@ -21,8 +21,9 @@
 namespace hloc::codegen::cpu {
 
 struct CpuCompileOptions {
-  // The HLO pipeline to run (loaded and already patched by the profile). nullopt: no HLO passes
-  // (the module is compiled as it is; each instruction then becomes its own kernel).
+  // The HLO pipeline to run (loaded and already patched by the profile). nullopt: no
+  // optimization (each instruction then becomes its own kernel); only copy-insertion runs,
+  // which correctness needs.
   std::optional<Pipeline> pipeline;
   // Hardware facts for the passes and the profile's name recorded in the executable.
   std::optional<Profile> profile;

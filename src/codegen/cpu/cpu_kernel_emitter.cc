@@ -166,7 +166,7 @@ class KernelBuilder {
     const HloComputation* fused = hlo_.fused_instructions_computation();
     if (fused == nullptr) return absl::InvalidArgumentError("fusion without a fused computation");
     const HloInstruction* root = fused->root_instruction();
-    absl::StatusOr<GeneratorMap> gens = MakeComputationGenerators(
+    absl::StatusOr<std::shared_ptr<GeneratorMap>> gens = MakeComputationGenerators(
         emitter_, *fused, [&](int64_t p) { return ReadOperand(p); },
         // The root is emitted by EmitRoot (it may not be elemental).
         root->opcode() == HloOpcode::kTuple || root->opcode() == HloOpcode::kParameter ? nullptr : root);
@@ -179,9 +179,9 @@ class KernelBuilder {
     if (root->opcode() == HloOpcode::kTuple) {
       if (static_cast<int64_t>(root->operand_count()) != static_cast<int64_t>(k_.outputs.size()))
         return absl::UnimplementedError("a multi-output fusion with nested tuple outputs");
-      return EmitMultiOutput(*root, *gens);
+      return EmitMultiOutput(*root, **gens);
     }
-    return EmitRoot(*root, *gens, [&](int64_t i) { return param_array(root->operand(i)); });
+    return EmitRoot(*root, **gens, [&](int64_t i) { return param_array(root->operand(i)); });
   }
 
   // The root of a kernel: `operands` has generators for root's operands.

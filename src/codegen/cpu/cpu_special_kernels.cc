@@ -400,7 +400,7 @@ absl::Status EmitScanKernel(KernelContext& k, const HloInstruction& scan) {
           return array.EmitReadArrayElement(IrArray::Index(v), *bb);
         };
       };
-      absl::StatusOr<GeneratorMap> gens = MakeComputationGenerators(*k.emitter, *body, param);
+      absl::StatusOr<std::shared_ptr<GeneratorMap>> gens = MakeComputationGenerators(*k.emitter, *body, param);
       if (!gens.ok()) return gens.status();
       const HloInstruction* root = body->root_instruction();
       std::vector<const HloInstruction*> leaves;
@@ -412,8 +412,8 @@ absl::Status EmitScanKernel(KernelContext& k, const HloInstruction& scan) {
       if (static_cast<int64_t>(leaves.size()) != nres) return absl::InvalidArgumentError("scan body result count");
       std::vector<llvm::Value*> values;
       for (const HloInstruction* leaf : leaves) {
-        auto it = gens->find(leaf);
-        if (it == gens->end()) return absl::InternalError("scan body leaf without a generator");
+        auto it = (*gens)->find(leaf);
+        if (it == (*gens)->end()) return absl::InternalError("scan body leaf without a generator");
         absl::StatusOr<llvm::Value*> v = it->second(s);
         if (!v.ok()) return v.status();
         values.push_back(*v);

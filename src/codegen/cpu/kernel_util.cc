@@ -94,10 +94,30 @@ llvm::Value* IndexToI64(llvm::IRBuilderBase& b, llvm::Value* v, PrimitiveType ty
   return b.CreateSExtOrTrunc(v, b.getInt64Ty());
 }
 
-absl::StatusOr<GeneratorMap> MakeComputationGenerators(
+absl::StatusOr<std::shared_ptr<GeneratorMap>> MakeComputationGenerators(
     ElementalIrEmitter& emitter, const HloComputation& computation,
     const std::function<ElementGenerator(int64_t parameter_number)>& parameter, const HloInstruction* stop_at) {
-  GeneratorMap gens;
+  auto shared = std::make_shared<GeneratorMap>();
+  GeneratorMap& gens = *shared;
+  using Key = std::pair<const HloInstruction*, std::vector<llvm::Value*>>;
+  auto cache = std::make_shared<std::map<Key, llvm::Value*>>();
+  llvm::IRBuilderBase* b = emitter.builder();
+  // Reuses a value computed for the same element earlier in the same basic block (which
+  // dominates the use); without this a DAG of shared subexpressions is emitted once per path.
+  auto cached = [&](const HloInstruction* inst, ElementGenerator gen) -> ElementGenerator {
+    if (inst->user_count() <= 1 || inst->opcode() == HloOpcode::kConstant) return gen;
+    return [gen, inst, cache, b](const IrArray::Index& index) -> absl::StatusOr<llvm::Value*> {
+      Key key{inst, index.multidim};
+      auto it = cache->find(key);
+      if (it != cache->end()) {
+        auto* i = llvm::dyn_cast<llvm::Instruction>(it->second);
+        if (!i || i->getParent() == b->GetInsertBlock()) return it->second;
+      }
+      absl::StatusOr<llvm::Value*> v = gen(index);
+      if (v.ok()) (*cache)[key] = *v;
+      return v;
+    };
+  };
   for (const HloInstruction* inst : computation.MakeInstructionPostOrder()) {
     if (inst == stop_at) continue;
     switch (inst->opcode()) {
@@ -131,7 +151,6 @@ absl::StatusOr<GeneratorMap> MakeComputationGenerators(
         }
         ElementGenerator whole = it->second;
         const unsigned index = static_cast<unsigned>(inst->attrs().tuple_index);
-        llvm::IRBuilderBase* b = emitter.builder();
         gens[inst] = [whole, index, b](const IrArray::Index& i) -> absl::StatusOr<llvm::Value*> {
           absl::StatusOr<llvm::Value*> v = whole(i);
           if (!v.ok()) return v.status();
@@ -146,9 +165,9 @@ absl::StatusOr<GeneratorMap> MakeComputationGenerators(
     }
     absl::StatusOr<ElementGenerator> g = emitter.MakeElementGenerator(inst, gens);
     if (!g.ok()) return g.status();
-    gens[inst] = std::move(*g);
+    gens[inst] = cached(inst, std::move(*g));
   }
-  return gens;
+  return shared;
 }
 
 }  // namespace hloc::codegen::cpu

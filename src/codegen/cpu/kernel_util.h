@@ -2,6 +2,8 @@
 // the kernel being built (function, builder, argument arrays) and loop helpers.
 #pragma once
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -53,8 +55,10 @@ llvm::Value* IndexToI64(llvm::IRBuilderBase& b, llvm::Value* v, PrimitiveType ty
 
 // Generators for every instruction of `computation` (a fused computation or a scalar/array
 // body), with parameters produced by `parameter`. Copies are identities; get-tuple-element of
-// a multi-result value picks the struct member.
-absl::StatusOr<GeneratorMap> MakeComputationGenerators(
+// a multi-result value picks the struct member. An instruction with several users is emitted
+// once per element and basic block (a cache), not once per use. The map is shared because the
+// generators refer to it.
+absl::StatusOr<std::shared_ptr<GeneratorMap>> MakeComputationGenerators(
     ElementalIrEmitter& emitter, const HloComputation& computation,
     const std::function<ElementGenerator(int64_t parameter_number)>& parameter,
     const HloInstruction* stop_at = nullptr);

@@ -261,8 +261,10 @@ class Planner {
         if (s == p) {
           leaf.writer = nullptr;  // passthrough, or updated in place: nothing new is written
         } else {
-          const HloInstruction* d = s->defining_instruction();
-          ok = d->parent() == body && !IsReadOnly(*s) && d->opcode() != HloOpcode::kParameter;
+          // A value made inside a call in the body is written when the call runs.
+          const HloInstruction* d = Anchor(s->defining_instruction(), body);
+          ok = d != nullptr && !IsReadOnly(*s) && d->opcode() != HloOpcode::kParameter &&
+               (d == s->defining_instruction() || d->opcode() == HloOpcode::kCall);
           if (ok && !ReadsPrecede(*p, d, s->defining_index(), nullptr)) ok = false;
           leaf.writer = d;
         }
@@ -296,8 +298,9 @@ class Planner {
       bool ok = x != nullptr && seen_values.insert(x->id()).second;
       if (ok) {
         const HloValue* s = ChainStart(x);
-        ok = s->defining_instruction()->parent() == branch && !IsReadOnly(*s) &&
-             s->defining_instruction()->opcode() != HloOpcode::kParameter;
+        const HloInstruction* d = Anchor(s->defining_instruction(), branch);
+        ok = d != nullptr && !IsReadOnly(*s) && d->opcode() != HloOpcode::kParameter &&
+             (d == s->defining_instruction() || d->opcode() == HloOpcode::kCall);
       }
       if (!ok) root_copies.push_back({branch, i, {}});
     }
@@ -501,10 +504,6 @@ absl::StatusOr<size_t> CountNeededCopies(const HloModule& module) {
   if (!df.ok()) return df.status();
   Planner p(module, **df);
   p.Plan();
-  if (getenv("CI_DEBUG")) {
-    for (auto& c : p.operand_copies) fprintf(stderr, "  need operand copy %s.%ld%s\n", c.consumer->name().c_str(), c.operand, ShapeIndexToString(c.index).c_str());
-    for (auto& c : p.root_copies) fprintf(stderr, "  need root copy %s%s\n", c.computation->name().c_str(), ShapeIndexToString(c.index).c_str());
-  }
   return p.size();
 }
 
@@ -516,7 +515,6 @@ absl::StatusOr<bool> RemoveRedundantCopies(HloModule& module) {
   std::vector<HloInstruction*> copies = PlainCopies(module, **df);
   if (copies.empty()) return false;
   absl::StatusOr<size_t> base = CountNeededCopies(module);
-  if (getenv("CI_DEBUG")) fprintf(stderr, "base %zu\n", base.ok() ? *base : 999);
   if (!base.ok()) return base.status();
   bool changed = false;
   for (HloInstruction* copy : copies) {
@@ -547,6 +545,15 @@ absl::StatusOr<bool> RemoveRedundantCopies(HloModule& module) {
 absl::StatusOr<bool> CopyInsertionPass::Run(HloModule& module, PassContext&) {
   if (module.entry_computation() == nullptr) return absl::InvalidArgumentError("module has no entry computation");
   bool changed = false;
+  // Like XLA's CopyInsertion: each sequential computation must have one call site.
+  if (const PassInfo* flatten = PassRegistry::Global().Find("flatten-call-graph")) {
+    PassOptions options;
+    for (const PassOptionSpec& spec : flatten->options) options.Set(spec.name, spec.default_value);
+    PassContext context;
+    absl::StatusOr<bool> flattened = flatten->factory(options)->Run(module, context);
+    if (!flattened.ok()) return flattened.status();
+    changed |= *flattened;
+  }
   if (remove_redundant_copies_) {
     absl::StatusOr<bool> removed = RemoveRedundantCopies(module);
     if (!removed.ok()) return removed.status();
@@ -565,9 +572,9 @@ absl::StatusOr<bool> CopyInsertionPass::Run(HloModule& module, PassContext&) {
       if (pred != copy) pred->AddControlDependencyTo(copy);
   }
   changed |= planner.size() > 0;
-  // Control edges may point backwards in a scheduled module's order: re-sequence those
-  // computations (operands and control predecessors first).
-  if (changed && module.is_scheduled()) {
+  // Control edges may point backwards in the instruction order (which is the schedule of a
+  // scheduled module): re-sequence those computations, operands and control predecessors first.
+  if (changed) {
     for (const auto& comp : module.computations()) {
       if (comp->IsFusionComputation()) continue;
       absl::flat_hash_map<const HloInstruction*, size_t> pos;

@@ -243,29 +243,81 @@ FusionKind FusionKindFor(const std::vector<const HloInstruction*>& instructions)
   return FusionKind::kLoop;
 }
 
-std::vector<std::pair<const HloInstruction*, double>> ElementEvaluations(const HloInstruction* node) {
-  if (node->opcode() != O::kFusion || node->called_computations().empty()) return {{node, Elems(node)}};
-  const HloComputation* comp = node->fused_instructions_computation();
-  std::vector<const HloInstruction*> post = PostOrder(comp);
-  absl::flat_hash_map<const HloInstruction*, double> e;
+namespace {
+
+// Per fused instruction: the element evaluations it gets, and how many distinct indexings
+// the emitter generates its code for (XLA's FusionNodeIndexingEvaluation). A fused emitter
+// computes a value once per (instruction, index): users that read it elementwise at the same
+// index share one evaluation, so only index-changing users (broadcast, slice, reduce, ...)
+// and outputs multiply the work.
+struct Indexing {
+  absl::flat_hash_map<const HloInstruction*, double> evals;
+  absl::flat_hash_map<const HloInstruction*, double> index_count;
+};
+
+bool SameIndexUser(const HloInstruction* user, const HloInstruction* operand) {
+  if (!user->IsElementwise() && user->opcode() != O::kCopy && user->opcode() != O::kConvert) return false;
+  return user->shape().IsArray() && operand->shape().IsArray() &&
+         user->shape().dimensions() == operand->shape().dimensions();
+}
+
+Indexing ComputeIndexing(const HloComputation* comp) {
+  Indexing r;
+  const std::vector<const HloInstruction*> post = PostOrder(comp);
   const HloInstruction* root = comp->root_instruction();
-  if (root->opcode() == O::kTuple) {
-    for (const HloInstruction* o : root->operands()) e[o] += Elems(o);
-  } else {
-    e[root] = Elems(root);
-  }
+  // iu[x]: the index-changing readers of x (x itself stands for "an output of the kernel"),
+  // each with how many elements of x it reads per element it computes.
+  absl::flat_hash_map<const HloInstruction*, absl::flat_hash_map<const HloInstruction*, double>> iu;
   for (auto it = post.rbegin(); it != post.rend(); ++it) {
     const HloInstruction* x = *it;
     if (x == root && x->opcode() == O::kTuple) continue;
+    auto& mine = iu[x];
+    const bool output = x == root || (root->opcode() == O::kTuple &&
+                                      std::find(root->operands().begin(), root->operands().end(), x) !=
+                                          root->operands().end());
+    if (output) mine[x] = 1.0;
+    for (const HloInstruction* u : x->users()) {
+      if (u == root && u->opcode() == O::kTuple) continue;
+      if (SameIndexUser(u, x)) {
+        for (const auto& [v, f] : iu[u]) mine[v] = std::max(mine[v], f);
+      } else {
+        double f = 0;
+        for (int64_t j = 0; j < u->operand_count(); ++j)
+          if (u->operand(j) == x) f += ReadFactor(u, j);
+        mine[u] = std::max(mine[u], f);
+      }
+    }
+    double e = 0, count = 0;
+    for (const auto& [v, f] : mine) {
+      if (v == x) {
+        e += Elems(x);
+        count += 1;
+      } else {
+        e += r.evals[v] * f;
+        count += r.index_count[v] * (v->opcode() == O::kConcatenate ? v->operand_count() : 1);
+      }
+    }
     // A reduction inside a kernel is computed once per output element and kept (in
     // registers or shared memory) for every later reader: a row-normalization kernel
     // broadcasts it over the row without recomputing it.
-    if (IsInputFusibleReduction(x)) e[x] = std::min(e[x], Elems(x));
-    const double ex = e[x];
-    for (int64_t j = 0; j < x->operand_count(); ++j) e[x->operand(j)] += ex * ReadFactor(x, j);
+    if (IsInputFusibleReduction(x)) {
+      e = std::min(e, Elems(x));
+      count = std::min(count, 1.0);
+    }
+    r.evals[x] = e;
+    r.index_count[x] = std::min(count, 1e12);
   }
+  return r;
+}
+
+}  // namespace
+
+std::vector<std::pair<const HloInstruction*, double>> ElementEvaluations(const HloInstruction* node) {
+  if (node->opcode() != O::kFusion || node->called_computations().empty()) return {{node, Elems(node)}};
+  const HloComputation* comp = node->fused_instructions_computation();
+  Indexing ix = ComputeIndexing(comp);
   std::vector<std::pair<const HloInstruction*, double>> out;
-  for (const HloInstruction* x : post) out.push_back({x, e[x]});
+  for (const HloInstruction* x : PostOrder(comp)) out.push_back({x, ix.evals[x]});
   return out;
 }
 
@@ -327,30 +379,22 @@ double Flops(const HloInstruction* node) {
 }
 
 int64_t PathsFromProducer(const HloInstruction* producer, const HloInstruction* consumer) {
-  constexpr int64_t kCap = int64_t{1} << 20;
+  constexpr double kCap = double{1 << 20};
   if (consumer->opcode() != O::kFusion || consumer->called_computations().empty()) {
-    int64_t n = 0;
-    for (const HloInstruction* op : consumer->operands()) n += op == producer;
-    return n;
+    // A plain consumer reads each operand at one index (a concatenate at one per operand).
+    for (const HloInstruction* op : consumer->operands())
+      if (op == producer) return 1;
+    return 0;
   }
   const HloComputation* comp = consumer->fused_instructions_computation();
-  std::vector<const HloInstruction*> post = PostOrder(comp);
-  absl::flat_hash_map<const HloInstruction*, int64_t> paths;
-  paths[comp->root_instruction()] = 1;
-  int64_t total = 0;
-  for (auto it = post.rbegin(); it != post.rend(); ++it) {
-    const HloInstruction* x = *it;
-    int64_t p = x == comp->root_instruction() ? 1 : 0;
-    for (const HloInstruction* u : x->users())
-      for (const HloInstruction* op : u->operands())
-        if (op == x) p = std::min(kCap, p + paths[u]);
-    paths[x] = p;
-    if (x->opcode() == O::kParameter) {
-      const int64_t n = x->attrs().parameter_number;
-      if (n >= 0 && n < consumer->operand_count() && consumer->operand(n) == producer) total = std::min(kCap, total + p);
-    }
+  Indexing ix = ComputeIndexing(comp);
+  double total = 0;
+  for (const HloInstruction* p : comp->parameters()) {
+    if (p == nullptr) continue;
+    const int64_t n = p->attrs().parameter_number;
+    if (n >= 0 && n < consumer->operand_count() && consumer->operand(n) == producer) total += ix.index_count[p];
   }
-  return total;
+  return static_cast<int64_t>(std::min(total, kCap));
 }
 
 }  // namespace hloc::fusion

@@ -73,9 +73,10 @@ std::vector<std::pair<const HloInstruction*, double>> ElementEvaluations(const H
 // FusionCosts.td); 1 for opcodes without a record. `cost_class` receives the class name.
 int RelativeCost(HloOpcode opcode, const char** cost_class = nullptr);
 
-// How many distinct paths lead from `producer`'s value to the outputs of `consumer` (the
-// number of times a fused emitter would emit the producer's code; XLA's
-// IsFusedIrEmitterInefficient). Capped at 1 << 20.
+// How many distinct indexings the consumer's emitter would generate the producer's code for
+// (XLA's FusionNodeIndexingEvaluation / IsFusedIrEmitterInefficient): users reading at the
+// same index share one copy; broadcasts, slices, concatenates, ... each need their own.
+// Capped at 1 << 20.
 int64_t PathsFromProducer(const HloInstruction* producer, const HloInstruction* consumer);
 
 }  // namespace hloc::fusion

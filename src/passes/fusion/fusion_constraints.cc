@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "engine/profile.h"
 #include "ir/computation.h"
@@ -75,6 +76,37 @@ bool IsReductionEpilogue(RewriteContext&, const HloInstruction* producer, const 
   return true;
 }
 
+namespace {
+
+// Marks which of a node's instructions depend on a reduction inside the kernel being formed
+// ("post-reduce" values). `input_flagged` says whether the value of each operand of the node
+// is such a value.
+void MarkPostReduce(const HloInstruction* node, const std::vector<bool>& input_flagged,
+                    absl::flat_hash_map<const HloInstruction*, bool>& flagged) {
+  auto operand_flag = [&](const HloInstruction* op) {
+    auto it = flagged.find(op);
+    return it != flagged.end() && it->second;
+  };
+  if (node->opcode() != O::kFusion) {
+    bool f = false;
+    for (int64_t j = 0; j < node->operand_count(); ++j) f |= input_flagged[j];
+    flagged[node] = f || IsInputFusibleReduction(node);
+    return;
+  }
+  for (const HloInstruction* i : node->fused_instructions_computation()->MakeInstructionPostOrder()) {
+    if (i->opcode() == O::kParameter) {
+      const int64_t n = i->attrs().parameter_number;
+      flagged[i] = n >= 0 && n < static_cast<int64_t>(input_flagged.size()) && input_flagged[n];
+      continue;
+    }
+    bool f = IsInputFusibleReduction(i);
+    for (const HloInstruction* op : i->operands()) f |= operand_flag(op);
+    flagged[i] = f;
+  }
+}
+
+}  // namespace
+
 bool FormsRowNormalization(RewriteContext&, const HloInstruction* producer, const HloInstruction* consumer) {
   std::vector<const HloInstruction*> all = FusedInstructions(producer);
   for (const HloInstruction* i : FusedInstructions(consumer)) all.push_back(i);
@@ -84,18 +116,21 @@ bool FormsRowNormalization(RewriteContext&, const HloInstruction* producer, cons
   if (first == nullptr) return false;
   const Shape& in = first->operand(0)->shape();
   absl::flat_hash_set<int64_t> reduced(first->attrs().dimensions.begin(), first->attrs().dimensions.end());
-  std::vector<int64_t> rows_dims, cols_dims;
-  for (int64_t d = 0; d < in.rank(); ++d) (reduced.contains(d) ? cols_dims : rows_dims).push_back(in.dimensions(d));
-  auto squeeze = [](std::vector<int64_t> v) {
-    v.erase(std::remove(v.begin(), v.end(), 1), v.end());
-    return v;
+  const std::vector<int64_t> sq_in = Squeezed(in);
+
+  // Which values depend on a reduction of the kernel: those must stay in the row.
+  absl::flat_hash_map<const HloInstruction*, bool> flagged;
+  MarkPostReduce(producer, std::vector<bool>(producer->operand_count(), false), flagged);
+  const HloInstruction* producer_out = FusionOutputs(producer).front();
+  const bool producer_flag = flagged[producer_out];
+  std::vector<bool> consumer_inputs;
+  for (const HloInstruction* op : consumer->operands()) consumer_inputs.push_back(op == producer && producer_flag);
+  MarkPostReduce(consumer, consumer_inputs, flagged);
+  auto is_flagged = [&](const HloInstruction* i) {
+    auto it = flagged.find(i);
+    return it != flagged.end() && it->second;
   };
-  const std::vector<int64_t> sq_in = Squeezed(in), sq_rows = squeeze(rows_dims), sq_cols = squeeze(cols_dims);
-  auto allowed_dims = [&](const Shape& s) {
-    if (s.IsTuple()) return true;
-    std::vector<int64_t> q = Squeezed(s);
-    return q.empty() || q == sq_in || q == sq_rows || q == sq_cols;
-  };
+
   int reductions = 0;
   for (const HloInstruction* i : all) {
     if (i->opcode() == O::kReduce) {
@@ -105,28 +140,24 @@ bool FormsRowNormalization(RewriteContext&, const HloInstruction* producer, cons
       ++reductions;
       continue;
     }
-    if (i->opcode() == O::kTuple || i->opcode() == O::kGetTupleElement) continue;
-    if (!allowed_dims(i->shape())) return false;
+    // Values that do not depend on a reduction are computed per element like any loop
+    // fusion; only the reduced values must be brought back along their own rows.
+    bool uses_reduced = false;
+    for (const HloInstruction* op : i->operands()) uses_reduced |= is_flagged(op);
+    if (!uses_reduced) continue;
     switch (i->opcode()) {
-      case O::kConstant: case O::kIota: case O::kConvert: case O::kCopy:
+      case O::kTuple: case O::kGetTupleElement: case O::kConvert: case O::kCopy:
         break;
       case O::kBitcast: case O::kReshape:
         if (Squeezed(i->shape()) != Squeezed(i->operand(0)->shape())) return false;
         break;
       case O::kBroadcast: {
         const HloInstruction* op = i->operand(0);
-        if (ElementCount(op->shape()) == 1) break;
         if (Squeezed(i->shape()) == Squeezed(op->shape())) break;
-        // A [rows] value back over the row, or a [cols] value (scale, bias) over every row.
+        // A [rows] value back over its row: the broadcast keeps exactly the row dimensions.
         if (i->shape().dimensions() != in.dimensions()) return false;
-        bool to_rows = true, to_cols = true;
-        for (size_t k = 0; k < i->attrs().dimensions.size() && k < static_cast<size_t>(op->shape().rank()); ++k) {
-          if (op->shape().dimensions(k) == 1) continue;
-          const bool is_reduced = reduced.contains(i->attrs().dimensions[k]);
-          to_rows &= !is_reduced;
-          to_cols &= is_reduced;
-        }
-        if (!to_rows && !to_cols) return false;
+        for (size_t k = 0; k < i->attrs().dimensions.size() && k < static_cast<size_t>(op->shape().rank()); ++k)
+          if (op->shape().dimensions(k) != 1 && reduced.contains(i->attrs().dimensions[k])) return false;
         break;
       }
       default:

@@ -26,9 +26,10 @@ bool HasOneUser(RewriteContext& ctx, const HloInstruction* node);
 // XLA's reduction epilogue fusion.
 bool IsReductionEpilogue(RewriteContext& ctx, const HloInstruction* producer, const HloInstruction* consumer);
 // Producer and consumer together form a row-normalization chain (softmax, layer norm): every
-// reduce is a row reduction of the same [rows, cols] input over the same dimensions, every
-// other array value has the [rows] or [rows, cols] dimensions (or one element), and
-// broadcasts only take [rows] values back along the reduced dimensions.
+// reduce is a row reduction of the same [rows, cols] input over the same dimensions, and
+// every value computed from a reduced value stays in its row: elementwise ops, reshapes that
+// only add or drop size-1 dimensions, and broadcasts of [rows] values back along the reduced
+// dimensions. Values that do not depend on a reduction may be anything a loop fusion computes.
 bool FormsRowNormalization(RewriteContext& ctx, const HloInstruction* producer, const HloInstruction* consumer);
 // The row of such a chain (cols elements at 4 bytes, the f32 accumulator width, and at least
 // the input's element width) fits in the profile's shared memory per block (48 KiB, CUDA's

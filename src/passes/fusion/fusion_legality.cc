@@ -25,6 +25,11 @@ const char* KindName(FusionKind k) {
 
 std::string OpName(const HloInstruction* i) { return std::string(HloOpcodeString(i->opcode())); }
 
+bool IsLibraryCallNode(const HloInstruction* node) {
+  return node->opcode() == O::kCustomCall ||
+         (node->opcode() == O::kFusion && node->attrs().fusion_kind == FusionKind::kCustom);
+}
+
 }  // namespace
 
 std::string FusionDecision::ToString() const {
@@ -67,6 +72,8 @@ const FusibleInfo* FusionLegality::FusibleRecord(HloOpcode opcode) const {
 }
 
 FusionDecision FusionLegality::IsFusibleNode(const HloInstruction* node, bool as_producer) const {
+  // Library calls are refused by the IntoLibraryCall / LibraryCallProducer vetoes, which say why.
+  if (IsLibraryCallNode(node)) return FusionDecision::Allow();
   if (node->opcode() == O::kFusion) {
     const FusionKind k = node->attrs().fusion_kind;
     if (k != FusionKind::kLoop && k != FusionKind::kInput)
@@ -111,6 +118,10 @@ FusionDecision FusionLegality::CanFuse(HloInstruction* producer, HloInstruction*
   d = IsFusibleNode(consumer, /*as_producer=*/false);
   if (!d.ok) return d;
 
+  RewriteContext ctx(producer->parent(), context_);
+  for (const FusionVetoInfo* veto : vetoes_)
+    if (veto->fn(ctx, producer, consumer)) return FusionDecision::Refuse(veto->reason, veto->name, veto->file, veto->line);
+
   // Every fused op must allow the kind the fusion would get.
   std::vector<const HloInstruction*> all = FusedInstructions(producer);
   for (const HloInstruction* i : FusedInstructions(consumer)) all.push_back(i);
@@ -127,10 +138,6 @@ FusionDecision FusionLegality::CanFuse(HloInstruction* producer, HloInstruction*
       return FusionDecision::Refuse(absl::StrCat("'", OpName(i), "' may not take part in a ", kind_name, " fusion"),
                                     row->name, row->file, row->line);
   }
-
-  RewriteContext ctx(producer->parent(), context_);
-  for (const FusionVetoInfo* veto : vetoes_)
-    if (veto->fn(ctx, producer, consumer)) return FusionDecision::Refuse(veto->reason, veto->name, veto->file, veto->line);
   return FusionDecision::Allow();
 }
 

@@ -67,9 +67,33 @@ LoopShape GetLoopShape(const HloInstruction* node) {
   return {s.dimensions(), {}};
 }
 
+// Every output of the node has no layout or the default (major-to-minor) one.
+bool DefaultLayouts(const HloInstruction* node) {
+  for (const HloInstruction* o : fusion::FusionOutputs(node)) {
+    const Shape& s = o->shape();
+    if (!s.IsArray() || !s.has_layout()) continue;
+    const std::vector<int64_t>& m = s.layout().minor_to_major;
+    for (size_t i = 0; i < m.size(); ++i)
+      if (m[i] != static_cast<int64_t>(m.size() - 1 - i)) return false;
+  }
+  return true;
+}
+
 bool ShapesCompatible(const HloInstruction* a, const HloInstruction* b) {
   const LoopShape la = GetLoopShape(a), lb = GetLoopShape(b);
-  if (la.dims != lb.dims) return false;
+  if (la.dims != lb.dims) {
+    // XLA also accepts loop shapes that are bitcasts of each other (IsReshapeOrTransposeBitcast):
+    // with default layouts, any two shapes of one element count, outside reductions.
+    if (!la.reduced.empty() || !lb.reduced.empty() || !DefaultLayouts(a) || !DefaultLayouts(b)) return false;
+    int64_t na = 1, nb = 1;
+    for (int64_t d : la.dims) na *= d;
+    for (int64_t d : lb.dims) nb *= d;
+    if (na != nb) return false;
+    for (const HloInstruction* n : {a, b})
+      for (const HloInstruction* o : fusion::FusionOutputs(n))
+        if (o->shape().IsArray() && fusion::ElementCount(o->shape()) != na) return false;
+    return true;
+  }
   if (!la.reduced.empty() && !lb.reduced.empty()) return la.reduced == lb.reduced;
   // Every output of a multi-output node must iterate the same space (a reduction's outputs
   // are checked through their reductions).
@@ -91,7 +115,8 @@ bool HeroesCompatible(const HloInstruction* a, const HloInstruction* b) {
 // A node that computes a kernel and may share it: a kLoop/kInput fusion or a plain fusible
 // instruction with an array value.
 bool IsMofCandidate(const HloInstruction* node, fusion::FusionLegality& legality) {
-  if (!fusion::GpuCostModel::LaunchesKernel(node)) return false;
+  if (!fusion::GpuCostModel::LaunchesKernel(node) || node->opcode() == O::kCustomCall) return false;
+  if (node->opcode() == O::kFusion && node->attrs().fusion_kind == FusionKind::kCustom) return false;
   if (node->opcode() == O::kIota || node->opcode() == O::kBroadcast) return false;  // cheaper to recompute
   if (node->opcode() != O::kFusion && !node->shape().IsArray()) return false;
   return legality.IsFusibleNode(node, /*as_producer=*/false).ok;

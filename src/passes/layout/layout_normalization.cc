@@ -48,9 +48,19 @@ class Normalizer {
       if (!n.ok()) return n.status();
       if (*n == nullptr) continue;
       HloInstruction* replacement = *n;
+      // The op that does x's work keeps x's name and metadata (the rewrite's last new
+      // instruction before any bitcast back).
+      const auto& added = b.added();
+      HloInstruction* core = std::find(added.begin(), added.end(), replacement) != added.end() ? replacement : nullptr;
       if (!(replacement->shape() == x->shape())) replacement = b.Bitcast(replacement, x->shape());
       x->ReplaceAllUsesWith(replacement);
+      const std::string name = x->name();
+      const OpMetadata metadata = x->attrs().metadata;
       HLOC_LAYOUT_RETURN_IF_ERROR(RemoveInstruction(x));
+      if (core != nullptr && core->opcode() != HloOpcode::kBitcast) {
+        core->set_name(name);
+        core->mutable_attrs().metadata = metadata;
+      }
       changed = true;
     }
     if (FoldBitcasts()) changed = true;

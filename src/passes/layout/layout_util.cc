@@ -274,7 +274,9 @@ bool PreservesLayout(const HloInstruction& inst) {
 }
 
 HloInstruction* Builder::Add(std::unique_ptr<HloInstruction> inst) {
-  return AddInstructionWithUniqueName(*computation_, std::move(inst), *names_, before_);
+  HloInstruction* added = AddInstructionWithUniqueName(*computation_, std::move(inst), *names_, before_);
+  added_.push_back(added);
+  return added;
 }
 
 HloInstruction* Builder::Make(HloOpcode op, const Shape& shape, const std::vector<HloInstruction*>& operands,

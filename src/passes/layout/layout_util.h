@@ -76,8 +76,11 @@ class Builder {
   HloInstruction* GetTupleElement(HloInstruction* tuple, int64_t index);
   HloInstruction* Tuple(const std::vector<HloInstruction*>& elements);
   HloComputation* computation() const { return computation_; }
+  // Every instruction this builder added, in order.
+  const std::vector<HloInstruction*>& added() const { return added_; }
 
  private:
+  std::vector<HloInstruction*> added_;
   HloComputation* computation_;
   NameUniquer* names_;
   const HloInstruction* before_;
