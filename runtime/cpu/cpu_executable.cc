@@ -239,6 +239,7 @@ class CpuExecutableImpl : public CpuExecutable {
           for (ThunkSequence& b : t.branches) RT_RETURN_IF_ERROR(Prepare(b, has_kernels));
           break;
         case ThunkKind::kSequential:
+        case ThunkKind::kCommandBuffer:  // a GPU graph; on the host simply its body in order
           RT_RETURN_IF_ERROR(Prepare(t.body, has_kernels));
           break;
         case ThunkKind::kCustomCall: {
@@ -360,6 +361,7 @@ class CpuExecutableImpl : public CpuExecutable {
         return Execute(t.branches[branch]);
       }
       case ThunkKind::kSequential:
+      case ThunkKind::kCommandBuffer:
         return Execute(t.body);
       case ThunkKind::kCollective: {
         std::vector<const BufferSlice*> reads, writes;

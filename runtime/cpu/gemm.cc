@@ -232,36 +232,65 @@ void Pack(ET t, const void* base, int64_t rs, int64_t cs, int64_t rows, int64_t 
 // ---- micro-kernels: acc[mc x nc] += A[mc x kc] * B[kc x nc], all dense row-major ------------
 
 template <typename T>
-inline __attribute__((always_inline)) void Rows4(T* __restrict c0, T* __restrict c1, T* __restrict c2,
-                                                 T* __restrict c3, const T* __restrict b, T a0, T a1, T a2, T a3,
-                                                 int64_t nc) {
-  for (int64_t j = 0; j < nc; ++j) {
-    const T bj = b[j];
-    c0[j] += a0 * bj;
-    c1[j] += a1 * bj;
-    c2[j] += a2 * bj;
-    c3[j] += a3 * bj;
-  }
-}
-
-template <typename T>
 inline __attribute__((always_inline)) void Row1(T* __restrict c0, const T* __restrict b, T a0, int64_t nc) {
   for (int64_t j = 0; j < nc; ++j) c0[j] += a0 * b[j];
+}
+
+// A kMr x (2 vectors) tile of acc kept in registers over the whole k loop: per step, kMr
+// broadcasts of A and two vector loads of B feed 2 * kMr vector multiply-adds. GCC's generic
+// vectors (32 bytes: 8 floats, 4 doubles) become AVX2 registers in the x86-64-v3 clone and
+// pairs of SSE registers in the default one.
+template <typename T, int kMr>
+inline __attribute__((always_inline)) void Tile(T* acc, const T* a, const T* b, int64_t i0, int64_t j0, int64_t nc,
+                                                int64_t kc) {
+  typedef T V __attribute__((vector_size(32)));
+  constexpr int kLanes = 32 / sizeof(T);
+  V c[kMr][2];
+  for (int r = 0; r < kMr; ++r) c[r][0] = c[r][1] = V{};
+  const T* ar[kMr];
+  for (int r = 0; r < kMr; ++r) ar[r] = a + (i0 + r) * kc;
+  for (int64_t p = 0; p < kc; ++p) {
+    const T* bp = b + p * nc + j0;
+    V b0, b1;
+    std::memcpy(&b0, bp, sizeof(V));
+    std::memcpy(&b1, bp + kLanes, sizeof(V));
+    for (int r = 0; r < kMr; ++r) {
+      const V av = V{} + ar[r][p];
+      c[r][0] += av * b0;
+      c[r][1] += av * b1;
+    }
+  }
+  for (int r = 0; r < kMr; ++r) {
+    T* out = acc + (i0 + r) * nc + j0;
+    V o0, o1;
+    std::memcpy(&o0, out, sizeof(V));
+    std::memcpy(&o1, out + kLanes, sizeof(V));
+    o0 += c[r][0];
+    o1 += c[r][1];
+    std::memcpy(out, &o0, sizeof(V));
+    std::memcpy(out + kLanes, &o1, sizeof(V));
+  }
 }
 
 template <typename T>
 inline __attribute__((always_inline)) void MicroT(T* acc, const T* a, const T* b, int64_t mc, int64_t nc,
                                                   int64_t kc) {
+  // 6 x 16 floats (6 x 8 doubles) of accumulators are 12 AVX2 registers, leaving room for B and
+  // the broadcast A value: the classic shape for 16 vector registers.
+  constexpr int kMr = 6, kNr = 64 / static_cast<int>(sizeof(T));  // two 32-byte vectors
   int64_t i = 0;
-  for (; i + 4 <= mc; i += 4) {
-    T* c0 = acc + i * nc;
-    for (int64_t p = 0; p < kc; ++p) {
-      Rows4(c0, c0 + nc, c0 + 2 * nc, c0 + 3 * nc, b + p * nc, a[i * kc + p], a[(i + 1) * kc + p],
-            a[(i + 2) * kc + p], a[(i + 3) * kc + p], nc);
-    }
+  const int64_t n_full = nc / kNr * kNr;
+  for (; i + kMr <= mc; i += kMr) {
+    for (int64_t j = 0; j < n_full; j += kNr) Tile<T, kMr>(acc, a, b, i, j, nc, kc);
   }
-  for (; i < mc; ++i) {
-    for (int64_t p = 0; p < kc; ++p) Row1(acc + i * nc, b + p * nc, a[i * kc + p], nc);
+  // Edges: leftover rows over the full-width part, and the leftover columns of every row.
+  for (int64_t r = i; r < mc; ++r) {
+    for (int64_t p = 0; p < kc; ++p) Row1(acc + r * nc, b + p * nc, a[r * kc + p], n_full);
+  }
+  if (n_full < nc) {
+    for (int64_t r = 0; r < mc; ++r) {
+      for (int64_t p = 0; p < kc; ++p) Row1(acc + r * nc + n_full, b + p * nc + n_full, a[r * kc + p], nc - n_full);
+    }
   }
 }
 
@@ -287,7 +316,7 @@ inline void Micro(uint32_t* acc, const uint32_t* a, const uint32_t* b, int64_t m
   MicroU32(acc, a, b, mc, nc, kc);
 }
 
-constexpr int64_t kMc = 64, kNc = 256, kKc = 128;
+constexpr int64_t kMc = 72, kNc = 256, kKc = 256;
 
 struct Operands {
   ET a, b, out;

@@ -21,6 +21,7 @@ const char* ThunkKindName(ThunkKind kind) {
     case ThunkKind::kSequential: return "kSequential";
     case ThunkKind::kCustomCall: return "kCustomCall";
     case ThunkKind::kCollective: return "kCollective";
+    case ThunkKind::kCommandBuffer: return "kCommandBuffer";
   }
   return "kUnknown";
 }

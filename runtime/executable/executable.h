@@ -85,6 +85,8 @@ enum class ThunkKind {
   kSequential,   // run `body` in order
   kCustomCall,   // a runtime-registered custom call `target` over arguments (results last)
   kCollective,   // collectives (one device today; SPMD later): `collective_op`, arguments
+  kCommandBuffer,  // `body` (kernel/GEMM thunks, CommandBufferConversionPass) captured once into a
+                   // CUDA graph and replayed; arguments = the union of body's slices
 };
 const char* ThunkKindName(ThunkKind kind);  // "kKernel", ...
 

@@ -291,7 +291,7 @@ absl::Status ReadThunk(Reader& r, Thunk* t, int depth) {
   uint32_t kind;
   size_t kind_at = rec.pos();
   HLOX_RETURN_IF_ERROR(rec.U32(&kind, "thunk kind"));
-  if (kind > static_cast<uint32_t>(ThunkKind::kCollective)) {
+  if (kind > static_cast<uint32_t>(ThunkKind::kCommandBuffer)) {
     return rec.ErrorAt(kind_at, absl::StrCat("unknown thunk kind ", kind));
   }
   t->kind = static_cast<ThunkKind>(kind);

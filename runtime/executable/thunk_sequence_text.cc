@@ -155,6 +155,7 @@ class Printer {
         return s;
       }
       case ThunkKind::kSequential:
+      case ThunkKind::kCommandBuffer:
         return absl::StrCat(pad, "\n", Sequence(t.body, indent + 1, depth + 1));
       case ThunkKind::kCustomCall:
       case ThunkKind::kCollective:

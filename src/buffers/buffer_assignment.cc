@@ -234,9 +234,12 @@ class BufferAssigner {
       return a->live_out && !b->live_out;
     });
     BufferAssignmentStats& stats = result_->stats_;
+    // Output allocations and the live ranges already in them (temps may reuse them, below).
+    std::vector<std::pair<int64_t, std::vector<std::pair<int64_t, int64_t>>>> outputs;
     for (const Info* i : own) {
       BufferAllocation& alloc = add_allocation(i->size);
       alloc.maybe_live_out_ = i->live_out;
+      if (i->kind == kOutput) outputs.push_back({alloc.index_, {{i->start, i->end}}});
       if (i->kind == kParameter) {
         alloc.parameter_number_ = i->param_value->defining_instruction()->attrs().parameter_number;
         alloc.param_shape_index_ = i->param_value->defining_index();
@@ -261,6 +264,27 @@ class BufferAssigner {
     std::vector<const Info*> temps;
     for (const Info& i : infos)
       if (i.kind == kTemp) temps.push_back(&i);
+    // Like XLA, a temp that is dead before an output is written (or after its last use... an
+    // output lives to the end, so: before) can live in that output's allocation; largest first.
+    if (options_.reuse_output_allocations && !outputs.empty()) {
+      std::stable_sort(temps.begin(), temps.end(), [](const Info* a, const Info* b) { return a->size > b->size; });
+      std::vector<const Info*> rest;
+      for (const Info* t : temps) {
+        bool placed = false;
+        for (auto& [index, ranges] : outputs) {
+          if (t->size == 0 || t->size > result_->allocations_[index].size_ || t->start == kLiveOut) continue;
+          bool overlaps = false;
+          for (const auto& [a, b] : ranges) overlaps |= !(t->end < a || b < t->start);
+          if (overlaps) continue;
+          place(*t, result_->allocations_[index], 0);
+          ranges.push_back({t->start, t->end});
+          placed = true;
+          break;
+        }
+        if (!placed) rest.push_back(t);
+      }
+      temps = std::move(rest);
+    }
     if (!temps.empty()) {
       struct Ev { int64_t time; int order; int64_t temp; };
       std::vector<Ev> evs;

@@ -77,6 +77,9 @@ struct BufferAssignmentOptions {
   // An op that may overwrite its operand in place (elementwise, elementwise loop fusions) takes
   // the operand's buffer when the operand dies there (XLA's operand-buffer sharing).
   bool share_operand_buffers = true;
+  // A temp whose live range ends before an output's begins lives in that output's allocation
+  // (XLA reuses allocations the same way) instead of the preallocated temp.
+  bool reuse_output_allocations = true;
 };
 
 class BufferAssignment {

@@ -16,7 +16,9 @@ namespace {
 bool IsForwarding(HloOpcode op) {
   return op == HloOpcode::kTuple || op == HloOpcode::kGetTupleElement || op == HloOpcode::kBitcast ||
          op == HloOpcode::kOptimizationBarrier || op == HloOpcode::kDomain || op == HloOpcode::kAddDependency ||
-         op == HloOpcode::kWhile || op == HloOpcode::kConditional || op == HloOpcode::kCall;
+         op == HloOpcode::kWhile || op == HloOpcode::kConditional || op == HloOpcode::kCall ||
+         op == HloOpcode::kAsyncStart || op == HloOpcode::kAsyncUpdate || op == HloOpcode::kAsyncDone ||
+         op == HloOpcode::kCopyDone;
 }
 
 class Replayer {

@@ -313,9 +313,7 @@ void HloDataflowAnalysis::DefineValues(const HloInstruction* inst) {
         define_all(false);
       } else if (call->opcode() == HloOpcode::kWhile) {
         define_all(true);
-      } else if (call->opcode() == HloOpcode::kAsyncStart) {
-        define_all(false);
-      }  // conditional and call parameters carry the caller's operands
+      }  // conditional, call and async parameters carry the caller's operands
       return;
     }
     case HloOpcode::kWhile:
@@ -325,6 +323,14 @@ void HloDataflowAnalysis::DefineValues(const HloInstruction* inst) {
     case HloOpcode::kCall:
     case HloOpcode::kGetTupleElement:
     case HloOpcode::kCopyDone:
+    case HloOpcode::kAsyncUpdate:
+    case HloOpcode::kAsyncDone:
+      return;
+    case HloOpcode::kAsyncStart:
+      // ((operands...), result, context...): {0,k,...} are the operands and {1,...} the wrapped
+      // computation's result, both carried; the tuple tables and the context are new.
+      for (auto& [i, s] : sets)
+        if (i.size() <= 1 ? (i.empty() || i[0] != 1) : i[0] >= 2) NewValue(inst, i, false);
       return;
     case HloOpcode::kTuple:
     case HloOpcode::kCopy:
@@ -375,10 +381,25 @@ bool HloDataflowAnalysis::Propagate(const HloInstruction* inst) {
       if (!inst->called_computations().empty() && inst->to_apply()->root_instruction() != nullptr)
         for (auto& [i, s] : sets) from(inst->to_apply()->root_instruction(), i, s);
       break;
+    case HloOpcode::kAsyncStart:
+      for (auto& [i, s] : sets) {
+        if (i.size() >= 2 && i[0] == 0 && i[1] < inst->operand_count())
+          from(inst->operand(i[1]), ShapeIndex(i.begin() + 2, i.end()), s);
+        if (!i.empty() && i[0] == 1 && !inst->called_computations().empty() &&
+            inst->called_computations()[0]->root_instruction() != nullptr)
+          from(inst->called_computations()[0]->root_instruction(), ShapeIndex(i.begin() + 1, i.end()), s);
+      }
+      break;
+    case HloOpcode::kAsyncUpdate:
+      for (auto& [i, s] : sets) from(inst->operand(0), i, s);
+      break;
+    case HloOpcode::kAsyncDone:
+      for (auto& [i, s] : sets) from(inst->operand(0), Prepend(1, i), s);
+      break;
     case HloOpcode::kParameter: {
       const HloInstruction* call = caller(inst->parent());
       if (call == nullptr || context(inst->parent()) != ComputationKind::kSequential) break;
-      if (call->opcode() == HloOpcode::kCall) {
+      if (call->opcode() == HloOpcode::kCall || call->opcode() == HloOpcode::kAsyncStart) {
         int64_t k = inst->attrs().parameter_number;
         if (k < call->operand_count())
           for (auto& [i, s] : sets) from(call->operand(k), i, s);
@@ -411,7 +432,9 @@ void HloDataflowAnalysis::ComputePositionsAndUses() {
       const HloInstruction* operand = inst->operand(k);
       HloOpcode op = inst->opcode();
       // Forwarding ops read no bytes of what they pass on.
-      if (op == HloOpcode::kTuple || op == HloOpcode::kGetTupleElement || IsPassThrough(op)) continue;
+      if (op == HloOpcode::kTuple || op == HloOpcode::kGetTupleElement || IsPassThrough(op) ||
+          op == HloOpcode::kAsyncUpdate || op == HloOpcode::kAsyncDone || op == HloOpcode::kCopyDone)
+        continue;
       const ValueSets* operand_sets = GetInstructionValueSet(operand);
       if (operand_sets == nullptr) continue;
       for (const auto& [i, s] : *operand_sets) {

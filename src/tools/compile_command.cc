@@ -33,6 +33,9 @@ Options:
                       ...after_optimizations-buffer-assignment.txt, ...thunk_sequence.txt
                       and module_0000.NAME.ll (the optimized LLVM IR)
   -O LEVEL            LLVM optimization level 0-3 (default 2)
+  --target-cpu CPU    the CPU to compile for: host (default: this machine's CPU and
+                      features) or an LLVM CPU name (x86-64, x86-64-v3, skylake-avx512, ...)
+                      for an executable that runs on other machines
   -v, --verbose       print each pass and compile stage with its time to stderr
   --pipeline-dir DIR  where pipeline names are looked up first
   --config-dir DIR    where profile names are looked up first
@@ -75,6 +78,7 @@ int RunCompile(const std::vector<std::string>& args) {
                            {"--dump-to", "", true},
                            {"--opt-level", "-O", true},
                            {"--verbose", "-v", false},
+                           {"--target-cpu", "", true},
                            {"--pipeline-dir", "", true},
                            {"--config-dir", "", true}});
   if (!parsed.ok()) return UsageError("compile", std::string(parsed.status().message()));
@@ -103,6 +107,7 @@ int RunCompile(const std::vector<std::string>& args) {
     if (!s.ok()) return Fail(std::string(s.message()));
   }
   if (auto dir = parsed->Get("--dump-to")) options.dump_to = *dir;
+  if (auto cpu = parsed->Get("--target-cpu")) options.target_cpu = *cpu;
   if (parsed->Has("--verbose")) options.log = &std::cerr;
 
   std::unique_ptr<HloModule> module = LoadModule(parsed->positional[0]);

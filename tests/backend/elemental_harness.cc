@@ -199,8 +199,10 @@ struct Prepared {
   std::string fn_name;
 };
 
-// Emits `void fn(ptr* buffers)`: buffers = parameters..., outputs...
-absl::Status EmitCase(llvm::Module& m, const HloModule& module, const std::string& name) {
+}  // namespace
+
+absl::Status EmitCaseFunction(llvm::Module& m, const HloModule& module, const std::string& name,
+                              const EmitterFactory& make_emitter) {
   llvm::LLVMContext& ctx = m.getContext();
   auto* ptr = llvm::PointerType::get(ctx, 0);
   auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
@@ -223,7 +225,9 @@ absl::Status EmitCase(llvm::Module& m, const HloModule& module, const std::strin
   } else {
     outs.emplace_back(buffer(slot++), root->shape());
   }
-  codegen::ElementalIrEmitter emitter(&m, &b);
+  std::unique_ptr<codegen::ElementalIrEmitter> owned =
+      make_emitter ? make_emitter(&m, &b) : std::make_unique<codegen::ElementalIrEmitter>(&m, &b);
+  codegen::ElementalIrEmitter& emitter = *owned;
   absl::Status status = [&]() -> absl::Status {
     absl::StatusOr<codegen::ElementGenerator> gen = codegen::MakeFusedGenerator(emitter, comp, params, root);
     if (!gen.ok()) return gen.status();
@@ -249,6 +253,8 @@ absl::Status EmitCase(llvm::Module& m, const HloModule& module, const std::strin
   if (!status.ok()) fn->eraseFromParent();
   return status;
 }
+
+namespace {
 
 void Optimize(llvm::Module& m) {
   llvm::LoopAnalysisManager lam;
@@ -332,7 +338,7 @@ Outcome RunBatch(std::vector<Case>& cases) {
       continue;
     }
     const std::string fn = absl::StrCat("case", i);
-    if (absl::Status e = EmitCase(*m, **module, fn); !e.ok()) {
+    if (absl::Status e = EmitCaseFunction(*m, **module, fn); !e.ok()) {
       out.failures.push_back(c.name + ": emitter: " + std::string(e.message()));
       continue;
     }

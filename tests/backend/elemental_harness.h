@@ -4,10 +4,14 @@
 // behaviour in the emitted IR would show), run, and compared element by element.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "codegen/elemental/elemental_ir_emitter.h"
 #include "ir/literal.h"
+#include "ir/module.h"
 
 namespace hloc::elemental_test {
 
@@ -33,6 +37,14 @@ struct Outcome {
 
 // Runs every case; failures say which element differs and how.
 Outcome RunBatch(std::vector<Case>& cases);
+
+// Emits `void name(ptr* buffers)` (buffers = parameters..., outputs...) computing the entry
+// computation of `module` into `m`, with `make_emitter` (default: ElementalIrEmitter) building
+// the emitter for the function's builder. On error the function is removed again.
+using EmitterFactory =
+    std::function<std::unique_ptr<codegen::ElementalIrEmitter>(llvm::Module*, llvm::IRBuilderBase*)>;
+absl::Status EmitCaseFunction(llvm::Module& m, const HloModule& module, const std::string& name,
+                              const EmitterFactory& make_emitter = nullptr);
 
 // Deterministic inputs of `n` elements that cycle through the type's edge values (zeros of both
 // signs, +-1, infinities, NaN, denormals, the extremes, values beyond the range, random ones);

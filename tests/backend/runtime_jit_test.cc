@@ -241,7 +241,11 @@ Executable BuildExecutable(const std::vector<uint8_t>& code) {
   seq.kind = ThunkKind::kSequential;
   seq.name = "seq";
   seq.body = {copy_sort, Kernel("sort16", {{9, 0, 64}})};
-  e.thunks = {add, init, zero, loop, cond, seq, gemm, custom};
+  Thunk graph;  // a GPU command buffer runs its body in order on the host
+  graph.kind = ThunkKind::kCommandBuffer;
+  graph.name = "command_buffer";
+  graph.body = {gemm};
+  e.thunks = {add, init, zero, loop, cond, seq, graph, custom};
   return e;
 }
 
@@ -351,7 +355,7 @@ TEST_CASE("CpuExecutable: clear errors at load and run time", "[runtime][jit]") 
   CHECK_FALSE(CpuExecutable::Load(e, {}).ok());
 
   e = BuildExecutable(code);
-  e.thunks[6].gemm.k = 4;  // reads past A
+  e.thunks[6].body[0].gemm.k = 4;  // reads past A
   auto gemm = CpuExecutable::Load(e, {});
   REQUIRE_FALSE(gemm.ok());
   CHECK(std::string(gemm.status().message()).find("GEMM lhs") != std::string::npos);

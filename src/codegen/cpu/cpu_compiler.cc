@@ -18,6 +18,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/TargetSelect.h"
@@ -41,16 +42,23 @@ void InitLlvmTargets() {
   (void)once;
 }
 
-absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> HostTargetMachine(int opt_level) {
+absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> HostTargetMachine(int opt_level, const std::string& cpu_name) {
   InitLlvmTargets();
   const std::string triple = llvm::sys::getProcessTriple();
   std::string error;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
   if (target == nullptr) return absl::InternalError(absl::StrCat("no LLVM target for ", triple, ": ", error));
+  const bool host = cpu_name.empty() || cpu_name == "host";
   std::string features;
-  for (const auto& f : llvm::sys::getHostCPUFeatures()) {
-    if (!features.empty()) features += ",";
-    features += (f.second ? "+" : "-") + f.first().str();
+  if (host) {
+    for (const auto& f : llvm::sys::getHostCPUFeatures()) {
+      if (!features.empty()) features += ",";
+      features += (f.second ? "+" : "-") + f.first().str();
+    }
+  } else {
+    std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(triple, "", ""));
+    if (sti && !sti->isCPUStringValid(cpu_name))
+      return absl::InvalidArgumentError(absl::StrCat("unknown target CPU '", cpu_name, "' for ", triple));
   }
   llvm::TargetOptions options;
   llvm::CodeGenOptLevel level = opt_level <= 0   ? llvm::CodeGenOptLevel::None
@@ -58,7 +66,7 @@ absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> HostTargetMachine(int opt_l
                                 : opt_level == 2 ? llvm::CodeGenOptLevel::Default
                                                  : llvm::CodeGenOptLevel::Aggressive;
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), features, options, llvm::Reloc::PIC_, llvm::CodeModel::Small, level));
+      triple, host ? llvm::sys::getHostCPUName() : llvm::StringRef(cpu_name), features, options, llvm::Reloc::PIC_, llvm::CodeModel::Small, level));
   if (!tm) return absl::InternalError(absl::StrCat("cannot create a target machine for ", triple));
   return tm;
 }
@@ -182,7 +190,7 @@ absl::StatusOr<runtime::Executable> CpuCompiler::Compile(HloModule& module, cons
   // 4. Thunks and kernels.
   llvm::LLVMContext context;
   auto llvm_module = std::make_unique<llvm::Module>(module.name(), context);
-  absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm = HostTargetMachine(options.opt_level);
+  absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm = HostTargetMachine(options.opt_level, options.target_cpu);
   if (!tm.ok()) return tm.status();
   llvm_module->setTargetTriple((*tm)->getTargetTriple().str());
   llvm_module->setDataLayout((*tm)->createDataLayout());

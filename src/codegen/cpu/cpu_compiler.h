@@ -32,6 +32,10 @@ struct CpuCompileOptions {
   std::string dump_to;
   std::ostream* log = nullptr;  // one line per pass and per compile stage (verbose); null: silent
   int opt_level = 2;            // LLVM optimization level (0..3)
+  // The CPU the code is for: "" or "host" = this machine's CPU and features; otherwise an LLVM
+  // CPU name ("x86-64", "x86-64-v3", "skylake-avx512", ...) with its default features, for
+  // executables that must run elsewhere (or under valgrind, which lacks AVX-512).
+  std::string target_cpu;
   // Multi-threaded kernels: the most parts one kernel is split into (0: the profile's core count,
   // else 16).
   int64_t max_kernel_partitions = 0;

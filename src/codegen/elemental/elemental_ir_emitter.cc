@@ -179,6 +179,17 @@ llvm::Value* ElementalIrEmitter::EmitMathCall(const std::string& libm_name, cons
   return call;
 }
 
+std::optional<MathFunction> IntrinsicMathFunction(llvm::Intrinsic::ID id) {
+  switch (id) {
+    case llvm::Intrinsic::exp: return MathFunction::kExp;
+    case llvm::Intrinsic::log: return MathFunction::kLog;
+    case llvm::Intrinsic::sin: return MathFunction::kSin;
+    case llvm::Intrinsic::cos: return MathFunction::kCos;
+    case llvm::Intrinsic::pow: return MathFunction::kPow;
+    default: return std::nullopt;
+  }
+}
+
 llvm::Value* ElementalIrEmitter::EmitMathIntrinsic(llvm::Intrinsic::ID id, const std::vector<llvm::Value*>& args) {
   return b_->CreateIntrinsic(id, {args[0]->getType()}, args);
 }

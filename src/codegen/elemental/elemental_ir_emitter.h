@@ -17,12 +17,14 @@
 // math_functions.h, made through EmitMathCall (the GPU emitter maps them to libdevice).
 #pragma once
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "codegen/elemental/ir_array.h"
+#include "codegen/elemental/math_functions.h"
 #include "ir/computation.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Intrinsics.h"
@@ -80,6 +82,10 @@ class ElementalIrEmitter {
   llvm::Module* module_;
   llvm::IRBuilderBase* b_;
 };
+
+// The math function an intrinsic passed to EmitMathIntrinsic computes (exp, log, sin, cos, pow),
+// so a backend can call it by LibmName / LibdeviceName; nullopt for any other intrinsic.
+std::optional<MathFunction> IntrinsicMathFunction(llvm::Intrinsic::ID id);
 
 // Loops over every element of `shape` (outermost logical dimension of the layout first), calling
 // `body` with the index. `part`/`num_parts` (i64 values; may be null for "whole shape") split

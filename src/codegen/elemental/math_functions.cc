@@ -15,6 +15,11 @@ std::string LibmName(MathFunction fn, bool is_f64) {
     case MathFunction::kHypot: base = "hypot"; break;
     case MathFunction::kSinh: base = "sinh"; break;
     case MathFunction::kCosh: base = "cosh"; break;
+    case MathFunction::kExp: base = "exp"; break;
+    case MathFunction::kLog: base = "log"; break;
+    case MathFunction::kSin: base = "sin"; break;
+    case MathFunction::kCos: base = "cos"; break;
+    case MathFunction::kPow: base = "pow"; break;
   }
   return is_f64 ? std::string(base) : std::string(base) + "f";
 }

@@ -9,7 +9,10 @@
 
 namespace hloc::codegen {
 
-enum class MathFunction { kErf, kTanh, kAtan2, kCbrt, kExpm1, kLog1p, kTan, kHypot, kSinh, kCosh };
+// The first ones are called by name; kExp .. kPow are emitted as LLVM intrinsics on the CPU
+// (ElementalIrEmitter::EmitMathIntrinsic) and named only where a backend maps them (libdevice).
+enum class MathFunction { kErf, kTanh, kAtan2, kCbrt, kExpm1, kLog1p, kTan, kHypot, kSinh, kCosh,
+                          kExp, kLog, kSin, kCos, kPow };
 
 // "erff" / "erf" for f32 / f64.
 std::string LibmName(MathFunction fn, bool is_f64);

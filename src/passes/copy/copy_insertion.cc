@@ -41,7 +41,9 @@ struct RootLeafCopy {
 
 class Planner {
  public:
-  Planner(const HloModule& module, const HloDataflowAnalysis& df) : module_(module), df_(df) {}
+  // dry_run: only count what would be needed (control edges are not added).
+  Planner(const HloModule& module, const HloDataflowAnalysis& df, bool dry_run = false)
+      : module_(module), df_(df), dry_run_(dry_run) {}
 
   void Plan() {
     std::vector<HloComputation*> comps = module_.MakeComputationPostOrder();
@@ -151,6 +153,33 @@ class Planner {
     return true;
   }
 
+  // Where reads of v are merely unordered with `writer` (neither depends on the other), orders
+  // them first with control edges instead of copying (XLA orders pipelined send/recv and loop
+  // counters the same way). All or nothing; refused when an edge would close a cycle.
+  bool OrderReadsBefore(const HloValue& v, const HloInstruction* writer, const ShapeIndex& writer_index,
+                        const std::function<bool(const HloUse&)>& skip) {
+    std::vector<const HloInstruction*> edges;
+    for (const HloUse& u : v.uses()) {
+      if (skip && skip(u)) continue;
+      const HloInstruction* a = Anchor(u.instruction, writer->parent());
+      if (a == nullptr) return false;
+      if (a == writer) {
+        if (u.instruction != writer ||
+            !CanShareOperandBufferWithUser(writer->operand(u.operand_number), u.operand_index, writer, writer_index))
+          return false;
+        continue;
+      }
+      if (Precedes(a, writer)) continue;
+      if (Precedes(writer, a)) return false;  // the read needs the write's result: no order fixes it
+      edges.push_back(a);
+    }
+    if (dry_run_) return true;
+    for (const HloInstruction* a : edges)
+      const_cast<HloInstruction*>(a)->AddControlDependencyTo(const_cast<HloInstruction*>(writer));
+    if (!edges.empty()) ancestors_.clear();
+    return true;
+  }
+
   // Does value r descend from value o through in-place writes only (r = dus(...dus(o)...))?
   bool ReachesByInPlaceChain(const HloValue* r, const HloValue* o) const {
     for (int guard = 0; r != nullptr && guard < 10000; ++guard) {
@@ -198,7 +227,8 @@ class Planner {
     } else if (!RootIndicesOf(v, comp).empty()) {
       return false;  // still needed at the end of the computation
     }
-    return ReadsPrecede(v, writer, written ? written->defining_index() : ShapeIndex{}, skip);
+    const ShapeIndex wi = written ? written->defining_index() : ShapeIndex{};
+    return ReadsPrecede(v, writer, wi, skip) || OrderReadsBefore(v, writer, wi, skip);
   }
 
   void PlanInPlace(HloComputation* comp, HloInstruction* inst) {
@@ -265,7 +295,8 @@ class Planner {
           const HloInstruction* d = Anchor(s->defining_instruction(), body);
           ok = d != nullptr && !IsReadOnly(*s) && d->opcode() != HloOpcode::kParameter &&
                (d == s->defining_instruction() || d->opcode() == HloOpcode::kCall);
-          if (ok && !ReadsPrecede(*p, d, s->defining_index(), nullptr)) ok = false;
+          if (ok && !ReadsPrecede(*p, d, s->defining_index(), nullptr))
+            ok = OrderReadsBefore(*p, d, s->defining_index(), nullptr);
           leaf.writer = d;
         }
       }
@@ -338,6 +369,7 @@ class Planner {
 
   const HloModule& module_;
   const HloDataflowAnalysis& df_;
+  bool dry_run_;
   absl::flat_hash_map<const HloInstruction*, absl::flat_hash_set<const HloInstruction*>> ancestors_;
   std::map<std::pair<const HloInstruction*, ShapeIndex>, const HloValue*> in_place_source_;
 };
@@ -360,6 +392,18 @@ class Applier {
 
   // A new tuple of get-tuple-elements of `src`, placed before `before`.
   HloInstruction* FreshTuple(HloComputation* comp, HloInstruction* src, const HloInstruction* before) {
+    switch (src->opcode()) {
+      // Their results must reach their -done partner whole: no get-tuple-element may split them.
+      case HloOpcode::kSend: case HloOpcode::kRecv: case HloOpcode::kAsyncStart: case HloOpcode::kAsyncUpdate:
+      case HloOpcode::kCopyStart: case HloOpcode::kAllReduceStart: case HloOpcode::kAllGatherStart:
+      case HloOpcode::kCollectivePermuteStart:
+        if (status_.ok())
+          status_ = absl::UnimplementedError(absl::StrCat("copy-insertion would have to split the result of ",
+                                                          src->name(), " to copy one of its elements"));
+        break;
+      default:
+        break;
+    }
     std::vector<HloInstruction*> elems;
     for (int64_t j = 0; j < static_cast<int64_t>(src->shape().tuple_shapes().size()); ++j) {
       auto g = std::make_unique<HloInstruction>(HloOpcode::kGetTupleElement, src->shape().tuple_shapes(j),
@@ -482,8 +526,11 @@ class Applier {
     }
   }
 
+  const absl::Status& status() const { return status_; }
+
  private:
   NameUniquer names_;
+  absl::Status status_;
 };
 
 // Existing plain copies (same shape and layout, no control edges) in sequential computations.
@@ -502,7 +549,7 @@ std::vector<HloInstruction*> PlainCopies(const HloModule& module, const HloDataf
 absl::StatusOr<size_t> CountNeededCopies(const HloModule& module) {
   absl::StatusOr<std::unique_ptr<HloDataflowAnalysis>> df = HloDataflowAnalysis::Run(module);
   if (!df.ok()) return df.status();
-  Planner p(module, **df);
+  Planner p(module, **df, /*dry_run=*/true);
   p.Plan();
   return p.size();
 }
@@ -571,6 +618,7 @@ absl::StatusOr<bool> CopyInsertionPass::Run(HloModule& module, PassContext&) {
     for (HloInstruction* pred : c.after)
       if (pred != copy) pred->AddControlDependencyTo(copy);
   }
+  if (!applier.status().ok()) return applier.status();
   changed |= planner.size() > 0;
   // Control edges may point backwards in the instruction order (which is the schedule of a
   // scheduled module): re-sequence those computations, operands and control predecessors first.

@@ -85,6 +85,13 @@ absl::StatusOr<HloInstruction*> FusionBuilder::Merge(const std::vector<HloInstru
     return raw;
   };
 
+  // The consumer's operands keep their order as the fusion's first parameters; what its
+  // producers bring in follows (as XLA's FuseInstruction appends).
+  for (HloInstruction* op : members.back()->operands()) {
+    if (group.contains(op)) continue;
+    if (op->opcode() == O::kGetTupleElement && group.contains(op->operand(0))) continue;
+    resolve(op);
+  }
   for (HloInstruction* m : members) {
     const bool dup = duplicated.contains(m);
     if (m->opcode() == O::kFusion) {

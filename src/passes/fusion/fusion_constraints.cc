@@ -105,6 +105,18 @@ void MarkPostReduce(const HloInstruction* node, const std::vector<bool>& input_f
   }
 }
 
+// The dimension k where the trailing dimensions k.. hold exactly `cols` elements (a row of the
+// default layout), or -1.
+int64_t RowSplit(const Shape& shape, int64_t cols) {
+  int64_t product = 1;
+  for (int64_t k = shape.rank(); k >= 0; --k) {
+    if (product == cols) return k;
+    if (k == 0 || product > cols) break;
+    product *= shape.dimensions(k - 1);
+  }
+  return -1;
+}
+
 }  // namespace
 
 bool FormsRowNormalization(RewriteContext&, const HloInstruction* producer, const HloInstruction* consumer) {
@@ -117,6 +129,8 @@ bool FormsRowNormalization(RewriteContext&, const HloInstruction* producer, cons
   const Shape& in = first->operand(0)->shape();
   absl::flat_hash_set<int64_t> reduced(first->attrs().dimensions.begin(), first->attrs().dimensions.end());
   const std::vector<int64_t> sq_in = Squeezed(in);
+  const int64_t full = ElementCount(in), rows = ElementCount(first->shape());
+  const int64_t cols = full / std::max<int64_t>(1, rows);
 
   // Which values depend on a reduction of the kernel: those must stay in the row.
   absl::flat_hash_map<const HloInstruction*, bool> flagged;
@@ -148,16 +162,23 @@ bool FormsRowNormalization(RewriteContext&, const HloInstruction* producer, cons
     switch (i->opcode()) {
       case O::kTuple: case O::kGetTupleElement: case O::kConvert: case O::kCopy:
         break;
-      case O::kBitcast: case O::kReshape:
-        if (Squeezed(i->shape()) != Squeezed(i->operand(0)->shape())) return false;
+      case O::kBitcast: case O::kReshape: {
+        if (Squeezed(i->shape()) == Squeezed(i->operand(0)->shape())) break;
+        // Re-indexing the rows is fine ([2,16,64] -> [32,64]; [2,16] -> [32]) as long as each
+        // row stays one contiguous block of the row length.
+        const int64_t n = ElementCount(i->shape());
+        if (n == rows) break;
+        if (n != full || RowSplit(i->shape(), cols) < 0 || RowSplit(i->operand(0)->shape(), cols) < 0) return false;
         break;
+      }
       case O::kBroadcast: {
         const HloInstruction* op = i->operand(0);
         if (Squeezed(i->shape()) == Squeezed(op->shape())) break;
-        // A [rows] value back over its row: the broadcast keeps exactly the row dimensions.
-        if (i->shape().dimensions() != in.dimensions()) return false;
+        // A [rows] value back over its rows: the broadcast fills only the row-length block.
+        const int64_t split = RowSplit(i->shape(), cols);
+        if (ElementCount(i->shape()) != full || split < 0) return false;
         for (size_t k = 0; k < i->attrs().dimensions.size() && k < static_cast<size_t>(op->shape().rank()); ++k)
-          if (op->shape().dimensions(k) != 1 && reduced.contains(i->attrs().dimensions[k])) return false;
+          if (op->shape().dimensions(k) != 1 && i->attrs().dimensions[k] >= split) return false;
         break;
       }
       default:

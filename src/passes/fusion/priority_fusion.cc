@@ -209,7 +209,14 @@ absl::StatusOr<bool> PriorityFusion::Run(HloModule& module, PassContext& context
 
 namespace {
 
+// Names need only be unique within a computation: look in the computations fusion works on
+// first (the entry, control-flow bodies), then in fused computations, then anywhere.
 HloInstruction* FindInstruction(const HloModule& module, const std::string& name) {
+  for (HloComputation* comp : FusibleComputations(module))
+    if (HloInstruction* i = comp->GetInstructionWithName(name)) return i;
+  for (const auto& comp : module.computations())
+    if (comp->IsFusionComputation())
+      if (HloInstruction* i = comp->GetInstructionWithName(name)) return i;
   for (const auto& comp : module.computations())
     if (HloInstruction* i = comp->GetInstructionWithName(name)) return i;
   return nullptr;

@@ -1,5 +1,6 @@
 #include "passes/layout/layout_assignment.h"
 
+#include <iostream>
 #include <map>
 #include <optional>
 
@@ -54,8 +55,9 @@ bool AcceptsAnyOperandLayout(const HloInstruction& u) {
 class ComputationAssigner {
  public:
   ComputationAssigner(HloComputation* c, const ConstraintSet& rows, NameUniquer& names,
-                      std::vector<Shape> param_shapes, Shape result_shape)
-      : c_(c), rows_(rows), names_(names), params_(std::move(param_shapes)), result_(std::move(result_shape)) {}
+                      std::vector<Shape> param_shapes, Shape result_shape, std::ostream* trace)
+      : c_(c), rows_(rows), names_(names), params_(std::move(param_shapes)), result_(std::move(result_shape)),
+        trace_(trace) {}
 
   absl::Status Run() {
     order_ = c_->MakeInstructionPostOrder();
@@ -86,7 +88,10 @@ class ComputationAssigner {
       } else if (x->shape().IsArray()) {
         absl::StatusOr<std::optional<layout::SlotDecision>> d = Decide(rows_, *x, kResult, nullptr, nullptr, nullptr);
         if (!d.ok()) return d.status();
-        if (d->has_value()) assigned_[x] = WithLayout(x->shape(), (*d)->layout);
+        if (d->has_value()) {
+          assigned_[x] = WithLayout(x->shape(), (*d)->layout);
+          Trace(*x, "result", (*d)->layout, (*d)->row);
+        }
       }
     }
     return absl::OkStatus();
@@ -250,7 +255,10 @@ class ComputationAssigner {
     absl::StatusOr<std::optional<layout::SlotDecision>> d =
         Decide(rows_, *u, static_cast<int>(i), &xs, &u->operand(0)->shape(), &u->shape());
     if (!d.ok()) return d.status();
-    if (d->has_value()) return std::optional<Shape>(WithLayout(xs, (*d)->layout));
+    if (d->has_value()) {
+      Trace(*u, absl::StrCat("operand ", i), (*d)->layout, (*d)->row);
+      return std::optional<Shape>(WithLayout(xs, (*d)->layout));
+    }
     if (PreservesLayout(*u)) {
       if (xs.rank() == u->shape().rank() && xs.rank() > 0) return std::optional<Shape>(WithLayout(xs, LayoutOf(u->shape())));
       return std::optional<Shape>();
@@ -301,7 +309,12 @@ class ComputationAssigner {
         absl::StatusOr<std::optional<Shape>> need = Need(u, i);
         if (!need.ok()) return need.status();
         if (!need->has_value() || layout::SameLayout(x->shape(), **need)) continue;
-        u->ReplaceOperandWith(i, CopyTo(x, **need, u));
+        HloInstruction* copy = CopyTo(x, **need, u);
+        if (trace_ != nullptr)
+          *trace_ << "layout-assignment: %" << u->name() << " operand " << i << ": %" << x->name() << " "
+                  << x->shape().ToString(true) << " -> %" << copy->name() << " " << copy->shape().ToString(true)
+                  << " (copy)\n";
+        u->ReplaceOperandWith(i, copy);
       }
     }
     HloInstruction* root = c_->root_instruction();
@@ -312,12 +325,20 @@ class ComputationAssigner {
     return absl::OkStatus();
   }
 
+  // --trace-rules: which row decided a layout, and where copies went.
+  void Trace(const HloInstruction& inst, const std::string& slot, const Layout& l, const LayoutConstraintInfo* row) {
+    if (trace_ == nullptr || row == nullptr) return;
+    *trace_ << "layout-assignment: %" << inst.name() << " " << slot << " " << LayoutToString(l) << " by " << row->name
+            << " (" << row->file << ":" << row->line << ")\n";
+  }
+
   HloComputation* c_;
   const ConstraintSet& rows_;
   NameUniquer& names_;
   std::vector<Shape> params_;
   Shape result_;
   std::optional<Shape> root_wish_;
+  std::ostream* trace_ = nullptr;
   std::vector<HloInstruction*> order_;
   absl::flat_hash_map<const HloInstruction*, Shape> assigned_;
   absl::flat_hash_map<std::string, HloInstruction*> copies_;
@@ -365,7 +386,11 @@ absl::StatusOr<bool> LayoutAssignment::Run(HloModule& module, PassContext& conte
 
   NameUniquer names = InstructionNameUniquer(module);
   for (HloComputation* c : module.MakeComputationPostOrder()) {
-    if (layout::IsFusedComputation(*c) && c != entry) continue;  // a fusion's body follows its instruction
+    if (layout::IsFusedComputation(*c) && c != entry) {
+      // A fusion's body follows its instruction; it only gets layouts where it has none.
+      for (const auto& inst : c->instructions()) layout::FillDefaultLayouts(inst->mutable_shape());
+      continue;
+    }
     std::vector<Shape> params;
     Shape result;
     if (c == entry) {
@@ -375,7 +400,8 @@ absl::StatusOr<bool> LayoutAssignment::Run(HloModule& module, PassContext& conte
       for (const HloInstruction* p : c->parameters()) params.push_back(WithDefaultLayouts(p->shape()));
       result = WithDefaultLayouts(c->root_instruction()->shape());
     }
-    ComputationAssigner assigner(c, *rows, names, std::move(params), std::move(result));
+    std::ostream* trace = context.trace_rules ? (context.trace_out ? context.trace_out : &std::cerr) : nullptr;
+    ComputationAssigner assigner(c, *rows, names, std::move(params), std::move(result), trace);
     absl::Status s = assigner.Run();
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat("computation ", c->name(), ": ", s.message()));
   }

@@ -48,16 +48,17 @@ class Normalizer {
       if (!n.ok()) return n.status();
       if (*n == nullptr) continue;
       HloInstruction* replacement = *n;
-      // The op that does x's work keeps x's name and metadata (the rewrite's last new
-      // instruction before any bitcast back).
+      // The op that does x's work keeps x's name and metadata when it is the same kind of op
+      // (a copy that became a transpose is named as a transpose).
       const auto& added = b.added();
       HloInstruction* core = std::find(added.begin(), added.end(), replacement) != added.end() ? replacement : nullptr;
       if (!(replacement->shape() == x->shape())) replacement = b.Bitcast(replacement, x->shape());
       x->ReplaceAllUsesWith(replacement);
       const std::string name = x->name();
       const OpMetadata metadata = x->attrs().metadata;
+      const HloOpcode opcode = x->opcode();
       HLOC_LAYOUT_RETURN_IF_ERROR(RemoveInstruction(x));
-      if (core != nullptr && core->opcode() != HloOpcode::kBitcast) {
+      if (core != nullptr && core->opcode() == opcode) {
         core->set_name(name);
         core->mutable_attrs().metadata = metadata;
       }
@@ -162,7 +163,53 @@ class Normalizer {
     return b.Transpose(x, dims);
   }
 
+  // The attributes the rewrites index with name real dimensions (the verifier checks this;
+  // the pass may also see unverified modules, which it then leaves alone).
+  static bool WellFormed(const HloInstruction& x) {
+    auto all_below = [](const std::vector<int64_t>& v, int64_t n) {
+      return std::all_of(v.begin(), v.end(), [&](int64_t d) { return d >= 0 && d < n; });
+    };
+    const int64_t rank = x.shape().IsArray() ? x.shape().rank() : -1;
+    const int64_t r0 = x.operand_count() > 0 && x.operand(0)->shape().IsArray() ? x.operand(0)->shape().rank() : -1;
+    const InstructionAttributes& a = x.attrs();
+    switch (x.opcode()) {
+      case HloOpcode::kTranspose: {
+        std::vector<int64_t> sorted = a.dimensions;
+        std::sort(sorted.begin(), sorted.end());
+        return r0 == rank && static_cast<int64_t>(sorted.size()) == rank && all_below(sorted, rank) &&
+               std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
+      }
+      case HloOpcode::kCopy: return r0 == rank;
+      case HloOpcode::kBroadcast: return static_cast<int64_t>(a.dimensions.size()) == r0 && all_below(a.dimensions, rank);
+      case HloOpcode::kReduce: return r0 >= 0 && all_below(a.dimensions, r0);
+      case HloOpcode::kIota: return a.iota_dimension >= 0 && a.iota_dimension < rank;
+      case HloOpcode::kConcatenate: case HloOpcode::kReverse: case HloOpcode::kSort:
+        return all_below(a.dimensions, rank);
+      case HloOpcode::kDot: {
+        if (!a.dot_dimension_numbers || x.operand_count() != 2) return false;
+        const DotDimensionNumbers& d = *a.dot_dimension_numbers;
+        const int64_t r1 = x.operand(1)->shape().rank();
+        return all_below(d.lhs_batch_dimensions, r0) && all_below(d.lhs_contracting_dimensions, r0) &&
+               all_below(d.rhs_batch_dimensions, r1) && all_below(d.rhs_contracting_dimensions, r1);
+      }
+      case HloOpcode::kConvolution: {
+        if (!a.convolution_dimension_numbers || x.operand_count() != 2) return false;
+        const ConvolutionDimensionNumbers& c = *a.convolution_dimension_numbers;
+        const int64_t r1 = x.operand(1)->shape().rank();
+        return all_below({c.input_batch_dimension, c.input_feature_dimension}, r0) &&
+               all_below(c.input_spatial_dimensions, r0) &&
+               all_below({c.kernel_input_feature_dimension, c.kernel_output_feature_dimension}, r1) &&
+               all_below(c.kernel_spatial_dimensions, r1) &&
+               all_below({c.output_batch_dimension, c.output_feature_dimension}, rank) &&
+               all_below(c.output_spatial_dimensions, rank);
+      }
+      default:
+        return true;
+    }
+  }
+
   absl::StatusOr<HloInstruction*> Rewrite(HloInstruction& x, Builder& b) {
+    if (!WellFormed(x)) return nullptr;
     const Shape& s = x.shape();
     const std::vector<int64_t> px = MajorToMinor(s);
     const std::vector<int64_t> ix = InversePermutation(px);

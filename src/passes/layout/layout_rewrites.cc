@@ -97,15 +97,30 @@ absl::StatusOr<bool> MoveCopyToUsers::Run(HloModule& module, PassContext&) {
 
 namespace {
 
+// A transpose whose dimensions are a permutation of its rank (unverified modules are skipped).
+bool ValidTranspose(const HloInstruction* t) {
+  if (t->opcode() != HloOpcode::kTranspose || !t->shape().IsArray()) return false;
+  std::vector<int64_t> sorted = t->attrs().dimensions;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i)
+    if (sorted[i] != static_cast<int64_t>(i)) return false;
+  return static_cast<int64_t>(sorted.size()) == t->shape().rank();
+}
+
+bool AllBelow(const std::vector<int64_t>& v, int64_t n) {
+  return std::all_of(v.begin(), v.end(), [&](int64_t d) { return d >= 0 && d < n; });
+}
+
 // dot(transpose(a), ...): the dimension numbers in terms of a, if the transpose keeps the
 // operand's free dimensions in order (then the dot's result is unchanged).
 bool FoldIntoDot(HloInstruction* dot, int64_t operand) {
   HloInstruction* t = dot->operand(operand);
-  if (t->opcode() != HloOpcode::kTranspose || !dot->attrs().dot_dimension_numbers) return false;
+  if (!ValidTranspose(t) || !dot->attrs().dot_dimension_numbers) return false;
   const std::vector<int64_t>& perm = t->attrs().dimensions;
   DotDimensionNumbers d = *dot->attrs().dot_dimension_numbers;
   std::vector<int64_t>& batch = operand == 0 ? d.lhs_batch_dimensions : d.rhs_batch_dimensions;
   std::vector<int64_t>& contracting = operand == 0 ? d.lhs_contracting_dimensions : d.rhs_contracting_dimensions;
+  if (!AllBelow(batch, t->shape().rank()) || !AllBelow(contracting, t->shape().rank())) return false;
   std::vector<int64_t> free_mapped;
   for (int64_t i = 0; i < t->shape().rank(); ++i)
     if (std::find(batch.begin(), batch.end(), i) == batch.end() &&
@@ -121,9 +136,15 @@ bool FoldIntoDot(HloInstruction* dot, int64_t operand) {
 
 bool FoldIntoConvolution(HloInstruction* conv, int64_t operand) {
   HloInstruction* t = conv->operand(operand);
-  if (t->opcode() != HloOpcode::kTranspose || !conv->attrs().convolution_dimension_numbers) return false;
+  if (!ValidTranspose(t) || !conv->attrs().convolution_dimension_numbers) return false;
   const std::vector<int64_t>& perm = t->attrs().dimensions;
   ConvolutionDimensionNumbers c = *conv->attrs().convolution_dimension_numbers;
+  const int64_t r = t->shape().rank();
+  if (operand == 0 ? !(AllBelow({c.input_batch_dimension, c.input_feature_dimension}, r) &&
+                       AllBelow(c.input_spatial_dimensions, r))
+                   : !(AllBelow({c.kernel_input_feature_dimension, c.kernel_output_feature_dimension}, r) &&
+                       AllBelow(c.kernel_spatial_dimensions, r)))
+    return false;
   if (operand == 0) {
     c.input_batch_dimension = perm[c.input_batch_dimension];
     c.input_feature_dimension = perm[c.input_feature_dimension];

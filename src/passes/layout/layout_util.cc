@@ -31,6 +31,12 @@ std::vector<int64_t> MajorToMinor(const Shape& shape) {
     return out;
   }
   const auto& m2m = shape.layout().minor_to_major;
+  // Not a permutation (an unverified module): treat it as the default layout.
+  std::vector<bool> seen(m2m.size(), false);
+  for (int64_t d : m2m) {
+    if (d < 0 || d >= shape.rank() || seen[d]) return MajorToMinor(Shape(shape.element_type(), shape.dimensions()));
+    seen[d] = true;
+  }
   return std::vector<int64_t>(m2m.rbegin(), m2m.rend());
 }
 
