@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -76,6 +77,18 @@ struct AlignedBuffer {
   }
 };
 
+// One pool per thread count for the whole process: loading many executables (a test over the
+// corpus, a server) must not start a pool of threads for each.
+std::shared_ptr<ThreadPool> SharedPool(int num_threads) {
+  if (num_threads <= 0) num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  static std::mutex mu;
+  static auto* pools = new absl::flat_hash_map<int, std::shared_ptr<ThreadPool>>();
+  std::lock_guard<std::mutex> lock(mu);
+  std::shared_ptr<ThreadPool>& pool = (*pools)[num_threads];
+  if (pool == nullptr) pool = std::make_shared<ThreadPool>(num_threads);
+  return pool;
+}
+
 bool SameDims(const ArrayShape& a, const ArrayShape& b) { return a.dimensions == b.dimensions; }
 
 std::string ShapeString(const ArrayShape& s) {
@@ -91,7 +104,7 @@ std::vector<int64_t> DefaultLayout(size_t rank) {
 class CpuExecutableImpl : public CpuExecutable {
  public:
   explicit CpuExecutableImpl(Executable exe, const CpuRunOptions& options)
-      : exe_(std::move(exe)), pool_(std::make_unique<ThreadPool>(options.num_threads)) {}
+      : exe_(std::move(exe)), pool_(SharedPool(options.num_threads)) {}
 
   absl::Status Init() {
     origin_ = exe_.module_name.empty() ? std::string("executable") : exe_.module_name;
@@ -118,6 +131,7 @@ class CpuExecutableImpl : public CpuExecutable {
         std::memcpy(buffers_.back().data, a.constant_data.data(), a.constant_data.size());
       }
     }
+    BindArguments(exe_.thunks);
     for (size_t i = 0; i < exe_.parameter_shapes.size(); ++i) {
       if (exe_.parameter_slices[i].valid() && exe_.parameter_slices[i].size < exe_.parameter_shapes[i].byte_size()) {
         return absl::InvalidArgumentError(absl::StrCat(origin_, ": parameter ", i, " (",
@@ -290,6 +304,21 @@ class CpuExecutableImpl : public CpuExecutable {
     return absl::OkStatus();
   }
 
+  // Buffers live as long as the executable, so each kernel's argument array (and its function)
+  // is built once here rather than on every call.
+  void BindArguments(const ThunkSequence& seq) {
+    for (const Thunk& t : seq) {
+      if (t.kind == ThunkKind::kKernel) {
+        Bound& b = bound_[&t];
+        b.kernel = kernels_.at(t.kernel_name);
+        for (const BufferSlice& s : t.arguments) b.args.push_back(Address(s));
+      }
+      BindArguments(t.condition);
+      BindArguments(t.body);
+      for (const ThunkSequence& br : t.branches) BindArguments(br);
+    }
+  }
+
   absl::Status Execute(const ThunkSequence& seq) {
     for (const Thunk& t : seq) {
       RT_RETURN_IF_ERROR(ExecuteThunk(t));
@@ -313,14 +342,14 @@ class CpuExecutableImpl : public CpuExecutable {
   absl::Status ExecuteThunk(const Thunk& t) {
     switch (t.kind) {
       case ThunkKind::kKernel: {
-        HlocCpuKernel kernel = kernels_.at(t.kernel_name);
-        std::vector<void*> args(t.arguments.size());
-        for (size_t i = 0; i < args.size(); ++i) args[i] = Address(t.arguments[i]);
+        Bound& b = bound_.at(&t);
+        HlocCpuKernel kernel = b.kernel;
+        void** args = b.args.data();
         const int64_t parts = t.launch.partitions;
         if (parts <= 1) {
-          kernel(args.data(), 0, 1);
+          kernel(args, 0, 1);
         } else {
-          pool_->ParallelFor(parts, [&](int64_t part) { kernel(args.data(), part, parts); });
+          pool_->ParallelFor(parts, [&](int64_t part) { kernel(args, part, parts); });
         }
         return absl::OkStatus();
       }
@@ -396,10 +425,15 @@ class CpuExecutableImpl : public CpuExecutable {
 
   Executable exe_;
   std::string origin_;
-  std::unique_ptr<ThreadPool> pool_;
+  std::shared_ptr<ThreadPool> pool_;
   std::unique_ptr<JitLoader> jit_;
   absl::flat_hash_map<std::string, HlocCpuKernel> kernels_;
   absl::flat_hash_map<std::string, CpuCustomCall> custom_calls_;
+  struct Bound {
+    HlocCpuKernel kernel = nullptr;
+    std::vector<void*> args;
+  };
+  absl::flat_hash_map<const Thunk*, Bound> bound_;
   std::vector<AlignedBuffer> buffers_;
   std::mutex run_mu_;
 };

@@ -141,7 +141,8 @@ struct Executable {
 };
 
 // What the runtime relies on: allocation indices in order, every slice inside its allocation,
-// entry shapes with sane sizes and layouts, written flags matching arguments, partitions >= 1.
+// entry shapes with sane sizes and layouts, written flags matching arguments, partitions in
+// [1, 65536].
 // Deserialize runs it; CpuExecutable::Load runs it on executables built in memory.
 absl::Status ValidateExecutable(const Executable& executable, const std::string& origin);
 

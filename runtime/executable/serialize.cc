@@ -25,6 +25,7 @@ namespace {
 constexpr char kMagic[4] = {'H', 'L', 'O', 'X'};
 constexpr uint32_t kFormatVersion = 1;
 constexpr int kMaxThunkNesting = 64;
+constexpr int64_t kMaxPartitions = 1 << 16;  // parts of one kernel; far above any core count
 
 enum SectionTag : uint32_t {
   kHeaderSection = 1,
@@ -415,7 +416,7 @@ absl::Status CheckSequence(const Executable& e, const ThunkSequence& seq, const 
       return absl::DataLossError(absl::StrCat(where, ": ", t.written.size(), " written flags for ",
                                               t.arguments.size(), " arguments"));
     }
-    if (t.launch.partitions < 1) {
+    if (t.launch.partitions < 1 || t.launch.partitions > kMaxPartitions) {
       return absl::DataLossError(absl::StrCat(where, ": launch partitions ", t.launch.partitions));
     }
     HLOX_RETURN_IF_ERROR(CheckSequence(e, t.condition, origin));

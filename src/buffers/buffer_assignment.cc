@@ -193,6 +193,16 @@ class BufferAssigner {
             int64_t o = root(at[0]->id());
             Info& oi = infos[o];
             if (o == k || oi.kind != kTemp || oi.end != t->second || oi.size < b.size) continue;
+            // The op must not reach the same bytes through another operand (a bitcast of it, a
+            // tuple holding it): those reads need not be at the positions it writes.
+            bool other_path = false;
+            for (int64_t op2 = 0; op2 < inst->operand_count() && !other_path; ++op2) {
+              if (inst->operand(op2) == operand) continue;
+              for (const ShapeIndex& i2 : AllShapeIndices(inst->operand(op2)->shape()))
+                for (const HloBuffer* ob : alias_->ComputeBuffersAt(inst->operand(op2), i2))
+                  other_path |= root(ob->id()) == o;
+            }
+            if (other_path) continue;
             oi.buffers.insert(oi.buffers.end(), b.buffers.begin(), b.buffers.end());
             oi.end = b.end;
             oi.live_out |= b.live_out;

@@ -398,6 +398,18 @@ class Walker {
       case HloOpcode::kAsyncDone:
         return absl::UnimplementedError("not supported by the code generator (host transfers and async "
                                         "computations)");
+      case HloOpcode::kCustomCall: {
+        absl::StatusOr<std::vector<KernelArgument>> args = KernelArguments(inst);
+        if (!args.ok()) return args.status();
+        absl::StatusOr<std::optional<runtime::Thunk>> library = backend_.EmitLibraryCall(inst, *args);
+        if (!library.ok()) return library.status();
+        if (library->has_value()) {
+          if ((*library)->name.empty()) (*library)->name = inst.name();
+          out.push_back(std::move(**library));
+          return absl::OkStatus();
+        }
+        return EmitKernel(inst, out);
+      }
       default:
         return EmitKernel(inst, out);
     }

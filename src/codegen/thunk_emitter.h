@@ -50,6 +50,13 @@ class ThunkEmitterBackend {
                                                     const std::vector<KernelArgument>& arguments) = 0;
   // The GEMM the backend's library runs for `dot`; nullopt when it must be a kernel.
   virtual std::optional<GemmPlan> GemmFor(const HloInstruction& dot) { return std::nullopt; }
+  // A custom-call the backend runs as a library thunk (GPU: kGemm for the cuBLAS targets,
+  // kConvolution for cuDNN), complete with its arguments and written flags; nullopt: not a
+  // library call (it becomes a kernel through EmitKernel). Added for the GPU backend.
+  virtual absl::StatusOr<std::optional<runtime::Thunk>> EmitLibraryCall(const HloInstruction& hlo,
+                                                                         const std::vector<KernelArgument>& arguments) {
+    return std::optional<runtime::Thunk>();
+  }
 };
 
 struct ThunkEmitterOptions {

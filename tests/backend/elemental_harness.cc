@@ -202,10 +202,12 @@ struct Prepared {
 }  // namespace
 
 absl::Status EmitCaseFunction(llvm::Module& m, const HloModule& module, const std::string& name,
-                              const EmitterFactory& make_emitter) {
+                              const EmitterFactory& make_emitter, bool partitioned) {
   llvm::LLVMContext& ctx = m.getContext();
   auto* ptr = llvm::PointerType::get(ctx, 0);
-  auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
+  auto* i64 = llvm::Type::getInt64Ty(ctx);
+  auto* fty = partitioned ? llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, i64, i64}, false)
+                          : llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
   auto* fn = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, name, m);
   auto* entry = llvm::BasicBlock::Create(ctx, "entry", fn);
   llvm::IRBuilder<> b(entry);
@@ -231,7 +233,8 @@ absl::Status EmitCaseFunction(llvm::Module& m, const HloModule& module, const st
   absl::Status status = [&]() -> absl::Status {
     absl::StatusOr<codegen::ElementGenerator> gen = codegen::MakeFusedGenerator(emitter, comp, params, root);
     if (!gen.ok()) return gen.status();
-    return codegen::EmitLoopNest(outs[0].shape(), b, nullptr, nullptr,
+    return codegen::EmitLoopNest(outs[0].shape(), b, partitioned ? fn->getArg(1) : nullptr,
+                                 partitioned ? fn->getArg(2) : nullptr,
                                  [&](const codegen::IrArray::Index& index) -> absl::Status {
                                    absl::StatusOr<llvm::Value*> v = (*gen)(index);
                                    if (!v.ok()) return v.status();
@@ -338,7 +341,7 @@ Outcome RunBatch(std::vector<Case>& cases) {
       continue;
     }
     const std::string fn = absl::StrCat("case", i);
-    if (absl::Status e = EmitCaseFunction(*m, **module, fn); !e.ok()) {
+    if (absl::Status e = EmitCaseFunction(*m, **module, fn, nullptr, c.parts > 0); !e.ok()) {
       out.failures.push_back(c.name + ": emitter: " + std::string(e.message()));
       continue;
     }
@@ -377,7 +380,12 @@ Outcome RunBatch(std::vector<Case>& cases) {
     for (const Shape& s : out_shapes) bufs.emplace_back(Literal(s).size_bytes() + 1, 0xAB);
     std::vector<void*> ptrs;
     for (auto& v : bufs) ptrs.push_back(v.data());
-    sym->toPtr<void (*)(void**)>()(ptrs.data());
+    if (p.c->parts > 0) {
+      for (int64_t part = 0; part < p.c->parts; ++part)
+        sym->toPtr<void (*)(void**, int64_t, int64_t)>()(ptrs.data(), part, p.c->parts);
+    } else {
+      sym->toPtr<void (*)(void**)>()(ptrs.data());
+    }
     ++out.run;
     std::vector<const Literal*> want = Leaves(p.expected);
     std::string why;

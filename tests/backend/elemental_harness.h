@@ -27,6 +27,9 @@ struct Case {
   // Complex atan2 on its branch cut: which side a result lands on follows the sign of a rounding
   // residue (std::complex's csqrt/clog differ from ours there), so real parts 2*pi apart match.
   bool branch_cut = false;
+  // > 0: the function takes (buffers, part, num_parts) and is called once per part, so
+  // EmitLoopNest's split of the outermost loop must cover the output exactly once.
+  int parts = 0;
 };
 
 struct Outcome {
@@ -43,8 +46,9 @@ Outcome RunBatch(std::vector<Case>& cases);
 // the emitter for the function's builder. On error the function is removed again.
 using EmitterFactory =
     std::function<std::unique_ptr<codegen::ElementalIrEmitter>(llvm::Module*, llvm::IRBuilderBase*)>;
+// With `partitioned`, the function is `void name(ptr* buffers, i64 part, i64 num_parts)`.
 absl::Status EmitCaseFunction(llvm::Module& m, const HloModule& module, const std::string& name,
-                              const EmitterFactory& make_emitter = nullptr);
+                              const EmitterFactory& make_emitter = nullptr, bool partitioned = false);
 
 // Deterministic inputs of `n` elements that cycle through the type's edge values (zeros of both
 // signs, +-1, infinities, NaN, denormals, the extremes, values beyond the range, random ones);

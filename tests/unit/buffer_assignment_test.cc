@@ -437,6 +437,46 @@ ENTRY e {
   CHECK(SliceOf(*ba, *m, "y") == SliceOf(*ba, *m, "w", {1}));
 }
 
+TEST_CASE("while loop: loop-invariant parameters keep their buffer; writing them later needs a copy",
+          "[buffers][copy]") {
+  std::unique_ptr<BufferAssignment> ba;
+  auto m = CopyInsertAndAssign(R"(
+HloModule m
+body {
+  s = (f32[8], f32[8]) parameter(0)
+  x = f32[8] get-tuple-element(s), index=0
+  w = f32[8] get-tuple-element(s), index=1
+  y = f32[8] multiply(x, w)
+  ROOT t = (f32[8], f32[8]) tuple(y, w)
+}
+cond {
+  s = (f32[8], f32[8]) parameter(0)
+  ROOT c = pred[] constant(false)
+}
+ENTRY e {
+  x = f32[8] parameter(0)
+  w = f32[8] parameter(1)
+  u = f32[2] parameter(2)
+  i = s32[] parameter(3)
+  init = (f32[8], f32[8]) tuple(x, w)
+  loop = (f32[8], f32[8]) while(init), condition=cond, body=body
+  r0 = f32[8] get-tuple-element(loop), index=0
+  r1 = f32[8] get-tuple-element(loop), index=1
+  d = f32[8] dynamic-update-slice(r1, u, i)
+  ROOT t = (f32[8], f32[8]) tuple(r0, d)
+})", &ba);
+  // x is copied into the loop (the body writes it); w is not (never written) but the update
+  // of the loop's w afterwards would write the parameter: copied there.
+  CHECK(CountOpcode(*m, HloOpcode::kCopy) == 2);
+  const HloComputation* e = m->entry_computation();
+  CHECK(e->GetInstructionWithName("d")->operand(0)->opcode() == HloOpcode::kCopy);
+  auto sw = ba->GetUniqueSlice(e->parameter_instruction(1), {});
+  REQUIRE(sw.ok());
+  CHECK(*sw == SliceOf(*ba, *m, "loop", {1}));
+  CHECK(ba->allocations()[sw->index].is_entry_computation_parameter());
+  CHECK(!ba->allocations()[sw->index].maybe_live_out());
+}
+
 TEST_CASE("dynamic-update-slice in place: copies only when the operand is still needed", "[buffers][copy]") {
   std::unique_ptr<BufferAssignment> ba;
   // The operand dies at the update: it is written in place.

@@ -9,12 +9,14 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "engine/pipeline.h"
 #include "engine/profile_loader.h"
 #include "ir/module.h"
 #include "runtime/executable/executable.h"
+#include "codegen/gpu/command_buffer_conversion.h"
 
 namespace hloc::codegen::gpu {
 
@@ -24,6 +26,12 @@ struct GpuCompileOptions {
   std::string dump_to;               // XLA-named dumps + NAME.ptx
   std::ostream* log = nullptr;
   bool command_buffers = true;       // run CommandBufferConversionPass
+  // Which thunk kinds graphs hold and the shortest run converted (XLA's
+  // xla_gpu_enable_command_buffer / xla_gpu_graph_min_graph_size); `enabled` is ANDed with
+  // command_buffers.
+  CommandBufferConversionOptions command_buffer_options;
+  int opt_level = 3;                 // LLVM optimization level for the kernels (0 or 3)
+  std::string libdevice;             // path of libdevice.10.bc; empty: searched (nvptx_backend.h)
 };
 
 struct GpuCompileArtifacts {
@@ -36,5 +44,12 @@ class GpuCompiler {
   static absl::StatusOr<runtime::Executable> Compile(HloModule& module, const GpuCompileOptions& options,
                                                      GpuCompileArtifacts* artifacts = nullptr);
 };
+
+// Loads the GPU profile `profile_name_or_path` (a path or NAME.yaml in `config_dirs`; "h200"
+// when empty) and the pipeline it names (from `pipeline_dirs`, then ../pipelines beside the
+// profile), patched, into options.profile / options.pipeline. A non-GPU profile is an error.
+absl::Status LoadGpuProfileAndPipeline(const std::string& profile_name_or_path,
+                                       const std::vector<std::string>& config_dirs,
+                                       const std::vector<std::string>& pipeline_dirs, GpuCompileOptions& options);
 
 }  // namespace hloc::codegen::gpu

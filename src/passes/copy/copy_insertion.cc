@@ -88,10 +88,26 @@ class Planner {
     return out;
   }
 
-  bool IsReadOnly(const HloValue& v) const {
+  // Does the loop's body return state element i unchanged (so the loop never writes it)?
+  bool IsPassthrough(const HloInstruction* w, const ShapeIndex& i) const {
+    const HloComputation* body = w->while_body();
+    if (body->root_instruction() == nullptr || body->num_parameters() == 0) return false;
+    const HloInstruction* param = body->parameter_instruction(0);
+    const HloValue* x = Single(body->root_instruction(), i);
+    return x != nullptr && df_.ValueIsDefinedAt(param, i) && x == &df_.GetValueDefinedAt(param, i);
+  }
+
+  // Constants and entry parameters, and loop state that only ever holds one of them (an element
+  // the loop passes through unchanged keeps its init's buffer, with no copy).
+  bool IsReadOnly(const HloValue& v, int depth = 0) const {
     const HloInstruction* d = v.defining_instruction();
     if (d->opcode() == HloOpcode::kConstant) return true;
-    return d->opcode() == HloOpcode::kParameter && d->parent() == module_.entry_computation();
+    if (d->opcode() == HloOpcode::kParameter && d->parent() == module_.entry_computation()) return true;
+    if (!v.is_phi() || depth > 64) return false;
+    const HloInstruction* w = d->opcode() == HloOpcode::kWhile ? d : df_.caller(d->parent());
+    if (w == nullptr || w->opcode() != HloOpcode::kWhile || !IsPassthrough(w, v.defining_index())) return false;
+    const HloValue* init = Single(w->operand(0), v.defining_index());
+    return init != nullptr && IsReadOnly(*init, depth + 1);
   }
 
   // Does `b` (transitively, through operands and control predecessors) depend on `a`?
@@ -258,6 +274,7 @@ class Planner {
     const HloInstruction* init = w->operand(0);
     for (const ShapeIndex& i : Leaves(w->shape())) {
       const HloValue* v = Single(init, i);
+      if (v != nullptr && IsPassthrough(w, i)) continue;  // never written: the init's buffer serves
       bool ok = v != nullptr;
       if (ok) {
         const HloValue* written = df_.ValueIsDefinedAt(w, i) ? &df_.GetValueDefinedAt(w, i) : nullptr;

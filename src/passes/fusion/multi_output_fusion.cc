@@ -4,6 +4,7 @@
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -293,7 +294,9 @@ absl::StatusOr<bool> RenameFusions::Run(HloModule& module, PassContext&) {
     for (const auto& inst : comp->instructions()) {
       if (inst->opcode() != O::kFusion || inst->called_computations().empty()) continue;
       const FusionKind kind = inst->attrs().fusion_kind;
-      if (kind == FusionKind::kCustom) continue;
+      // kCustom fusions keep their library names; fusion-wrapper's "wrapped_<op>" fusions
+      // keep theirs (XLA wraps after renaming).
+      if (kind == FusionKind::kCustom || absl::StartsWith(inst->name(), "wrapped_")) continue;
       const std::string heroes = HeroNames(inst.get());
       const char* prefix = kind == FusionKind::kInput ? "input" : kind == FusionKind::kOutput ? "output" : "loop";
       const std::string base = absl::StrCat(prefix, "_", heroes, "_fusion");

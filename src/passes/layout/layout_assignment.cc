@@ -136,9 +136,16 @@ class ComputationAssigner {
     switch (u->opcode()) {
       case HloOpcode::kWhile:
         return WithDefaultLayouts(u->shape());
-      case HloOpcode::kCall: case HloOpcode::kFusion:
+      case HloOpcode::kCall:
         if (!called.empty() && i < called[0]->num_parameters())
           return WithDefaultLayouts(called[0]->parameter_instruction(i)->shape());
+        return std::nullopt;
+      case HloOpcode::kFusion:  // a fused computation keeps the layouts it has
+        if (!called.empty() && i < called[0]->num_parameters()) {
+          Shape s = called[0]->parameter_instruction(i)->shape();
+          layout::FillDefaultLayouts(s);
+          return s;
+        }
         return std::nullopt;
       case HloOpcode::kConditional:
         if (i >= 1 && i - 1 < static_cast<int64_t>(called.size()) && called[i - 1]->num_parameters() == 1)
@@ -221,6 +228,16 @@ class ComputationAssigner {
         for (Shape& e : t.mutable_tuple_shapes())
           if (e.IsArray() && e.rank() == static_cast<int64_t>(m2m.size())) e = WithLayout(e, l);
         return t;
+      }
+      case HloOpcode::kFusion: {
+        const auto& called = x->called_computations();
+        if (!called.empty() && called[0]->root_instruction() != nullptr &&
+            called[0]->root_instruction()->shape().EqualIgnoringLayout(s)) {
+          Shape r = called[0]->root_instruction()->shape();
+          layout::FillDefaultLayouts(r);
+          return r;
+        }
+        break;
       }
       case HloOpcode::kSort:
         if (s.IsTuple()) {

@@ -50,8 +50,9 @@ class Normalizer {
       HloInstruction* replacement = *n;
       // The op that does x's work keeps x's name and metadata when it is the same kind of op
       // (a copy that became a transpose is named as a transpose).
-      const auto& added = b.added();
-      HloInstruction* core = std::find(added.begin(), added.end(), replacement) != added.end() ? replacement : nullptr;
+      HloInstruction* core = nullptr;  // the new op of x's kind (a copy becomes a transpose: none)
+      for (HloInstruction* a : b.added())
+        if (a->opcode() == x->opcode()) core = a;
       if (!(replacement->shape() == x->shape())) replacement = b.Bitcast(replacement, x->shape());
       x->ReplaceAllUsesWith(replacement);
       const std::string name = x->name();
@@ -141,7 +142,9 @@ class Normalizer {
     }
     HloInstruction* tuple = b.Tuple(elems);
     x.ReplaceAllUsesWith(tuple);
+    const std::string name = x.name();
     HLOC_LAYOUT_RETURN_IF_ERROR(RemoveInstruction(&x));
+    n->set_name(name);
     return true;
   }
 

@@ -28,8 +28,9 @@ class ReshapeDecomposer : public HloPass {
 };
 
 // move_copy_to_users: XLA's MoveCopyToUsers. op(copy(a)) -> copy(op(a)) for layout-preserving
-// ops (elementwise with every array operand such a copy, convert, slice, dynamic-slice, pad,
-// reverse, reduce-window, concatenate), so the copy meets its consumers and can fuse there.
+// ops (elementwise with every array operand such a copy from one layout, convert, slice,
+// dynamic-slice, pad, reverse, reduce-window, concatenate), so the copy meets its consumers and
+// can fuse there; reduce(copy(a)) -> reduce(a), a reduce reading any layout.
 class MoveCopyToUsers : public HloPass {
  public:
   static constexpr const char* kName = "move_copy_to_users";
@@ -37,8 +38,8 @@ class MoveCopyToUsers : public HloPass {
 };
 
 // transpose-folding: XLA's TransposeFolding. dot(transpose(a), b) -> dot(a, b) with the
-// dimension numbers renamed, when the transpose keeps the operand's non-contracting,
-// non-batch dimensions in order (the dot's result stays the same); convolution(transpose(x), w)
+// dimension numbers renamed, when the transpose keeps the batch dimensions in place and the
+// operand's other non-contracting dimensions in order (the dot's result stays the same); convolution(transpose(x), w)
 // -> convolution(x, w) with renamed dimension numbers (always legal) unless fold_convolutions=false.
 class TransposeFolding : public HloPass {
  public:

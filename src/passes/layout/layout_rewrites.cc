@@ -59,8 +59,22 @@ absl::StatusOr<bool> MoveCopyToUsers::Run(HloModule& module, PassContext&) {
   bool changed = false;
   for (HloComputation* c : Computations(module)) {
     for (HloInstruction* x : c->MakeInstructionPostOrder()) {
-      if (!layout::PreservesLayout(*x) || x->opcode() == HloOpcode::kSort || x->opcode() == HloOpcode::kMap ||
-          !x->control_predecessors().empty() || !x->control_successors().empty())
+      if (!x->control_predecessors().empty() || !x->control_successors().empty()) continue;
+      // A reduce reads any layout (a column reduction is a reduction too): it drops the copy.
+      if (x->opcode() == HloOpcode::kReduce && x->shape().IsArray() && x->operand_count() == 2 &&
+          x->operand(0)->opcode() == HloOpcode::kCopy && x->operand(0)->shape().IsArray()) {
+        HloInstruction* copy = x->operand(0);
+        x->ReplaceOperandWith(0, copy->operand(0));
+        if (IsDead(*copy) && IsSafelyRemovable(*copy)) HLOC_LAYOUT_RETURN_IF_ERROR(RemoveInstruction(copy));
+        changed = true;
+        continue;
+      }
+      // XLA's list: elementwise unary (not reduce-precision) and binary ops, convert, slice,
+      // dynamic-slice, pad, reverse, reduce-window, concatenate; select and clamp as binary ops.
+      const HloOpcode op = x->opcode();
+      if (!layout::PreservesLayout(*x) || op == HloOpcode::kSort || op == HloOpcode::kMap ||
+          op == HloOpcode::kReducePrecision || op == HloOpcode::kBitcastConvert ||
+          op == HloOpcode::kDynamicUpdateSlice)
         continue;
       // Every array operand of the result's rank must be a layout-changing copy of a source
       // in one common layout; scalars (clamp bounds, pad value, indices) may be anything.
@@ -127,6 +141,10 @@ bool FoldIntoDot(HloInstruction* dot, int64_t operand) {
         std::find(contracting.begin(), contracting.end(), i) == contracting.end())
       free_mapped.push_back(perm[i]);
   if (!std::is_sorted(free_mapped.begin(), free_mapped.end())) return false;
+  // As XLA's GPU folding: batch dimensions stay where they are (cuBLAS wants them most major,
+  // which layout assignment already arranged for the transpose's operand).
+  for (int64_t v : batch)
+    if (perm[v] != v) return false;
   for (int64_t& v : batch) v = perm[v];
   for (int64_t& v : contracting) v = perm[v];
   dot->mutable_attrs().dot_dimension_numbers = d;

@@ -8,6 +8,18 @@
 
 namespace hloc::layout {
 
+namespace {
+bool IsPermutationOf(const std::vector<int64_t>& dims, int64_t rank) {
+  if (static_cast<int64_t>(dims.size()) != rank) return false;
+  std::vector<bool> seen(dims.size(), false);
+  for (int64_t d : dims) {
+    if (d < 0 || d >= rank || seen[d]) return false;
+    seen[d] = true;
+  }
+  return true;
+}
+}  // namespace
+
 Layout DefaultLayout(int64_t rank) {
   Layout l;
   for (int64_t i = rank - 1; i >= 0; --i) l.minor_to_major.push_back(i);
@@ -226,6 +238,7 @@ bool ReshapeIsBitcast(const Shape& from, const Shape& to) {
 }
 
 bool TransposeIsBitcast(const Shape& operand, const Shape& result, const std::vector<int64_t>& dims) {
+  if (!IsPermutationOf(dims, result.rank()) || operand.rank() != result.rank()) return false;
   std::vector<int64_t> a, b;
   for (int64_t d : MajorToMinor(operand))
     if (operand.dimensions(d) != 1) a.push_back(d);
@@ -235,6 +248,7 @@ bool TransposeIsBitcast(const Shape& operand, const Shape& result, const std::ve
 }
 
 Layout TransposeBitcastLayout(const Shape& operand, const std::vector<int64_t>& dims) {
+  if (!IsPermutationOf(dims, operand.rank())) return DefaultLayout(static_cast<int64_t>(dims.size()));
   std::vector<int64_t> inv = InversePermutation(dims);
   std::vector<int64_t> m2m;
   std::vector<int64_t> op_m2m = MajorToMinor(operand);
@@ -243,6 +257,7 @@ Layout TransposeBitcastLayout(const Shape& operand, const std::vector<int64_t>& 
 }
 
 Layout TransposeOperandBitcastLayout(const Shape& result, const std::vector<int64_t>& dims) {
+  if (!IsPermutationOf(dims, result.rank())) return DefaultLayout(result.rank());
   std::vector<int64_t> m2m;
   std::vector<int64_t> r = MajorToMinor(result);
   for (auto it = r.rbegin(); it != r.rend(); ++it) m2m.push_back(dims[*it]);

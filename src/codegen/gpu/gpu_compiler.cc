@@ -1,0 +1,223 @@
+// GpuCompiler: pipeline -> schedule -> buffers (256-byte aligned) -> thunks + NVPTX kernels ->
+// command buffers -> PTX (see gpu_compiler.h). XLA reference: xla/service/gpu/gpu_compiler.cc
+// (RunHloPasses, RunBackend, CompileToTargetBinary), xla/service/gpu/nvptx_compiler.cc.
+#include "codegen/gpu/gpu_compiler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "buffers/buffer_assignment.h"
+#include "codegen/gpu/gpu_kernel_emitter.h"
+#include "codegen/gpu/nvptx_backend.h"
+#include "codegen/thunk_emitter.h"
+#include "engine/pass_manager.h"
+#include "ir/hlo_printer.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+#include "schedule/hlo_scheduling.h"
+
+namespace hloc::codegen::gpu {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string DumpPath(const std::string& dir, const HloModule& module, const std::string& suffix, bool txt = true) {
+  std::string name = DumpFileName(0, module.name(), suffix);
+  if (!txt && name.size() > 4 && name.substr(name.size() - 4) == ".txt") name = name.substr(0, name.size() - 4);
+  return (fs::path(dir) / name).string();
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return absl::InternalError(absl::StrCat("cannot write '", path, "'"));
+  out << text;
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat("write to '", path, "' failed"));
+  return absl::OkStatus();
+}
+
+class StageTimer {
+ public:
+  explicit StageTimer(std::ostream* log) : log_(log), start_(std::chrono::steady_clock::now()) {}
+  void Done(const std::string& stage, const std::string& detail = "") {
+    auto now = std::chrono::steady_clock::now();
+    if (log_ != nullptr)
+      *log_ << absl::StrFormat("compile: %-18s %8.3f s%s%s\n", stage,
+                               std::chrono::duration<double>(now - start_).count(), detail.empty() ? "" : "  ", detail);
+    start_ = now;
+  }
+
+ private:
+  std::ostream* log_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+absl::Status WithStage(const absl::Status& s, const std::string& stage) {
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(stage, ": ", s.message()));
+}
+
+GpuDeviceInfo DeviceInfoFrom(const std::optional<Profile>& profile) {
+  GpuDeviceInfo d;
+  if (!profile || profile->hardware.kind != "gpu") return d;
+  const HardwareProfile& h = profile->hardware;
+  if (h.compute_capability_major > 0) {
+    d.compute_capability_major = h.compute_capability_major;
+    d.compute_capability_minor = h.compute_capability_minor;
+  }
+  if (h.sm_count > 0) d.sm_count = h.sm_count;
+  // Statically declared shared memory is limited to 48 KiB whatever the opt-in maximum is.
+  if (h.shared_memory_per_block > 0) d.shared_memory_per_block = std::min<int64_t>(48 * 1024, h.shared_memory_per_block);
+  return d;
+}
+
+}  // namespace
+
+absl::StatusOr<runtime::Executable> GpuCompiler::Compile(HloModule& module, const GpuCompileOptions& options,
+                                                         GpuCompileArtifacts* artifacts) {
+  if (module.entry_computation() == nullptr) return absl::InvalidArgumentError("module has no entry computation");
+  if (options.profile && options.profile->hardware.kind != "gpu")
+    return absl::InvalidArgumentError(absl::StrCat("profile '", options.profile->hardware.name, "' is for ",
+                                                   options.profile->hardware.kind, " hardware, not a GPU"));
+  StageTimer timer(options.log);
+  if (!options.dump_to.empty()) {
+    std::error_code ec;
+    fs::create_directories(options.dump_to, ec);
+    if (ec) return absl::InternalError(absl::StrCat("cannot create dump folder '", options.dump_to, "': ", ec.message()));
+  }
+  // 1. HLO passes; without a pipeline, copy-insertion still runs (in-place kernels need it).
+  std::optional<Pipeline> required;
+  if (!options.pipeline && PassRegistry::Global().Find("copy-insertion") != nullptr) {
+    absl::StatusOr<Pipeline> p = PipelineFromPassList({"copy-insertion"});
+    if (!p.ok()) return p.status();
+    required = std::move(*p);
+  }
+  if (const std::optional<Pipeline>& pipeline = options.pipeline ? options.pipeline : required) {
+    PassContext context;
+    if (options.profile) context.profile = &options.profile->hardware;
+    PassManagerOptions pm;
+    pm.log = options.log;
+    pm.notes = options.log;
+    pm.dump.dump_to = options.dump_to;
+    absl::StatusOr<bool> changed = RunPipeline(*pipeline, module, context, pm);
+    if (!changed.ok()) return WithStage(changed.status(), "HLO pipeline");
+    timer.Done("hlo passes");
+  }
+  // 2. A schedule, unless the pipeline made one.
+  if (!module.is_scheduled()) {
+    absl::StatusOr<std::vector<std::pair<std::string, MemorySchedulerResult>>> sched = ScheduleModule(module);
+    if (!sched.ok()) return WithStage(sched.status(), "scheduling");
+    timer.Done("scheduling");
+  }
+  // 3. Buffers, aligned as cudaMalloc aligns (XLA's kXlaAllocatedBufferAlignBytes).
+  BufferAssignmentOptions ba_options;
+  ba_options.alignment = 256;
+  absl::StatusOr<std::unique_ptr<BufferAssignment>> assignment = AssignBuffers(module, ba_options);
+  if (!assignment.ok()) return WithStage(assignment.status(), "buffer assignment");
+  timer.Done("buffer assignment", absl::StrFormat("%d allocations, temp %d bytes",
+                                                  (*assignment)->allocations().size(), (*assignment)->stats().temp_bytes));
+
+  // 4. Thunks and kernels.
+  const GpuDeviceInfo device = DeviceInfoFrom(options.profile);
+  NvptxOptions nvptx;
+  nvptx.sm = device.sm_name();
+  nvptx.opt_level = options.opt_level;
+  if (!options.libdevice.empty()) nvptx.libdevice_paths.push_back(options.libdevice);
+  llvm::LLVMContext context;
+  auto llvm_module = std::make_unique<llvm::Module>(module.name(), context);
+  ConfigureNvptxModule(*llvm_module, nvptx);
+  GpuKernelEmitter kernels(llvm_module.get(), device);
+  ThunkEmitterOptions thunk_options;
+  thunk_options.num_devices = std::max<int64_t>(1, module.config().replica_count) *
+                              std::max<int64_t>(1, module.config().num_partitions);
+  absl::StatusOr<runtime::ThunkSequence> thunks = EmitThunks(module, **assignment, kernels, thunk_options);
+  if (!thunks.ok()) return WithStage(thunks.status(), "code generation");
+  {
+    std::string err;
+    llvm::raw_string_ostream os(err);
+    if (llvm::verifyModule(*llvm_module, &os))
+      return absl::InternalError(absl::StrCat("code generation: the emitted LLVM module is invalid: ", os.str()));
+  }
+  timer.Done("thunks + kernels", absl::StrFormat("%d thunks, %d kernels", thunks->size(), kernels.num_kernels()));
+  std::string ir;
+  if (artifacts != nullptr || !options.dump_to.empty()) {
+    llvm::raw_string_ostream os(ir);
+    llvm_module->print(os, nullptr);
+    os.flush();
+  }
+
+  // 5. Command buffers.
+  CommandBufferConversionOptions cb = options.command_buffer_options;
+  cb.enabled = cb.enabled && options.command_buffers;
+  absl::StatusOr<int64_t> graphs = RunCommandBufferConversion(*thunks, cb);
+  if (!graphs.ok()) return WithStage(graphs.status(), "command buffers");
+  timer.Done("command buffers", absl::StrFormat("%d graphs", *graphs));
+
+  // 6. PTX.
+  absl::StatusOr<std::string> ptx = CompileToPtx(*llvm_module, nvptx);
+  if (!ptx.ok()) return WithStage(ptx.status(), "PTX");
+  timer.Done("ptx", absl::StrFormat("%s, %d bytes", nvptx.sm, ptx->size()));
+
+  runtime::Executable exe;
+  exe.module_name = module.name();
+  exe.platform = "gpu";
+  exe.target = nvptx.sm;
+  exe.profile = options.profile ? options.profile->hardware.name : std::string("h200");
+  exe.code.assign(ptx->begin(), ptx->end());
+  if (absl::Status s = FillExecutableBuffers(module, **assignment, exe); !s.ok()) return WithStage(s, "executable");
+  exe.thunks = std::move(*thunks);
+  exe.hlo_text = PrintModule(module);
+  exe.buffer_assignment_text = (*assignment)->ToString();
+  const std::string thunk_text = runtime::ThunkSequenceToString(exe.thunks);
+  if (!options.dump_to.empty()) {
+    const std::string& d = options.dump_to;
+    for (const auto& [path, text] : std::vector<std::pair<std::string, const std::string*>>{
+             {DumpPath(d, module, "after_optimizations"), &exe.hlo_text},
+             {DumpPath(d, module, "after_optimizations-buffer-assignment"), &exe.buffer_assignment_text},
+             {DumpPath(d, module, "thunk_sequence"), &thunk_text},
+             {DumpPath(d, module, "ir-no-opt.ll", /*txt=*/false), &ir},
+             {DumpPath(d, module, "ptx", /*txt=*/false), &*ptx}}) {
+      if (absl::Status s = WriteFile(path, *text); !s.ok()) return s;
+    }
+  }
+  if (artifacts != nullptr) {
+    artifacts->optimized_hlo = exe.hlo_text;
+    artifacts->buffer_assignment = exe.buffer_assignment_text;
+    artifacts->thunk_sequence = thunk_text;
+    artifacts->llvm_ir = std::move(ir);
+    artifacts->ptx = std::move(*ptx);
+    artifacts->num_kernels = kernels.num_kernels();
+  }
+  return exe;
+}
+
+absl::Status LoadGpuProfileAndPipeline(const std::string& profile_name_or_path,
+                                       const std::vector<std::string>& config_dirs,
+                                       const std::vector<std::string>& pipeline_dirs, GpuCompileOptions& options) {
+  const std::string name = profile_name_or_path.empty() ? std::string("h200") : profile_name_or_path;
+  absl::StatusOr<std::string> path = FindProfileFile(name, config_dirs);
+  if (!path.ok()) return path.status();
+  absl::StatusOr<Profile> profile = LoadProfileFile(*path);
+  if (!profile.ok()) return profile.status();
+  if (profile->hardware.kind != "gpu")
+    return absl::InvalidArgumentError(absl::StrCat("profile '", *path, "' is for ", profile->hardware.kind,
+                                                   " hardware; the GPU compiler needs a gpu profile"));
+  std::vector<std::string> dirs = pipeline_dirs;
+  dirs.insert(dirs.begin(), (fs::path(profile->source).parent_path() / ".." / "pipelines").lexically_normal().string());
+  absl::StatusOr<std::string> pipeline_path = FindPipelineFile(profile->hardware.pipeline, dirs, profile->source);
+  if (!pipeline_path.ok()) return pipeline_path.status();
+  absl::StatusOr<Pipeline> pipeline = LoadPipelineFile(*pipeline_path);
+  if (!pipeline.ok()) return pipeline.status();
+  if (absl::Status s = ApplyPatches(*profile, *pipeline); !s.ok()) return s;
+  options.pipeline = std::move(*pipeline);
+  options.profile = std::move(*profile);
+  return absl::OkStatus();
+}
+
+}  // namespace hloc::codegen::gpu

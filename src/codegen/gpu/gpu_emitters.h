@@ -1,0 +1,55 @@
+// The GPU kernel emitters behind GpuKernelEmitter (gpu_kernel_emitter.cc picks one per kernel):
+//   loop        gpu_loop_emitter.cc       thread per element (or per vector of 2-8 elements with
+//                                         16-byte stores when contiguous), grid-stride;
+//   reduction   gpu_reduction_emitter.cc  row reductions and the reduce -> elementwise -> reduce
+//                                         chains fusion makes (warp shuffles, shared memory);
+//   transpose   gpu_transpose_emitter.cc  32x32 tiles through shared memory;
+//   sort, top-k gpu_sort_emitter.cc       bitonic sort per row in shared memory, odd-even
+//                                         transposition in global memory for long rows;
+//   others      gpu_special_emitters.cc   scatter (atomics or a serial deterministic path),
+//                                         in-place dynamic-update-slice, scan, select-and-scatter.
+// Each fills the kernel body and k.launch.
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "codegen/gpu/gpu_kernel_util.h"
+
+namespace hloc::codegen::gpu {
+
+// One output leaf of a loop kernel: `gen` evaluated at the output's logical index; when
+// `member` >= 0 the generator yields a struct (variadic reduce, reduce-window) and the leaf is
+// that member.
+struct LoopOutput {
+  size_t output = 0;
+  ElementGenerator gen;
+  int member = -1;
+};
+absl::Status EmitLoopKernel(GpuKernel& k, const std::vector<LoopOutput>& outputs);
+
+// Row reductions: every reduce of the fused computation reduces the trailing dimensions of one
+// input shape and everything that depends on a reduce maps rows to rows. Returns false (and
+// emits nothing) when the fusion is not of that form.
+absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fused,
+                                         const std::function<ElementGenerator(int64_t)>& parameter);
+
+// A transpose root whose minor dimension moves: tiles through shared memory. Returns false
+// when the root is not such a transpose (or too small to gain from tiling).
+absl::StatusOr<bool> TryEmitTiledTranspose(GpuKernel& k, const HloInstruction& transpose,
+                                           const ElementGenerator& operand);
+
+absl::Status EmitSortKernel(GpuKernel& k, const HloInstruction& sort);
+absl::Status EmitTopKKernel(GpuKernel& k, const HloInstruction& topk);
+absl::Status EmitScanKernel(GpuKernel& k, const HloInstruction& scan);
+absl::Status EmitSelectAndScatterKernel(GpuKernel& k, const HloInstruction& sas);
+// `operand_gen(i)`: operand i of the scatter / dynamic-update-slice; `operand_leaf(i)`: the
+// kernel operand leaf operand i reads directly (a fusion parameter or an unfused operand), or -1.
+absl::Status EmitScatterKernel(GpuKernel& k, const HloInstruction& scatter,
+                               const std::function<ElementGenerator(int64_t)>& operand_gen,
+                               const std::function<int64_t(int64_t)>& operand_leaf);
+absl::Status EmitDynamicUpdateSliceKernel(GpuKernel& k, const HloInstruction& dus,
+                                          const std::function<ElementGenerator(int64_t)>& operand_gen,
+                                          const std::function<int64_t(int64_t)>& operand_leaf);
+
+}  // namespace hloc::codegen::gpu

@@ -1,0 +1,287 @@
+// GpuKernelEmitter: one `ptx_kernel` function per kernel thunk, the emitter chosen by what the
+// kernel computes (see gpu_emitters.h). XLA reference: xla/service/gpu/ir_emitter_unnested.cc,
+// xla/backends/gpu/codegen/fusions.cc (the fusion-kind dispatch).
+#include "codegen/gpu/gpu_kernel_emitter.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "codegen/gpu/gpu_emitters.h"
+#include "codegen/gpu/gpu_library_calls.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/Metadata.h"
+
+namespace hloc::codegen::gpu {
+namespace {
+
+bool Overlaps(const runtime::BufferSlice& a, const runtime::BufferSlice& b) {
+  if (a.allocation != b.allocation) return false;
+  return a.offset < b.offset + std::max<int64_t>(1, b.size) && b.offset < a.offset + std::max<int64_t>(1, a.size);
+}
+
+class KernelBuilder {
+ public:
+  KernelBuilder(llvm::Module* module, const GpuDeviceInfo& device, const std::string& name, const HloInstruction& hlo,
+                const std::vector<KernelArgument>& args)
+      : hlo_(hlo), b_(module->getContext()), emitter_(module, &b_) {
+    llvm::LLVMContext& ctx = module->getContext();
+    llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
+    std::vector<llvm::Type*> params(args.size(), ptr);
+    auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), params, false);
+    llvm::Function* f = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, module);
+    f->setCallingConv(llvm::CallingConv::PTX_Kernel);
+    f->addFnAttr(llvm::Attribute::NoUnwind);
+    // Older NVPTX readers look for the kernel annotation rather than the calling convention.
+    llvm::NamedMDNode* annotations = module->getOrInsertNamedMetadata("nvvm.annotations");
+    annotations->addOperand(llvm::MDNode::get(
+        ctx, {llvm::ValueAsMetadata::get(f), llvm::MDString::get(ctx, "kernel"),
+              llvm::ValueAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 1))}));
+    llvm::BasicBlock* entry = llvm::BasicBlock::Create(ctx, "entry", f);
+    b_.SetInsertPoint(entry);
+    k_.module = module;
+    k_.function = f;
+    k_.b = &b_;
+    k_.emitter = &emitter_;
+    k_.name = name;
+    k_.device = &device;
+    for (size_t i = 0; i < args.size(); ++i) {
+      llvm::Argument* a = f->getArg(static_cast<unsigned>(i));
+      a->setName(absl::StrCat(args[i].is_output ? "out" : "in", i));
+      bool shared = false;
+      bool written_shared = false;
+      for (size_t j = 0; j < args.size(); ++j) {
+        if (j == i || !Overlaps(args[i].slice, args[j].slice)) continue;
+        shared = true;
+        if (args[i].is_output || args[j].is_output) written_shared = true;
+      }
+      // noalias only where no other argument points into the same bytes.
+      if (!shared) a->addAttr(llvm::Attribute::NoAlias);
+      if (args[i].slice.offset % 16 == 0) a->addAttr(llvm::Attribute::getWithAlignment(ctx, llvm::Align(16)));
+      if (args[i].slice.size > 0) a->addAttr(llvm::Attribute::getWithDereferenceableBytes(ctx, args[i].slice.size));
+      IrArray array(a, args[i].shape);
+      if (args[i].is_output) {
+        k_.outputs.push_back(array);
+        k_.output_slices.push_back(args[i].slice);
+      } else {
+        // Read-only data the kernel never writes goes through the non-coherent cache.
+        if (!written_shared) array.MarkInvariantLoads(true);
+        k_.operands.push_back(array);
+        k_.operand_slices.push_back(args[i].slice);
+      }
+    }
+    int64_t next = 0;
+    for (const HloInstruction* op : hlo.operands()) {
+      first_leaf_.push_back(next);
+      next += static_cast<int64_t>(ArrayLeaves(op->shape()).size());
+    }
+  }
+
+  absl::StatusOr<runtime::Thunk> Build() {
+    absl::Status s = EmitBody();
+    if (!s.ok()) {
+      k_.function->eraseFromParent();
+      return s;
+    }
+    b_.CreateRetVoid();
+    // Block size hint for ptxas (fewer registers reserved).
+    const int64_t threads = k_.launch.block_x * k_.launch.block_y * k_.launch.block_z;
+    llvm::LLVMContext& ctx = k_.module->getContext();
+    k_.module->getOrInsertNamedMetadata("nvvm.annotations")
+        ->addOperand(llvm::MDNode::get(
+            ctx, {llvm::ValueAsMetadata::get(k_.function), llvm::MDString::get(ctx, "maxntidx"),
+                  llvm::ValueAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), threads))}));
+    runtime::Thunk t;
+    t.kind = runtime::ThunkKind::kKernel;
+    t.name = hlo_.name();
+    t.kernel_name = k_.name;
+    t.launch = k_.launch;
+    return t;
+  }
+
+ private:
+  int64_t OperandLeaf(int64_t i) const {
+    if (i < 0 || i >= static_cast<int64_t>(first_leaf_.size())) return -1;
+    if (!hlo_.operand(i)->shape().IsArray()) return -1;
+    return first_leaf_[i];
+  }
+
+  ElementGenerator ReadOperand(int64_t i) {
+    const int64_t leaf = OperandLeaf(i);
+    if (leaf < 0) {
+      return [](const IrArray::Index&) -> absl::StatusOr<llvm::Value*> {
+        return absl::UnimplementedError("a tuple-shaped kernel operand");
+      };
+    }
+    IrArray array = k_.operands[leaf];
+    llvm::IRBuilderBase* b = &b_;
+    return [array, b](const IrArray::Index& index) -> absl::StatusOr<llvm::Value*> {
+      return array.EmitReadArrayElement(index, *b);
+    };
+  }
+
+  absl::Status EmitBody() {
+    switch (hlo_.opcode()) {
+      case HloOpcode::kSort:
+        return EmitSortKernel(k_, hlo_);
+      case HloOpcode::kTopK:
+        return EmitTopKKernel(k_, hlo_);
+      case HloOpcode::kScan:
+        return EmitScanKernel(k_, hlo_);
+      case HloOpcode::kSelectAndScatter:
+        return EmitSelectAndScatterKernel(k_, hlo_);
+      case HloOpcode::kCustomCall:
+        return absl::UnimplementedError(absl::StrCat("custom-call target \"", hlo_.attrs().custom_call_target,
+                                                     "\" is not supported by the GPU backend"));
+      case HloOpcode::kFusion:
+        return EmitFusion();
+      default:
+        break;
+    }
+    GeneratorMap operands;
+    for (int64_t i = 0; i < hlo_.operand_count(); ++i) operands[hlo_.operand(i)] = ReadOperand(i);
+    return EmitRoot(hlo_, operands, [&](int64_t i) { return OperandLeaf(i); });
+  }
+
+  absl::Status EmitFusion() {
+    const HloComputation* fused = hlo_.fused_instructions_computation();
+    if (fused == nullptr) return absl::InvalidArgumentError("fusion without a fused computation");
+    const HloInstruction* root = fused->root_instruction();
+    auto parameter = [&](int64_t p) { return ReadOperand(p); };
+    absl::StatusOr<bool> reduction = TryEmitRowReduction(k_, *fused, parameter);
+    if (!reduction.ok()) return reduction.status();
+    if (*reduction) return absl::OkStatus();
+    const bool root_is_special = root->opcode() == HloOpcode::kTuple || root->opcode() == HloOpcode::kParameter;
+    absl::StatusOr<std::shared_ptr<GeneratorMap>> gens =
+        MakeFusionGenerators(emitter_, *fused, parameter, [&](const HloInstruction* inst) -> ElementGenerator {
+          (void)inst;
+          return ElementGenerator();
+        });
+    if (!gens.ok()) return gens.status();
+    (void)root_is_special;
+    auto param_leaf = [&](const HloInstruction* op) -> int64_t {
+      if (op->opcode() != HloOpcode::kParameter) return -1;
+      return OperandLeaf(op->attrs().parameter_number);
+    };
+    if (root->opcode() == HloOpcode::kTuple) return EmitMultiOutput(*root, **gens);
+    return EmitRoot(*root, **gens, [&](int64_t i) { return param_leaf(root->operand(i)); });
+  }
+
+  absl::Status EmitRoot(const HloInstruction& root, const GeneratorMap& operands,
+                        const std::function<int64_t(int64_t)>& operand_leaf) {
+    auto operand_gen = [&](int64_t i) -> ElementGenerator {
+      auto it = operands.find(root.operand(i));
+      return it == operands.end() ? ElementGenerator() : it->second;
+    };
+    switch (root.opcode()) {
+      case HloOpcode::kDynamicUpdateSlice:
+        return EmitDynamicUpdateSliceKernel(k_, root, operand_gen, operand_leaf);
+      case HloOpcode::kScatter:
+        return EmitScatterKernel(k_, root, operand_gen, operand_leaf);
+      case HloOpcode::kSort:
+      case HloOpcode::kTopK:
+      case HloOpcode::kScan:
+      case HloOpcode::kSelectAndScatter:
+        return absl::UnimplementedError(absl::StrCat(std::string(HloOpcodeString(root.opcode())), " inside a fusion"));
+      case HloOpcode::kCustomCall:
+        return absl::UnimplementedError(absl::StrCat("custom-call target \"", root.attrs().custom_call_target,
+                                                     "\" is not supported by the GPU backend"));
+      case HloOpcode::kTranspose: {
+        ElementGenerator g = operand_gen(0);
+        if (g) {
+          absl::StatusOr<bool> tiled = TryEmitTiledTranspose(k_, root, g);
+          if (!tiled.ok()) return tiled.status();
+          if (*tiled) return absl::OkStatus();
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    ElementGenerator gen;
+    if (root.opcode() == HloOpcode::kCopy || root.opcode() == HloOpcode::kParameter) {
+      auto it = root.opcode() == HloOpcode::kCopy ? operands.find(root.operand(0)) : operands.find(&root);
+      if (it == operands.end()) return absl::InternalError("no generator for the copied value");
+      gen = it->second;
+    } else {
+      absl::StatusOr<ElementGenerator> g = emitter_.MakeElementGenerator(&root, operands);
+      if (!g.ok()) return g.status();
+      gen = std::move(*g);
+    }
+    std::vector<LoopOutput> outs;
+    if (root.shape().IsTuple()) {
+      // A multi-result op (variadic reduce, reduce-window): one struct value per element.
+      for (size_t o = 0; o < k_.outputs.size(); ++o) outs.push_back({o, gen, static_cast<int>(o)});
+    } else {
+      if (k_.outputs.size() != 1) return absl::InternalError("expected one output");
+      outs.push_back({0, gen, -1});
+    }
+    return EmitLoopKernel(k_, outs);
+  }
+
+  absl::Status EmitMultiOutput(const HloInstruction& root, const GeneratorMap& gens) {
+    if (static_cast<size_t>(root.operand_count()) != k_.outputs.size())
+      return absl::UnimplementedError("a multi-output fusion with nested tuple outputs");
+    std::vector<LoopOutput> outs;
+    for (int64_t o = 0; o < root.operand_count(); ++o) {
+      const HloInstruction* op = root.operand(o);
+      switch (op->opcode()) {
+        case HloOpcode::kSort: case HloOpcode::kTopK: case HloOpcode::kScan: case HloOpcode::kScatter:
+        case HloOpcode::kSelectAndScatter: case HloOpcode::kDynamicUpdateSlice: case HloOpcode::kCustomCall:
+        case HloOpcode::kTuple:
+          return absl::UnimplementedError(absl::StrCat("a multi-output fusion with a ",
+                                                       std::string(HloOpcodeString(op->opcode())), " output"));
+        default:
+          break;
+      }
+      auto it = gens.find(op);
+      if (it == gens.end()) return absl::InternalError(absl::StrCat("no generator for %", op->name()));
+      outs.push_back({static_cast<size_t>(o), it->second, -1});
+    }
+    return EmitLoopKernel(k_, outs);
+  }
+
+  const HloInstruction& hlo_;
+  llvm::IRBuilder<> b_;
+  GpuElementalIrEmitter emitter_;
+  GpuKernel k_;
+  std::vector<int64_t> first_leaf_;
+};
+
+}  // namespace
+
+std::string PtxKernelName(const std::string& name) {
+  std::string out = name.empty() ? std::string("kernel") : name;
+  for (char& c : out) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    if (!ok) c = '_';
+  }
+  if (out[0] >= '0' && out[0] <= '9') out = "k" + out;
+  return out;
+}
+
+std::string GpuKernelEmitter::UniqueName(const std::string& hlo_name) {
+  std::string base = PtxKernelName(hlo_name);
+  std::string name = base;
+  for (int i = 1; names_.count(name) || module_->getNamedValue(name) != nullptr; ++i) name = absl::StrCat(base, "_", i);
+  names_.insert(name);
+  return name;
+}
+
+absl::StatusOr<runtime::Thunk> GpuKernelEmitter::EmitKernel(const HloInstruction& hlo,
+                                                            const std::vector<KernelArgument>& arguments) {
+  const std::string name = UniqueName(hlo.name());
+  KernelBuilder builder(module_, device_, name, hlo, arguments);
+  absl::StatusOr<runtime::Thunk> t = builder.Build();
+  if (!t.ok()) names_.erase(name);
+  return t;
+}
+
+std::optional<GemmPlan> GpuKernelEmitter::GemmFor(const HloInstruction& dot) { return GpuGemmPlanForDot(dot); }
+
+absl::StatusOr<std::optional<runtime::Thunk>> GpuKernelEmitter::EmitLibraryCall(
+    const HloInstruction& hlo, const std::vector<KernelArgument>& arguments) {
+  return LibraryCallThunk(hlo, arguments);
+}
+
+}  // namespace hloc::codegen::gpu

@@ -1,0 +1,44 @@
+// GpuKernelEmitter: the GPU backend of the thunk emitter (XLA's IrEmitterUnnested). Each kernel
+// thunk becomes one `ptx_kernel` function of the module's LLVM module, whose parameters are one
+// pointer per argument slice (operand leaves, then result leaves; thunk_emitter.h), marked
+// noalias where no other argument shares the slice and align 16 where the slice offset is.
+// The cuBLAS/cuDNN custom-calls become kGemm/kConvolution thunks (gpu_library_calls.h), plain
+// dots cuBLAS can take kGemm thunks; everything else a kernel (gpu_emitters.h).
+#pragma once
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "codegen/gpu/gpu_kernel_util.h"
+#include "codegen/thunk_emitter.h"
+#include "llvm/IR/Module.h"
+
+namespace hloc::codegen::gpu {
+
+class GpuKernelEmitter : public ThunkEmitterBackend {
+ public:
+  GpuKernelEmitter(llvm::Module* module, GpuDeviceInfo device) : module_(module), device_(device) {}
+
+  absl::StatusOr<runtime::Thunk> EmitKernel(const HloInstruction& hlo,
+                                            const std::vector<KernelArgument>& arguments) override;
+  std::optional<GemmPlan> GemmFor(const HloInstruction& dot) override;
+  absl::StatusOr<std::optional<runtime::Thunk>> EmitLibraryCall(
+      const HloInstruction& hlo, const std::vector<KernelArgument>& arguments) override;
+
+  int64_t num_kernels() const { return static_cast<int64_t>(names_.size()); }
+  const GpuDeviceInfo& device() const { return device_; }
+
+ private:
+  std::string UniqueName(const std::string& hlo_name);
+
+  llvm::Module* module_;
+  GpuDeviceInfo device_;
+  std::set<std::string> names_;
+};
+
+// A PTX identifier from an HLO name ([A-Za-z0-9_] kept, others '_').
+std::string PtxKernelName(const std::string& hlo_name);
+
+}  // namespace hloc::codegen::gpu

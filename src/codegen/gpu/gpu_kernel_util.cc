@@ -1,0 +1,302 @@
+// Shared GPU kernel pieces (see gpu_kernel_util.h).
+#include "codegen/gpu/gpu_kernel_util.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "codegen/elemental/math_functions.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
+
+namespace hloc::codegen::gpu {
+
+std::string GpuDeviceInfo::sm_name() const {
+  return absl::StrCat("sm_", compute_capability_major, compute_capability_minor);
+}
+
+namespace {
+
+// Calls a libdevice function on float/double values; narrower floats go through f32 (libdevice
+// has no f16/bf16 transcendentals, and XLA computes them in f32 too).
+llvm::Value* CallLibdevice(llvm::Module* module, llvm::IRBuilderBase& b, const std::string& libm_name,
+                           const std::vector<llvm::Value*>& args) {
+  llvm::Type* orig = args[0]->getType();
+  const bool narrow = orig->isHalfTy() || orig->isBFloatTy();
+  std::vector<llvm::Value*> a;
+  for (llvm::Value* v : args) a.push_back(narrow ? b.CreateFPExt(v, b.getFloatTy()) : v);
+  llvm::Type* t = a[0]->getType();
+  std::string name = libm_name;
+  if (narrow && !name.empty() && name.back() != 'f') name += "f";
+  std::vector<llvm::Type*> types(a.size(), t);
+  auto* fty = llvm::FunctionType::get(t, types, false);
+  llvm::FunctionCallee callee = module->getOrInsertFunction(LibdeviceName(name), fty);
+  if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+    f->setDoesNotThrow();
+    f->setMemoryEffects(llvm::MemoryEffects::none());
+  }
+  llvm::CallInst* call = b.CreateCall(callee, a);
+  call->setDoesNotThrow();
+  return narrow ? b.CreateFPTrunc(call, orig) : static_cast<llvm::Value*>(call);
+}
+
+}  // namespace
+
+llvm::Value* GpuElementalIrEmitter::EmitMathCall(const std::string& libm_name, const std::vector<llvm::Value*>& args) {
+  return CallLibdevice(module(), *builder(), libm_name, args);
+}
+
+llvm::Value* GpuElementalIrEmitter::EmitMathIntrinsic(llvm::Intrinsic::ID id, const std::vector<llvm::Value*>& args) {
+  const char* base = nullptr;
+  switch (id) {
+    case llvm::Intrinsic::exp: base = "exp"; break;
+    case llvm::Intrinsic::exp2: base = "exp2"; break;
+    case llvm::Intrinsic::log: base = "log"; break;
+    case llvm::Intrinsic::log2: base = "log2"; break;
+    case llvm::Intrinsic::log10: base = "log10"; break;
+    case llvm::Intrinsic::sin: base = "sin"; break;
+    case llvm::Intrinsic::cos: base = "cos"; break;
+    case llvm::Intrinsic::pow: base = "pow"; break;
+    default:
+      return ElementalIrEmitter::EmitMathIntrinsic(id, args);
+  }
+  const bool is_f64 = args[0]->getType()->isDoubleTy();
+  return CallLibdevice(module(), *builder(), is_f64 ? std::string(base) : std::string(base) + "f", args);
+}
+
+namespace {
+llvm::Value* ReadSreg(llvm::IRBuilderBase& b, llvm::Intrinsic::ID id) {
+  llvm::Value* v = b.CreateIntrinsic(id, {}, {});
+  return b.CreateZExt(v, b.getInt64Ty());
+}
+}  // namespace
+
+llvm::Value* GpuKernel::ThreadIdX() { return ReadSreg(*b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x); }
+llvm::Value* GpuKernel::ThreadIdY() { return ReadSreg(*b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y); }
+llvm::Value* GpuKernel::BlockIdX() { return ReadSreg(*b, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x); }
+llvm::Value* GpuKernel::GridDimX() { return ReadSreg(*b, llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x); }
+
+void GpuKernel::Barrier() { b->CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+
+llvm::Value* GpuKernel::SharedArray(llvm::Type* type, int64_t count, const std::string& base_name) {
+  auto* array_ty = llvm::ArrayType::get(type, static_cast<uint64_t>(std::max<int64_t>(1, count)));
+  // Shared memory cannot carry an initializer: it holds garbage until written.
+  auto* gv = new llvm::GlobalVariable(*module, array_ty, /*isConstant=*/false, llvm::GlobalValue::InternalLinkage,
+                                      llvm::UndefValue::get(array_ty), absl::StrCat(name, ".", base_name), nullptr,
+                                      llvm::GlobalValue::NotThreadLocal, /*AddressSpace=*/3);
+  gv->setAlignment(llvm::Align(16));
+  return gv;
+}
+
+llvm::Value* GpuKernel::ShuffleXor(llvm::Value* value, int offset) {
+  llvm::IRBuilderBase& B = *b;
+  llvm::Type* t = value->getType();
+  if (t->isStructTy()) {
+    llvm::Value* out = llvm::UndefValue::get(t);
+    for (unsigned i = 0; i < t->getStructNumElements(); ++i)
+      out = B.CreateInsertValue(out, ShuffleXor(B.CreateExtractValue(value, {i}), offset), {i});
+    return out;
+  }
+  const unsigned bits = static_cast<unsigned>(t->getPrimitiveSizeInBits());
+  llvm::Value* as_int = t->isIntegerTy() ? value : B.CreateBitCast(value, B.getIntNTy(bits));
+  auto shfl32 = [&](llvm::Value* v32) {
+    return B.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
+                             {B.getInt32(0xffffffffu), v32, B.getInt32(offset), B.getInt32(0x1f)});
+  };
+  llvm::Value* r;
+  if (bits <= 32) {
+    r = B.CreateTrunc(shfl32(B.CreateZExt(as_int, B.getInt32Ty())), B.getIntNTy(bits));
+  } else {
+    // Wider values move as 32-bit pieces.
+    const unsigned pieces = (bits + 31) / 32;
+    llvm::Type* wide = B.getIntNTy(pieces * 32);
+    llvm::Value* w = B.CreateZExt(as_int, wide);
+    llvm::Value* acc = llvm::ConstantInt::get(wide, 0);
+    for (unsigned p = 0; p < pieces; ++p) {
+      llvm::Value* piece = B.CreateTrunc(B.CreateLShr(w, p * 32), B.getInt32Ty());
+      llvm::Value* s = B.CreateZExt(shfl32(piece), wide);
+      acc = B.CreateOr(acc, B.CreateShl(s, p * 32));
+    }
+    r = B.CreateTrunc(acc, B.getIntNTy(bits));
+  }
+  return t->isIntegerTy() ? r : B.CreateBitCast(r, t);
+}
+
+bool GpuKernel::OutputAliasesOperand(size_t o, size_t i) const {
+  if (o >= output_slices.size() || i >= operand_slices.size()) return false;
+  const runtime::BufferSlice& a = output_slices[o];
+  const runtime::BufferSlice& c = operand_slices[i];
+  return a.allocation == c.allocation && a.offset == c.offset;
+}
+
+absl::Status EmitStridedLoop(llvm::IRBuilderBase& b, llvm::Value* start, llvm::Value* end, llvm::Value* step,
+                             const std::string& name, const std::function<absl::Status(llvm::Value*)>& body) {
+  llvm::LLVMContext& ctx = b.getContext();
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, name + ".header", f);
+  llvm::BasicBlock* body_bb = llvm::BasicBlock::Create(ctx, name + ".body", f);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, name + ".exit", f);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  llvm::PHINode* iv = b.CreatePHI(b.getInt64Ty(), 2, name + ".iv");
+  iv->addIncoming(start, pre);
+  b.CreateCondBr(b.CreateICmpSLT(iv, end), body_bb, exit);
+  b.SetInsertPoint(body_bb);
+  if (absl::Status s = body(iv); !s.ok()) return s;
+  llvm::Value* next = b.CreateAdd(iv, step, name + ".next", /*HasNUW=*/true, /*HasNSW=*/true);
+  iv->addIncoming(next, b.GetInsertBlock());
+  b.CreateBr(header);
+  b.SetInsertPoint(exit);
+  return absl::OkStatus();
+}
+
+IrArray::Index DelinearizeRowMajor(llvm::Value* linear, const std::vector<int64_t>& dims, llvm::IRBuilderBase& b) {
+  std::vector<llvm::Value*> idx(dims.size());
+  llvm::Value* rest = linear;
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 1; d >= 0; --d) {
+    if (d == 0) {
+      idx[d] = rest;
+      break;
+    }
+    llvm::Value* size = b.getInt64(std::max<int64_t>(1, dims[d]));
+    idx[d] = b.CreateURem(rest, size);
+    rest = b.CreateUDiv(rest, size);
+  }
+  return IrArray::Index(idx);
+}
+
+absl::StatusOr<std::shared_ptr<GeneratorMap>> MakeFusionGenerators(
+    ElementalIrEmitter& emitter, const HloComputation& computation,
+    const std::function<ElementGenerator(int64_t)>& parameter, const GeneratorOverride& override_gen) {
+  auto shared = std::make_shared<GeneratorMap>();
+  GeneratorMap& gens = *shared;
+  using Key = std::pair<const HloInstruction*, std::vector<llvm::Value*>>;
+  auto cache = std::make_shared<std::map<Key, llvm::Value*>>();
+  llvm::IRBuilderBase* b = emitter.builder();
+  // Reuse a value computed for the same element earlier in the same basic block (it dominates
+  // the use); without this a DAG of shared subexpressions is emitted once per path.
+  auto cached = [&](const HloInstruction* inst, ElementGenerator gen) -> ElementGenerator {
+    if (inst->user_count() <= 1 || inst->opcode() == HloOpcode::kConstant) return gen;
+    return [gen, inst, cache, b](const IrArray::Index& index) -> absl::StatusOr<llvm::Value*> {
+      Key key{inst, index.multidim};
+      auto it = cache->find(key);
+      if (it != cache->end()) {
+        auto* i = llvm::dyn_cast<llvm::Instruction>(it->second);
+        if (!i || i->getParent() == b->GetInsertBlock()) return it->second;
+      }
+      absl::StatusOr<llvm::Value*> v = gen(index);
+      if (v.ok()) (*cache)[key] = *v;
+      return v;
+    };
+  };
+  for (const HloInstruction* inst : computation.MakeInstructionPostOrder()) {
+    if (override_gen) {
+      if (ElementGenerator g = override_gen(inst)) {
+        gens[inst] = std::move(g);
+        continue;
+      }
+    }
+    switch (inst->opcode()) {
+      case HloOpcode::kParameter:
+        gens[inst] = parameter(inst->attrs().parameter_number);
+        continue;
+      case HloOpcode::kCopy: {
+        // A copy inside a kernel only changes the layout, which logical indices do not see.
+        auto it = gens.find(inst->operand(0));
+        if (it == gens.end()) return absl::InternalError(absl::StrCat("no generator for %", inst->operand(0)->name()));
+        gens[inst] = it->second;
+        continue;
+      }
+      case HloOpcode::kTuple:
+        continue;  // only roots are tuples; multi-output kernels read their elements
+      case HloOpcode::kGetTupleElement: {
+        const HloInstruction* op = inst->operand(0);
+        auto it = gens.find(op);
+        if (it == gens.end()) {
+          if (op->opcode() == HloOpcode::kTuple) {
+            auto el = gens.find(op->operand(inst->attrs().tuple_index));
+            if (el != gens.end()) {
+              gens[inst] = el->second;
+              continue;
+            }
+          }
+          return absl::UnimplementedError(absl::StrCat("get-tuple-element %", inst->name(), " of %", op->name(),
+                                                       " inside a kernel"));
+        }
+        ElementGenerator whole = it->second;
+        const unsigned index = static_cast<unsigned>(inst->attrs().tuple_index);
+        gens[inst] = [whole, index, b](const IrArray::Index& i) -> absl::StatusOr<llvm::Value*> {
+          absl::StatusOr<llvm::Value*> v = whole(i);
+          if (!v.ok()) return v.status();
+          if ((*v)->getType()->isStructTy()) return b->CreateExtractValue(*v, {index});
+          if (index == 0) return *v;
+          return absl::InternalError("get-tuple-element of a single value");
+        };
+        continue;
+      }
+      default:
+        break;
+    }
+    absl::StatusOr<ElementGenerator> g = emitter.MakeElementGenerator(inst, gens);
+    if (!g.ok()) return g.status();
+    gens[inst] = cached(inst, std::move(*g));
+  }
+  return shared;
+}
+
+absl::StatusOr<std::vector<llvm::Value*>> ApplyReducer(ElementalIrEmitter& e, const HloComputation& reducer,
+                                                       const std::vector<llvm::Value*>& acc,
+                                                       const std::vector<llvm::Value*>& values) {
+  std::vector<llvm::Value*> args = acc;
+  args.insert(args.end(), values.begin(), values.end());
+  absl::StatusOr<std::vector<llvm::Value*>> r = e.EmitThreadLocalCall(reducer, args, "reducer");
+  if (!r.ok()) return r.status();
+  if (r->size() != acc.size())
+    return absl::InvalidArgumentError(absl::StrCat("reducer %", reducer.name(), " returns ", r->size(),
+                                                   " values for ", acc.size(), " accumulators"));
+  return r;
+}
+
+runtime::LaunchDimensions GridStrideLaunch(int64_t work_items, int64_t block, const GpuDeviceInfo& device) {
+  runtime::LaunchDimensions l;
+  block = std::max<int64_t>(32, std::min(block, device.max_threads_per_block));
+  // Small problems: one block of just enough (whole-warp) threads.
+  if (work_items < block) block = std::max<int64_t>(32, (work_items + 31) / 32 * 32);
+  int64_t blocks = std::max<int64_t>(1, (work_items + block - 1) / block);
+  const int64_t resident = std::max<int64_t>(1, device.max_threads_per_sm / block) * device.sm_count;
+  blocks = std::min(blocks, resident * std::max<int64_t>(1, device.waves));
+  l.block_x = block;
+  l.grid_x = blocks;
+  return l;
+}
+
+int64_t ElementCount(const Shape& shape) {
+  if (shape.IsTuple()) {
+    int64_t n = 0;
+    for (const Shape& t : shape.tuple_shapes()) n += ElementCount(t);
+    return n;
+  }
+  if (!shape.IsArray()) return 0;
+  return shape.num_elements();
+}
+
+std::vector<int64_t> MinorToMajorOf(const Shape& s) {
+  if (s.has_layout() && static_cast<int64_t>(s.layout().minor_to_major.size()) == s.rank())
+    return s.layout().minor_to_major;
+  std::vector<int64_t> m;
+  for (int64_t d = s.rank() - 1; d >= 0; --d) m.push_back(d);
+  return m;
+}
+
+bool IsRowMajorLayout(const Shape& s) {
+  std::vector<int64_t> m = MinorToMajorOf(s);
+  for (size_t i = 0; i < m.size(); ++i)
+    if (m[i] != static_cast<int64_t>(m.size() - 1 - i)) return false;
+  return true;
+}
+
+}  // namespace hloc::codegen::gpu

@@ -1,0 +1,100 @@
+// The pieces every GPU kernel emitter shares (src/codegen/gpu/*_emitter.cc): the kernel under
+// construction (a `ptx_kernel` function with one pointer parameter per argument slice), the
+// NVPTX special registers, barriers, warp shuffles, shared memory, the libdevice-calling
+// elemental emitter, and a generator walk over a fused computation with per-instruction
+// overrides (reductions replace their generators with values computed per row).
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "codegen/elemental/elemental_ir_emitter.h"
+#include "codegen/elemental/ir_array.h"
+#include "codegen/thunk_emitter.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+#include "runtime/executable/executable.h"
+
+namespace hloc::codegen::gpu {
+
+// Facts the kernel emitters size their launches by (from the hardware profile).
+struct GpuDeviceInfo {
+  int compute_capability_major = 9, compute_capability_minor = 0;
+  int64_t sm_count = 132;
+  int64_t threads_per_block = 128;       // loop kernels (XLA's default is 128)
+  int64_t max_threads_per_block = 1024;
+  int64_t max_threads_per_sm = 2048;
+  int64_t shared_memory_per_block = 48 * 1024;  // static shared memory a kernel may declare
+  int64_t waves = 4;  // grid-stride loops launch at most this many waves of resident blocks
+  std::string sm_name() const;  // "sm_90"
+};
+
+// The elemental emitter with transcendentals mapped to libdevice (__nv_expf, __nv_erff, ...):
+// NVPTX cannot select llvm.exp/log/sin/cos/pow or call libm.
+class GpuElementalIrEmitter : public ElementalIrEmitter {
+ public:
+  using ElementalIrEmitter::ElementalIrEmitter;
+  llvm::Value* EmitMathCall(const std::string& libm_name, const std::vector<llvm::Value*>& args) override;
+  llvm::Value* EmitMathIntrinsic(llvm::Intrinsic::ID id, const std::vector<llvm::Value*>& args) override;
+};
+
+// The kernel function being emitted.
+struct GpuKernel {
+  llvm::Module* module = nullptr;
+  llvm::Function* function = nullptr;
+  llvm::IRBuilder<>* b = nullptr;
+  GpuElementalIrEmitter* emitter = nullptr;
+  std::string name;
+  const GpuDeviceInfo* device = nullptr;
+  std::vector<IrArray> operands;  // operand leaves, in KernelArgument order
+  std::vector<IrArray> outputs;   // result leaves
+  std::vector<runtime::BufferSlice> operand_slices, output_slices;
+  runtime::LaunchDimensions launch;
+
+  llvm::Value* ThreadIdX();   // i64
+  llvm::Value* ThreadIdY();
+  llvm::Value* BlockIdX();
+  llvm::Value* GridDimX();
+  void Barrier();
+  // An (uninitialized) array of `count` elements of `type` in shared memory (address space 3).
+  llvm::Value* SharedArray(llvm::Type* type, int64_t count, const std::string& name);
+  // Butterfly shuffle of a value of any first-class type the emitters use (ints, floats,
+  // structs of them), split into 32-bit pieces.
+  llvm::Value* ShuffleXor(llvm::Value* value, int offset);
+  // Whether output `o` is the same buffer as operand leaf `i` (in-place updates).
+  bool OutputAliasesOperand(size_t o, size_t i) const;
+};
+
+// for (i = start; i < end; i += step), i64; the builder is left after the loop.
+absl::Status EmitStridedLoop(llvm::IRBuilderBase& b, llvm::Value* start, llvm::Value* end, llvm::Value* step,
+                             const std::string& name, const std::function<absl::Status(llvm::Value*)>& body);
+
+// The logical index (into `dims`, row-major) of linear element `linear`.
+IrArray::Index DelinearizeRowMajor(llvm::Value* linear, const std::vector<int64_t>& dims, llvm::IRBuilderBase& b);
+
+// Generators for every instruction of `computation` (a fused computation), parameters from
+// `parameter`; `override_gen` may return a generator for an instruction (else empty, and the
+// elemental emitter makes one). Values used several times are emitted once per element and
+// basic block.
+using GeneratorOverride = std::function<ElementGenerator(const HloInstruction*)>;
+absl::StatusOr<std::shared_ptr<GeneratorMap>> MakeFusionGenerators(
+    ElementalIrEmitter& emitter, const HloComputation& computation,
+    const std::function<ElementGenerator(int64_t)>& parameter, const GeneratorOverride& override_gen);
+
+// Applies a reducer computation to (accumulators..., values...), returning the new accumulators.
+absl::StatusOr<std::vector<llvm::Value*>> ApplyReducer(ElementalIrEmitter& e, const HloComputation& reducer,
+                                                       const std::vector<llvm::Value*>& acc,
+                                                       const std::vector<llvm::Value*>& values);
+
+// Launch geometry of a grid-stride loop over `work_items` with `block` threads per block.
+runtime::LaunchDimensions GridStrideLaunch(int64_t work_items, int64_t block, const GpuDeviceInfo& device);
+
+// Elements of an array shape (1 for scalars); the leaves summed for tuples.
+int64_t ElementCount(const Shape& shape);
+// The minor_to_major of `shape` (the default when it has none).
+std::vector<int64_t> MinorToMajorOf(const Shape& shape);
+bool IsRowMajorLayout(const Shape& shape);
+
+}  // namespace hloc::codegen::gpu

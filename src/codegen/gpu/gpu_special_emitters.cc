@@ -1,0 +1,348 @@
+// Kernels that are not one element per thread: scatter, in-place dynamic-update-slice, scan
+// and select-and-scatter (XLA: scatter.cc, in_place_dynamic_update_slice.cc, ir_emitter_unnested
+// for select-and-scatter).
+//   scatter: a thread per update element combining into the output with atomics when the
+//     combiner is a commutative, associative op (add, multiply, min, max, and, or, xor) of one
+//     32- or 64-bit array (f32 add is the hardware's red.add; the others a compare-and-swap loop
+//     applying the combiner). In place (the output is the operand's buffer) the whole grid works;
+//     otherwise one block copies the operand first, then scatters. Other combiners, several
+//     operands and narrow types take the serial path (one thread, updates in order:
+//     deterministic, XLA's semantics exactly).
+//   dynamic-update-slice: in place, a thread per update element; otherwise every output element.
+//   scan: a thread per position of the scanned slice, running the recurrence along the dimension.
+//   select-and-scatter: one thread (the selection order is sequential by definition).
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "codegen/cpu/kernel_util.h"
+#include "codegen/gpu/gpu_emitters.h"
+#include "llvm/IR/Constants.h"
+
+namespace hloc::codegen::gpu {
+namespace {
+
+cpu::KernelContext SerialContext(GpuKernel& k) {
+  cpu::KernelContext c;
+  c.module = k.module;
+  c.function = k.function;
+  c.b = k.b;
+  c.emitter = k.emitter;
+  c.name = k.name;
+  c.part = k.b->getInt64(0);
+  c.num_parts = k.b->getInt64(1);
+  c.operands = k.operands;
+  c.outputs = k.outputs;
+  return c;
+}
+
+void SerialLaunch(GpuKernel& k) {
+  k.launch = runtime::LaunchDimensions{};
+  k.launch.block_x = 1;
+  k.launch.grid_x = 1;
+}
+
+llvm::Value* ThreadIndex(GpuKernel& k) {
+  return k.b->CreateAdd(k.b->CreateMul(k.BlockIdX(), k.b->getInt64(k.launch.block_x)), k.ThreadIdX(), "thread");
+}
+
+// The combiner as an atomic-friendly binary op, when it is one.
+std::optional<HloOpcode> AtomicCombiner(const HloComputation& c) {
+  const HloInstruction* root = c.root_instruction();
+  if (c.num_parameters() != 2 || root->operand_count() != 2) return std::nullopt;
+  const HloInstruction* a = root->operand(0);
+  const HloInstruction* b = root->operand(1);
+  if (a->opcode() != HloOpcode::kParameter || b->opcode() != HloOpcode::kParameter || a == b) return std::nullopt;
+  switch (root->opcode()) {
+    case HloOpcode::kAdd: case HloOpcode::kMultiply: case HloOpcode::kMaximum: case HloOpcode::kMinimum:
+    case HloOpcode::kAnd: case HloOpcode::kOr: case HloOpcode::kXor:
+      return root->opcode();
+    default:
+      return std::nullopt;
+  }
+}
+
+// *addr = combiner(*addr, value) atomically.
+absl::Status EmitAtomicCombine(GpuKernel& k, const HloComputation& combiner, HloOpcode op, const IrArray& out,
+                               const IrArray::Index& index, llvm::Value* value) {
+  llvm::IRBuilderBase& b = *k.b;
+  llvm::Value* addr = out.EmitArrayElementAddress(index, b);
+  llvm::Type* t = value->getType();
+  if (op == HloOpcode::kAdd && (t->isFloatTy() || t->isDoubleTy())) {
+    b.CreateAtomicRMW(llvm::AtomicRMWInst::FAdd, addr, value, llvm::MaybeAlign(), llvm::AtomicOrdering::Monotonic);
+    return absl::OkStatus();
+  }
+  if (op == HloOpcode::kAdd && t->isIntegerTy()) {
+    b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, addr, value, llvm::MaybeAlign(), llvm::AtomicOrdering::Monotonic);
+    return absl::OkStatus();
+  }
+  // Compare-and-swap loop applying the combiner (NaN-propagating max/min as XLA's).
+  const unsigned bits = static_cast<unsigned>(t->getPrimitiveSizeInBits());
+  llvm::Type* it = b.getIntNTy(bits);
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  llvm::BasicBlock* loop = llvm::BasicBlock::Create(b.getContext(), "cas", f);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(b.getContext(), "cas.done", f);
+  llvm::Value* first = b.CreateLoad(it, addr);
+  b.CreateBr(loop);
+  b.SetInsertPoint(loop);
+  llvm::PHINode* old = b.CreatePHI(it, 2);
+  old->addIncoming(first, pre);
+  llvm::Value* old_v = t->isIntegerTy() ? static_cast<llvm::Value*>(old) : b.CreateBitCast(old, t);
+  absl::StatusOr<std::vector<llvm::Value*>> r = ApplyReducer(*k.emitter, combiner, {old_v}, {value});
+  if (!r.ok()) return r.status();
+  llvm::Value* nv = t->isIntegerTy() ? (*r)[0] : b.CreateBitCast((*r)[0], it);
+  llvm::Value* pair = b.CreateAtomicCmpXchg(addr, old, nv, llvm::MaybeAlign(), llvm::AtomicOrdering::Monotonic,
+                                            llvm::AtomicOrdering::Monotonic);
+  llvm::Value* seen = b.CreateExtractValue(pair, {0});
+  llvm::Value* ok = b.CreateExtractValue(pair, {1});
+  old->addIncoming(seen, b.GetInsertBlock());
+  b.CreateCondBr(ok, done, loop);
+  b.SetInsertPoint(done);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status EmitScatterKernel(GpuKernel& k, const HloInstruction& scatter,
+                               const std::function<ElementGenerator(int64_t)>& operand_gen,
+                               const std::function<int64_t(int64_t)>& operand_leaf) {
+  llvm::IRBuilderBase& b = *k.b;
+  const int64_t n = (scatter.operand_count() - 1) / 2;
+  if (n < 1 || scatter.operand_count() != 2 * n + 1 || static_cast<int64_t>(k.outputs.size()) != n)
+    return absl::InvalidArgumentError("scatter: malformed operands");
+  if (!scatter.attrs().scatter_dimension_numbers || scatter.to_apply() == nullptr)
+    return absl::InvalidArgumentError("scatter without dimension numbers or combiner");
+  const std::optional<HloOpcode> atomic = AtomicCombiner(*scatter.to_apply());
+  const PrimitiveType t = k.outputs[0].shape().element_type();
+  const bool atomic_ok = n == 1 && atomic && !IsComplex(t) && (BitWidth(t) == 32 || BitWidth(t) == 64);
+  if (!atomic_ok) {
+    // Serial and deterministic: XLA's order of updates exactly.
+    SerialLaunch(k);
+    cpu::KernelContext c = SerialContext(k);
+    std::vector<IrArray> arrays = k.operands;
+    return cpu::EmitScatterKernel(c, scatter, operand_gen, [&](int64_t i) -> const IrArray* {
+      const int64_t leaf = operand_leaf(i);
+      return leaf < 0 ? nullptr : &k.operands[leaf];
+    });
+  }
+  const ScatterDimensionNumbers& dn = *scatter.attrs().scatter_dimension_numbers;
+  const IrArray& out = k.outputs[0];
+  const int64_t leaf = operand_leaf(0);
+  const bool in_place = leaf >= 0 && k.OutputAliasesOperand(0, static_cast<size_t>(leaf));
+  const Shape& operand_shape = out.shape();
+  const Shape& indices_shape = scatter.operand(1)->shape();
+  const Shape& updates_shape = scatter.operand(2)->shape();
+  ElementGenerator indices_gen = operand_gen(1), update_gen = operand_gen(2), init_gen = operand_gen(0);
+  if (!indices_gen || !update_gen || !init_gen) return absl::InternalError("scatter operand without a generator");
+  const int64_t updates = updates_shape.num_elements();
+  if (in_place) {
+    k.launch = GridStrideLaunch(std::max<int64_t>(1, updates), k.device->threads_per_block, *k.device);
+  } else {
+    k.launch = runtime::LaunchDimensions{};
+    k.launch.block_x = 1024;
+    k.launch.grid_x = 1;
+  }
+  llvm::Value* thread = ThreadIndex(k);
+  llvm::Value* stride = b.getInt64(k.launch.block_x * k.launch.grid_x);
+  if (!in_place) {
+    // One block: the operand into the output, then (after the barrier) the updates.
+    absl::Status s = EmitStridedLoop(b, thread, b.getInt64(operand_shape.num_elements()), stride, "init",
+                                     [&](llvm::Value* i) -> absl::Status {
+      IrArray::Index idx = IrArray::Delinearize(i, operand_shape, b);
+      absl::StatusOr<llvm::Value*> v = init_gen(idx);
+      if (!v.ok()) return v.status();
+      out.EmitWriteArrayElement(idx, *v, b);
+      return absl::OkStatus();
+    });
+    if (!s.ok()) return s;
+    k.Barrier();
+  }
+  const int64_t rank = operand_shape.rank();
+  std::vector<int64_t> update_scatter_dims;
+  for (int64_t d = 0; d < updates_shape.rank(); ++d)
+    if (std::find(dn.update_window_dims.begin(), dn.update_window_dims.end(), d) == dn.update_window_dims.end())
+      update_scatter_dims.push_back(d);
+  std::vector<int64_t> window_operand_dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    auto in = [&](const std::vector<int64_t>& v) { return std::find(v.begin(), v.end(), d) != v.end(); };
+    if (!in(dn.inserted_window_dims) && !in(dn.input_batching_dims)) window_operand_dims.push_back(d);
+  }
+  if (window_operand_dims.size() != dn.update_window_dims.size())
+    return absl::InvalidArgumentError("scatter: update window does not match the operand");
+  const bool implicit_index_dim = dn.index_vector_dim >= indices_shape.rank();
+  return EmitStridedLoop(b, thread, b.getInt64(updates), stride, "update", [&](llvm::Value* ui) -> absl::Status {
+    IrArray::Index u = DelinearizeRowMajor(ui, updates_shape.dimensions(), b);
+    std::vector<llvm::Value*> ibase(indices_shape.rank(), b.getInt64(0));
+    size_t j = 0;
+    for (int64_t d = 0; d < indices_shape.rank(); ++d) {
+      if (!implicit_index_dim && d == dn.index_vector_dim) continue;
+      if (j < update_scatter_dims.size()) ibase[d] = u[update_scatter_dims[j++]];
+    }
+    std::vector<llvm::Value*> start(rank, b.getInt64(0));
+    for (size_t i = 0; i < dn.scatter_dims_to_operand_dims.size(); ++i) {
+      std::vector<llvm::Value*> at = ibase;
+      if (!implicit_index_dim) at[dn.index_vector_dim] = b.getInt64(i);
+      absl::StatusOr<llvm::Value*> v = indices_gen(IrArray::Index(at));
+      if (!v.ok()) return v.status();
+      start[dn.scatter_dims_to_operand_dims[i]] = cpu::IndexToI64(b, *v, indices_shape.element_type());
+    }
+    for (size_t q = 0; q < dn.input_batching_dims.size() && q < dn.scatter_indices_batching_dims.size(); ++q)
+      start[dn.input_batching_dims[q]] = ibase[dn.scatter_indices_batching_dims[q]];
+    std::vector<int64_t> window(rank, 1);
+    std::vector<llvm::Value*> at = start;
+    for (size_t w = 0; w < window_operand_dims.size(); ++w) {
+      const int64_t od = window_operand_dims[w];
+      window[od] = updates_shape.dimensions(dn.update_window_dims[w]);
+      at[od] = b.CreateAdd(start[od], u[dn.update_window_dims[w]]);
+    }
+    // A window that does not fit is skipped whole (XLA's semantics).
+    llvm::Value* ok = b.getTrue();
+    for (int64_t d = 0; d < rank; ++d) {
+      ok = b.CreateAnd(ok, b.CreateICmpSGE(start[d], b.getInt64(0)));
+      ok = b.CreateAnd(ok, b.CreateICmpSLE(start[d], b.getInt64(operand_shape.dimensions(d) - window[d])));
+    }
+    return cpu::EmitIf(b, ok, "in_bounds", [&]() -> absl::Status {
+      absl::StatusOr<llvm::Value*> v = update_gen(u);
+      if (!v.ok()) return v.status();
+      return EmitAtomicCombine(k, *scatter.to_apply(), *atomic, out, IrArray::Index(at), *v);
+    });
+  });
+}
+
+absl::Status EmitDynamicUpdateSliceKernel(GpuKernel& k, const HloInstruction& dus,
+                                          const std::function<ElementGenerator(int64_t)>& operand_gen,
+                                          const std::function<int64_t(int64_t)>& operand_leaf) {
+  llvm::IRBuilderBase& b = *k.b;
+  if (k.outputs.size() != 1) return absl::InvalidArgumentError("dynamic-update-slice: expected one output");
+  const IrArray& out = k.outputs[0];
+  const Shape& update_shape = dus.operand(1)->shape();
+  const int64_t leaf = operand_leaf(0);
+  const bool in_place = leaf >= 0 && k.OutputAliasesOperand(0, static_cast<size_t>(leaf));
+  ElementGenerator update = operand_gen(1);
+  if (!update) return absl::InternalError("dynamic-update-slice update without a generator");
+  if (in_place) {
+    const int64_t n = update_shape.num_elements();
+    k.launch = GridStrideLaunch(std::max<int64_t>(1, n), k.device->threads_per_block, *k.device);
+    // Start indices clamped so the update fits (XLA's semantics).
+    std::vector<llvm::Value*> starts;
+    for (int64_t d = 0; d < out.shape().rank(); ++d) {
+      ElementGenerator g = operand_gen(2 + d);
+      if (!g) return absl::InternalError("dynamic-update-slice index without a generator");
+      absl::StatusOr<llvm::Value*> v = g(IrArray::Index());
+      if (!v.ok()) return v.status();
+      llvm::Value* s = cpu::IndexToI64(b, *v, dus.operand(2 + d)->shape().element_type());
+      const int64_t hi = std::max<int64_t>(0, out.shape().dimensions(d) - update_shape.dimensions(d));
+      s = b.CreateSelect(b.CreateICmpSLT(s, b.getInt64(0)), b.getInt64(0), s);
+      s = b.CreateSelect(b.CreateICmpSGT(s, b.getInt64(hi)), b.getInt64(hi), s);
+      starts.push_back(s);
+    }
+    llvm::Value* thread = ThreadIndex(k);
+    return EmitStridedLoop(b, thread, b.getInt64(n), b.getInt64(k.launch.block_x * k.launch.grid_x), "dus",
+                           [&](llvm::Value* i) -> absl::Status {
+      IrArray::Index index = DelinearizeRowMajor(i, update_shape.dimensions(), b);
+      absl::StatusOr<llvm::Value*> v = update(index);
+      if (!v.ok()) return v.status();
+      std::vector<llvm::Value*> at;
+      for (size_t d = 0; d < starts.size(); ++d) at.push_back(b.CreateAdd(starts[d], index[d]));
+      out.EmitWriteArrayElement(IrArray::Index(at), *v, b);
+      return absl::OkStatus();
+    });
+  }
+  GeneratorMap operands;
+  for (int64_t i = 0; i < dus.operand_count(); ++i) {
+    ElementGenerator g = operand_gen(i);
+    if (!g) return absl::InternalError("dynamic-update-slice operand without a generator");
+    operands[dus.operand(i)] = g;
+  }
+  absl::StatusOr<ElementGenerator> g = k.emitter->MakeElementGenerator(&dus, operands);
+  if (!g.ok()) return g.status();
+  return EmitLoopKernel(k, {LoopOutput{0, *g, -1}});
+}
+
+absl::Status EmitScanKernel(GpuKernel& k, const HloInstruction& scan) {
+  llvm::IRBuilderBase& b = *k.b;
+  const HloComputation* body = scan.to_apply();
+  if (body == nullptr) return absl::InvalidArgumentError("scan without a body");
+  for (const auto& inst : body->instructions()) {
+    const HloOpcode op = inst->opcode();
+    const bool ok = inst->IsElementwise() || op == HloOpcode::kParameter || op == HloOpcode::kTuple ||
+                    op == HloOpcode::kCopy || (op == HloOpcode::kConstant && inst->shape().IsArray()) ||
+                    (op == HloOpcode::kBroadcast && inst->operand(0)->shape().rank() == 0);
+    if (!ok)
+      return absl::UnimplementedError(absl::StrCat("scan body with %", inst->name(), " (",
+                                                   std::string(HloOpcodeString(op)),
+                                                   "): only element-independent bodies are supported"));
+  }
+  const int64_t c = scan.attrs().num_carries;
+  const int64_t nops = scan.operand_count();
+  const int64_t nin = nops - c;
+  const int64_t nres = static_cast<int64_t>(k.outputs.size());
+  const int64_t nout = nres - c;
+  if (c < 0 || nin < 1 || nout < 0 || static_cast<int64_t>(k.operands.size()) != nops)
+    return absl::InvalidArgumentError("scan: malformed operands or results");
+  if (scan.attrs().dimensions.size() != 1) return absl::InvalidArgumentError("scan needs one dimension");
+  const int64_t dim = scan.attrs().dimensions[0];
+  const Shape& in0 = k.operands[0].shape();
+  if (dim < 0 || dim >= in0.rank()) return absl::InvalidArgumentError("scan dimension out of range");
+  const int64_t len = in0.dimensions(dim);
+  std::vector<int64_t> slice_dims = in0.dimensions();
+  slice_dims.erase(slice_dims.begin() + dim);
+  int64_t slices = 1;
+  for (int64_t d : slice_dims) slices *= d;
+  k.launch = GridStrideLaunch(std::max<int64_t>(1, slices), k.device->threads_per_block, *k.device);
+  auto with_pos = [&](const IrArray::Index& s, llvm::Value* pos) {
+    std::vector<llvm::Value*> v = s.multidim;
+    v.insert(v.begin() + dim, pos);
+    return IrArray::Index(v);
+  };
+  llvm::Value* thread = ThreadIndex(k);
+  return EmitStridedLoop(b, thread, b.getInt64(slices), b.getInt64(k.launch.block_x * k.launch.grid_x), "slice",
+                         [&](llvm::Value* si) -> absl::Status {
+    IrArray::Index s = DelinearizeRowMajor(si, slice_dims, b);
+    for (int64_t j = 0; j < c; ++j)
+      k.outputs[nout + j].EmitWriteArrayElement(s, k.operands[nin + j].EmitReadArrayElement(s, b), b);
+    return cpu::EmitForLoop(b, b.getInt64(0), b.getInt64(len), "step", [&](llvm::Value* step) -> absl::Status {
+      llvm::Value* pos = scan.attrs().is_reverse ? b.CreateSub(b.getInt64(len - 1), step) : step;
+      auto param = [&](int64_t p) -> ElementGenerator {
+        IrArray array = p < nin ? k.operands[p] : k.outputs[nout + (p - nin)];
+        const bool is_input = p < nin;
+        llvm::IRBuilderBase* bb = &b;
+        return [array, is_input, pos, bb, dim](const IrArray::Index& i) -> absl::StatusOr<llvm::Value*> {
+          if (!is_input) return array.EmitReadArrayElement(i, *bb);
+          std::vector<llvm::Value*> v = i.multidim;
+          v.insert(v.begin() + dim, pos);
+          return array.EmitReadArrayElement(IrArray::Index(v), *bb);
+        };
+      };
+      absl::StatusOr<std::shared_ptr<GeneratorMap>> gens = MakeFusionGenerators(*k.emitter, *body, param, nullptr);
+      if (!gens.ok()) return gens.status();
+      const HloInstruction* root = body->root_instruction();
+      std::vector<const HloInstruction*> leaves;
+      if (root->opcode() == HloOpcode::kTuple) {
+        for (const HloInstruction* op : root->operands()) leaves.push_back(op);
+      } else {
+        leaves.push_back(root);
+      }
+      if (static_cast<int64_t>(leaves.size()) != nres) return absl::InvalidArgumentError("scan body result count");
+      std::vector<llvm::Value*> values;
+      for (const HloInstruction* l : leaves) {
+        auto it = (*gens)->find(l);
+        if (it == (*gens)->end()) return absl::InternalError("scan body leaf without a generator");
+        absl::StatusOr<llvm::Value*> v = it->second(s);
+        if (!v.ok()) return v.status();
+        values.push_back(*v);
+      }
+      for (int64_t o = 0; o < nout; ++o) k.outputs[o].EmitWriteArrayElement(with_pos(s, pos), values[o], b);
+      for (int64_t j = 0; j < c; ++j) k.outputs[nout + j].EmitWriteArrayElement(s, values[nout + j], b);
+      return absl::OkStatus();
+    });
+  });
+}
+
+absl::Status EmitSelectAndScatterKernel(GpuKernel& k, const HloInstruction& sas) {
+  SerialLaunch(k);
+  cpu::KernelContext c = SerialContext(k);
+  return cpu::EmitSelectAndScatterKernel(c, sas);
+}
+
+}  // namespace hloc::codegen::gpu

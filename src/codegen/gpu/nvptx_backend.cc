@@ -1,0 +1,147 @@
+// NVPTX code generation (see nvptx_backend.h).
+#include "codegen/gpu/nvptx_backend.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/Transforms/IPO/Internalize.h"
+
+namespace hloc::codegen::gpu {
+namespace {
+
+constexpr char kTriple[] = "nvptx64-nvidia-cuda";
+
+void InitNvptx() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> MakeTargetMachine(const NvptxOptions& o) {
+  InitNvptx();
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, error);
+  if (target == nullptr) return absl::InternalError(absl::StrCat("LLVM has no NVPTX target: ", error));
+  llvm::TargetOptions options;
+  options.AllowFPOpFusion = llvm::FPOpFusion::Fast;  // XLA's default (fma contraction)
+  llvm::CodeGenOptLevel level = o.opt_level <= 0 ? llvm::CodeGenOptLevel::None : llvm::CodeGenOptLevel::Aggressive;
+  std::unique_ptr<llvm::TargetMachine> tm(
+      target->createTargetMachine(kTriple, o.sm, o.ptx_version, options, std::nullopt, std::nullopt, level));
+  if (!tm) return absl::InternalError(absl::StrCat("cannot create an NVPTX target machine for ", o.sm));
+  return tm;
+}
+
+absl::Status LinkLibdevice(llvm::Module& module, const NvptxOptions& options) {
+  bool needed = false;
+  for (const llvm::Function& f : module)
+    if (f.isDeclaration() && f.getName().starts_with("__nv_")) needed = true;
+  if (!needed) return absl::OkStatus();
+  const std::string path = FindLibdevice(options);
+  if (path.empty())
+    return absl::NotFoundError(
+        "the module calls libdevice math functions but libdevice.10.bc was not found (set HLOC_LIBDEVICE to its "
+        "path, or CUDA_HOME to the CUDA toolkit)");
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) return absl::NotFoundError(absl::StrCat("cannot read '", path, "': ", buffer.getError().message()));
+  llvm::Expected<std::unique_ptr<llvm::Module>> lib =
+      llvm::parseBitcodeFile((*buffer)->getMemBufferRef(), module.getContext());
+  if (!lib) {
+    std::string msg = llvm::toString(lib.takeError());
+    return absl::InternalError(absl::StrCat("cannot parse '", path, "': ", msg));
+  }
+  (*lib)->setTargetTriple(module.getTargetTriple());
+  (*lib)->setDataLayout(module.getDataLayout());
+  // Only what the module uses, internalized so the optimizer drops the rest (XLA does the same).
+  if (llvm::Linker::linkModules(module, std::move(*lib), llvm::Linker::Flags::LinkOnlyNeeded,
+                                [](llvm::Module& m, const llvm::StringSet<>& gvs) {
+                                  llvm::internalizeModule(m, [&gvs](const llvm::GlobalValue& gv) {
+                                    return !gv.hasName() || gvs.count(gv.getName()) == 0;
+                                  });
+                                }))
+    return absl::InternalError(absl::StrCat("linking libdevice from '", path, "' failed"));
+  // libdevice reads __nvvm_reflect("__CUDA_FTZ"): 0 keeps denormals (XLA's default).
+  module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", static_cast<uint32_t>(0));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string FindLibdevice(const NvptxOptions& options) {
+  std::vector<std::string> candidates = options.libdevice_paths;
+  if (const char* env = std::getenv("HLOC_LIBDEVICE"); env != nullptr && *env != '\0') candidates.push_back(env);
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH", "CUDA_DIR"}) {
+    if (const char* env = std::getenv(var); env != nullptr && *env != '\0')
+      candidates.push_back(absl::StrCat(env, "/nvvm/libdevice/libdevice.10.bc"));
+  }
+  candidates.push_back("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc");
+  candidates.push_back("/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc");
+  candidates.push_back("/usr/lib/cuda/nvvm/libdevice/libdevice.10.bc");
+  for (const std::string& c : candidates) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(c, ec)) return c;
+  }
+  return "";
+}
+
+void ConfigureNvptxModule(llvm::Module& module, const NvptxOptions& options) {
+  absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm = MakeTargetMachine(options);
+  module.setTargetTriple(kTriple);
+  if (tm.ok()) module.setDataLayout((*tm)->createDataLayout());
+}
+
+absl::StatusOr<std::string> CompileToPtx(llvm::Module& module, const NvptxOptions& options) {
+  absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm = MakeTargetMachine(options);
+  if (!tm.ok()) return tm.status();
+  module.setTargetTriple(kTriple);
+  module.setDataLayout((*tm)->createDataLayout());
+  if (absl::Status s = LinkLibdevice(module, options); !s.ok()) return s;
+  {
+    std::string err;
+    llvm::raw_string_ostream os(err);
+    if (llvm::verifyModule(module, &os)) return absl::InternalError(absl::StrCat("invalid LLVM module: ", os.str()));
+  }
+  if (options.opt_level > 0) {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PipelineTuningOptions tuning;
+    tuning.LoopUnrolling = true;
+    llvm::PassBuilder pb(tm->get(), tuning);
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    // NVVMReflect and the NVPTX IR passes come in through the target's pipeline callbacks.
+    (*tm)->registerPassBuilderCallbacks(pb);
+    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+    mpm.run(module, mam);
+  }
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  if ((*tm)->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
+    return absl::InternalError("the NVPTX target cannot emit PTX");
+  pm.run(module);
+  return std::string(buffer.begin(), buffer.end());
+}
+
+}  // namespace hloc::codegen::gpu

@@ -1,0 +1,31 @@
+// LLVM module -> PTX text through LLVM's NVPTX backend (XLA's llvm_gpu_backend/nvptx_backend.cc):
+// libdevice linked in for the __nv_* math functions the module calls (only those, internalized),
+// the O3 pipeline for the target sm, then the PTX assembly printer.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "llvm/IR/Module.h"
+
+namespace hloc::codegen::gpu {
+
+struct NvptxOptions {
+  std::string sm = "sm_90";      // compute capability as PTX names it
+  std::string ptx_version = "+ptx80";
+  int opt_level = 3;
+  // Where libdevice.10.bc is looked for (first hit wins) when the module calls __nv_*; the
+  // defaults cover $HLOC_LIBDEVICE (a file), $CUDA_HOME, /usr/local/cuda and Debian's layout.
+  std::vector<std::string> libdevice_paths;
+};
+
+// The triple and data layout NVPTX kernels use; set on the module before emitting kernels.
+void ConfigureNvptxModule(llvm::Module& module, const NvptxOptions& options);
+
+// Links libdevice (when needed), optimizes, and returns the PTX text.
+absl::StatusOr<std::string> CompileToPtx(llvm::Module& module, const NvptxOptions& options);
+
+// The libdevice path found (empty when none).
+std::string FindLibdevice(const NvptxOptions& options);
+
+}  // namespace hloc::codegen::gpu
