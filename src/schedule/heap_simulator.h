@@ -26,10 +26,16 @@ struct HeapSimulatorResult {
 
 struct HeapSimulatorOptions {
   int64_t alignment = 64;        // every offset a multiple of this
-  bool compute_offsets = true;   // false: only peak_bytes (cheap; used to rank schedules)
+  bool compute_offsets = true;   // false: only peak_bytes (cheap; used to rank schedules);
+                                 // offsets stay empty and heap_size 0
 };
 
-// Errors: freeing a buffer that is not live, allocating one twice, negative sizes.
+// Time is the event's index: a buffer lives from its kAlloc to its kFree (inclusive; to the end
+// when never freed), and two buffers may share bytes only when those ranges are disjoint.
+// share_with must name a buffer already freed; the two are then placed at one offset (honoured
+// when the new buffer is no larger). Zero-sized buffers get offset 0.
+// Errors: freeing a buffer that is not live, allocating one twice, negative sizes, sharing
+// with a buffer that is still live or never existed, alignment <= 0.
 // Packing uses global decreasing-size best-fit over the buffers' live ranges (XLA's
 // GlobalDecreasingSizeBestFitHeap), which sees the whole sequence before placing anything.
 absl::StatusOr<HeapSimulatorResult> SimulateHeap(const std::vector<HeapEvent>& events,

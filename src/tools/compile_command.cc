@@ -3,10 +3,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "codegen/cpu/cpu_compiler.h"
+#include "codegen/gpu/gpu_compiler.h"
+#include "engine/profile_loader.h"
 #include "tools/cli.h"
 
 namespace hloc::cli {
@@ -24,8 +27,16 @@ written as one executable file that `hloc run OUT.hlox` loads.
 
 Options:
   -o, --output OUT    the executable file to write (required unless --dump-to is given)
-  --profile C         a CPU hardware profile: a path, or a name looked up as C.yaml in the
+  --profile C         a hardware profile: a path, or a name looked up as C.yaml in the
                       configs folder (default: cpu). It names the pipeline and patches it.
+                      A GPU profile (h200, h100, a100) compiles for that GPU, deviceless:
+                      the gpu pipeline, 256-byte aligned buffers, NVPTX kernels as PTX for
+                      its compute capability (sm_90, sm_80), cuBLAS/cuDNN library thunks and
+                      CUDA-graph command buffers; `hloc run OUT.hlox --backend gpu` runs it.
+                      GPU dumps add module_0000.NAME.ptx and ...ir-no-opt.ll.
+  --command-buffers K GPU: thunk kinds CUDA graphs hold, as XLA's xla_gpu_enable_command_buffer
+                      (default FUSION,CUBLAS,CUBLASLT; "" or "none": no command buffers)
+  --min-graph-size N  GPU: the shortest run of thunks made a graph (default 2)
   --no-passes         compile the module as it is (no HLO passes; each instruction then
                       becomes its own kernel)
   --dump-to DIR       write XLA-named dumps to DIR: module_0000.NAME.before_optimizations.txt,
@@ -68,6 +79,58 @@ int Fail(const std::string& message) {
   return kExitFailure;
 }
 
+int WriteExecutable(const ParsedArgs& parsed, const runtime::Executable& exe) {
+  if (auto out_path = parsed.Get("--output")) {
+    const std::string bytes = exe.Serialize();
+    std::ofstream out(*out_path, std::ios::binary | std::ios::trunc);
+    if (!out) return Fail(absl::StrCat("cannot write '", *out_path, "'"));
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) return Fail(absl::StrCat("write to '", *out_path, "' failed"));
+    if (parsed.Has("--verbose"))
+      std::cerr << "compile: wrote " << *out_path << " (" << bytes.size() << " bytes, " << exe.thunks.size()
+                << " thunks)\n";
+  }
+  return kExitOk;
+}
+
+// The GPU branch: codegen/gpu/gpu_compiler.h, no GPU needed.
+int RunGpuCompile(const ParsedArgs& parsed, const std::vector<std::string>& config_dirs) {
+  codegen::gpu::GpuCompileOptions options;
+  if (auto level = parsed.Get("--opt-level")) {
+    int l = 0;
+    if (!absl::SimpleAtoi(*level, &l) || l < 0 || l > 3)
+      return UsageError("compile", absl::StrCat("-O expects 0, 1, 2 or 3, got '", *level, "'"));
+    options.opt_level = l == 0 ? 0 : 3;
+  }
+  if (auto kinds = parsed.Get("--command-buffers")) {
+    if (*kinds == "none" || kinds->empty()) {
+      options.command_buffers = false;
+    } else {
+      absl::StatusOr<std::set<runtime::ThunkKind>> k = codegen::gpu::ParseCommandBufferKinds(*kinds);
+      if (!k.ok()) return UsageError("compile", std::string(k.status().message()));
+      options.command_buffer_options.kinds = *k;
+    }
+  }
+  if (auto n = parsed.Get("--min-graph-size")) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(*n, &v) || v < 1)
+      return UsageError("compile", absl::StrCat("--min-graph-size expects a positive number, got '", *n, "'"));
+    options.command_buffer_options.min_graph_size = v;
+  }
+  absl::Status s = codegen::gpu::LoadGpuProfileAndPipeline(
+      *parsed.Get("--profile"), config_dirs,
+      SearchDirs(parsed.Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), options);
+  if (!s.ok()) return Fail(std::string(s.message()));
+  if (auto dir = parsed.Get("--dump-to")) options.dump_to = *dir;
+  if (parsed.Has("--verbose")) options.log = &std::cerr;
+  std::unique_ptr<HloModule> module = LoadModule(parsed.positional[0]);
+  if (!module) return kExitFailure;
+  absl::StatusOr<runtime::Executable> exe = codegen::gpu::GpuCompiler::Compile(*module, options);
+  if (!exe.ok()) return Fail(absl::StrCat(DisplayName(parsed.positional[0]), ": ", exe.status().message()));
+  return WriteExecutable(parsed, *exe);
+}
+
 }  // namespace
 
 int RunCompile(const std::vector<std::string>& args) {
@@ -80,7 +143,9 @@ int RunCompile(const std::vector<std::string>& args) {
                            {"--verbose", "-v", false},
                            {"--target-cpu", "", true},
                            {"--pipeline-dir", "", true},
-                           {"--config-dir", "", true}});
+                           {"--config-dir", "", true},
+                           {"--command-buffers", "", true},
+                           {"--min-graph-size", "", true}});
   if (!parsed.ok()) return UsageError("compile", std::string(parsed.status().message()));
   if (parsed->help) {
     std::cout << kHelp;
@@ -92,6 +157,18 @@ int RunCompile(const std::vector<std::string>& args) {
     return UsageError("compile", "missing -o OUT.hlox (or --dump-to DIR)");
   if (parsed->Has("--no-passes") && parsed->Has("--profile"))
     return UsageError("compile", "--no-passes and --profile cannot be combined");
+
+  // A GPU profile takes the GPU compiler.
+  if (!parsed->Has("--no-passes") && parsed->Has("--profile")) {
+    const std::vector<std::string> config_dirs = SearchDirs(parsed->Get("--config-dir"), "HLOC_CONFIG_DIR", "configs");
+    absl::StatusOr<std::string> path = FindProfileFile(*parsed->Get("--profile"), config_dirs);
+    if (path.ok()) {
+      absl::StatusOr<Profile> profile = LoadProfileFile(*path);
+      if (profile.ok() && profile->hardware.kind == "gpu") return RunGpuCompile(*parsed, config_dirs);
+    }
+  }
+  if (parsed->Has("--command-buffers") || parsed->Has("--min-graph-size"))
+    return UsageError("compile", "--command-buffers and --min-graph-size need a GPU --profile");
 
   codegen::cpu::CpuCompileOptions options;
   if (auto level = parsed->Get("--opt-level")) {

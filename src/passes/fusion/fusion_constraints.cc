@@ -209,8 +209,6 @@ bool HasScatter(RewriteContext&, const HloInstruction* node) {
   return false;
 }
 
-bool IsMultiOutputFusionNode(RewriteContext&, const HloInstruction* node) { return IsMultiOutputFusion(node); }
-
 bool IsConstantOp(RewriteContext&, const HloInstruction* node) { return node->opcode() == O::kConstant; }
 
 bool IsFusionOp(RewriteContext&, const HloInstruction* node) { return node->opcode() == O::kFusion; }

@@ -37,7 +37,6 @@ bool FormsRowNormalization(RewriteContext& ctx, const HloInstruction* producer, 
 bool RowFitsInSharedMemory(RewriteContext& ctx, const HloInstruction* producer, const HloInstruction* consumer);
 // The node is a scatter or a fusion with a scatter.
 bool HasScatter(RewriteContext& ctx, const HloInstruction* node);
-bool IsMultiOutputFusionNode(RewriteContext& ctx, const HloInstruction* node);
 bool IsConstantOp(RewriteContext& ctx, const HloInstruction* node);
 bool IsFusionOp(RewriteContext& ctx, const HloInstruction* node);
 // A library call: a custom-call (cuBLAS, cuDNN, ... targets) or a kCustom fusion.

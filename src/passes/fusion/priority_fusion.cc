@@ -258,6 +258,11 @@ std::string ExplainFusion(HloModule& module, const std::string& producer_name, c
     return out;
   }
   absl::StrAppend(&out, "  legal: no Fusible record or veto in rules/fusion/*.td refuses the pair\n");
+  std::vector<const HloInstruction*> all = fusion::FusedInstructions(producer);
+  for (const HloInstruction* i : fusion::FusedInstructions(consumer)) all.push_back(i);
+  absl::StrAppend(&out, "  emitters: producer ", fusion::EmitterKindName(fusion::GetEmitterKind(producer)),
+                  ", consumer ", fusion::EmitterKindName(fusion::GetEmitterKind(consumer)), "; fused: a ",
+                  fusion::FusionKindFor(all) == FusionKind::kInput ? "kInput" : "kLoop", " fusion\n");
   Priority p = ComputePriority(producer, legality, cost);
   absl::StrAppend(&out, "  cost model (", cost.hardware().name, "): producer ", cost.Estimate(producer).ToString(), "\n");
   absl::StrAppend(&out, "    consumer ", cost.Estimate(consumer).ToString(), "\n");
