@@ -115,7 +115,9 @@ class HloDataflowAnalysis {
 // XLA's in-place pairs: (operand number, operand index) whose buffer the instruction's output at
 // the given index overwrites in place: dynamic-update-slice operand 0, scatter operands, fusions
 // whose root updates a fused parameter in place, and output_to_operand_aliasing of custom calls
-// and fusions.
+// and fusions. Emitters: a kernel may update an operand in place (write only the updated
+// elements) exactly when this lists the pair; BufferAssignment then gives the operand and the
+// output the same slice (copy-insertion has made that safe).
 std::vector<std::pair<std::pair<int64_t, ShapeIndex>, ShapeIndex>> GetInPlaceInputOutputPairs(
     const HloInstruction* instruction);
 

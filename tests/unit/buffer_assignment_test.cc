@@ -22,6 +22,9 @@
 #include "buffers/hlo_dataflow_analysis.h"
 #include "corpus_inputs.h"
 #include "engine/pass.h"
+#include "engine/pass_manager.h"
+#include "engine/pipeline.h"
+#include "engine/profile_loader.h"
 #include "eval/compare.h"
 #include "eval/evaluator.h"
 #include "ir/hlo_parser.h"
@@ -126,6 +129,68 @@ ENTRY e {
   REQUIRE(va.uses().size() == 1);     // only negate reads it
   CHECK(va.uses()[0].instruction->name() == "n");
   CHECK(!va.live_out_of_module());
+}
+
+TEST_CASE("dataflow and alias analysis: while phis and conditional results", "[buffers]") {
+  auto m = Parse(R"(
+HloModule m, is_scheduled=true
+body {
+  s = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4] get-tuple-element(s), index=1
+  y = f32[4] negate(x)
+  ROOT t = (s32[], f32[4]) tuple(i, y)
+}
+cond {
+  s = (s32[], f32[4]) parameter(0)
+  ROOT c = pred[] constant(false)
+}
+br0 {
+  a = f32[4] parameter(0)
+  ROOT e = f32[4] exponential(a)
+}
+br1 {
+  a = f32[4] parameter(0)
+  ROOT l = f32[4] log(a)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  k = s32[] parameter(1)
+  b = pred[] parameter(2)
+  q = f32[4] negate(p)
+  init = (s32[], f32[4]) tuple(k, q)
+  w = (s32[], f32[4]) while(init), condition=cond, body=body
+  r = f32[4] get-tuple-element(w), index=1
+  ROOT c = f32[4] conditional(b, r, r), true_computation=br0, false_computation=br1
+})");
+  auto alias = HloAliasAnalysis::Run(*m);
+  REQUIRE(alias.ok());
+  const HloDataflowAnalysis& df = (*alias)->dataflow();
+  const HloInstruction* w = m->entry_computation()->GetInstructionWithName("w");
+  const HloComputation* body = m->GetComputationWithName("body");
+  CHECK(df.GetValueDefinedAt(w, {1}).is_phi());
+  CHECK(df.GetValueDefinedAt(body->parameter_instruction(0), {1}).is_phi());
+  CHECK(df.context(body) == ComputationKind::kSequential);
+  CHECK(df.caller(body) == w);
+  // State element 1: q (init), the three phis and y (body root) share one buffer.
+  auto at = (*alias)->ComputeBuffersAt(w, {1});
+  REQUIRE(at.size() == 1);
+  std::vector<std::string> kinds;
+  for (const HloValue* v : at[0]->values())
+    kinds.push_back(std::string(HloOpcodeString(v->defining_instruction()->opcode())));
+  std::sort(kinds.begin(), kinds.end());
+  CHECK(kinds == std::vector<std::string>{"negate", "negate", "parameter", "parameter", "while"});
+  // The conditional's result (a phi) shares with both branch roots, not with its operand.
+  const HloInstruction* c = m->entry_computation()->root_instruction();
+  auto cb = (*alias)->ComputeBuffersAt(c);
+  REQUIRE(cb.size() == 1);
+  CHECK(cb[0]->values().size() == 3);
+  CHECK((*alias)->ComputeBuffersAt(m->GetComputationWithName("br0")->root_instruction())[0] == cb[0]);
+  CHECK((*alias)->ComputeBuffersAt(m->GetComputationWithName("br0")->parameter_instruction(0))[0] ==
+        (*alias)->ComputeBuffersAt(w, {1})[0]);
+  auto ba = Assign(*m);
+  CHECK(SliceOf(*ba, *m, "e") == SliceOf(*ba, *m, "l"));
+  CHECK(ba->allocations()[SliceOf(*ba, *m, "e").index].maybe_live_out());
 }
 
 TEST_CASE("buffer assignment: temps share bytes when their lifetimes do not overlap", "[buffers]") {
@@ -742,6 +807,46 @@ TEST_CASE("small corpus: copy-insertion keeps the outputs; every module gets a v
     }
   }
   CHECK(evaluated >= 20);
+}
+
+TEST_CASE("small corpus through the whole GPU and CPU pipelines: valid assignments", "[buffers][corpus][pipeline]") {
+  // The pipelines end with copy-insertion and scheduling, so their output is what buffer
+  // assignment gets in a real compile. A pipeline failing in another stage is reported, not
+  // held against buffer assignment.
+  const std::string src = HLOC_SOURCE_DIR;
+  struct Config { const char* pipeline; const char* profile; int64_t alignment; };
+  int assigned = 0;
+  for (const Config& config : {Config{"pipelines/gpu.yaml", "configs/h200.yaml", 256},
+                               Config{"pipelines/cpu.yaml", "configs/cpu.yaml", 64}}) {
+    auto pipeline = LoadPipelineFile(src + "/" + config.pipeline);
+    REQUIRE(pipeline.ok());
+    auto profile = LoadProfileFile(src + "/" + config.profile);
+    REQUIRE(profile.ok());
+    REQUIRE(ApplyPatches(*profile, *pipeline).ok());
+    for (const std::string& file : SmallCorpusModules()) {
+      INFO(config.pipeline << " " << fs::path(file).filename().string());
+      auto module = ParseHloModuleFile(file);
+      REQUIRE(module.ok());
+      PassContext context;
+      context.profile = &profile->hardware;
+      auto run = RunPipeline(*pipeline, **module, context);
+      if (!run.ok()) {
+        WARN(config.pipeline << " failed on " << file << ": " << run.status().message());
+        continue;
+      }
+      if (!(*module)->is_scheduled()) ScheduleInPostOrder(**module);
+      BufferAssignmentOptions o;
+      o.alignment = config.alignment;
+      auto ba = AssignBuffers(**module, o);
+      INFO("assign: " << (ba.ok() ? "ok" : std::string(ba.status().message())));
+      REQUIRE(ba.ok());
+      absl::Status check = CheckBufferAssignment(**module, **ba);
+      INFO("checker: " << check.message());
+      CHECK(check.ok());
+      ++assigned;
+    }
+  }
+  CHECK(assigned >= 40);
 }
 
 TEST_CASE("large corpus: copy-insertion and buffer assignment hold on the big modules too",

@@ -360,6 +360,15 @@ TEST_CASE("ReshapeIsBitcast follows the physical order", "[layout]") {
   CHECK(layout::ReshapeIsBitcast(shape({6, 4}, {1, 0}), shape({4, 6}, {1, 0})));  // not refinable, row-major
   CHECK_FALSE(layout::ReshapeIsBitcast(shape({6, 4}, {0, 1}), shape({4, 6}, {0, 1})));
   CHECK(layout::ReshapeIsBitcast(shape({2, 3, 4}, {0, 2, 1}), shape({2, 12}, {0, 1})));
+  // AlignedReshapeLayout finds the bitcast layout when the dimension groups allow one.
+  auto aligned = layout::AlignedReshapeLayout(shape({4, 6}, {0, 1}), Shape(PrimitiveType::F32, {4, 3, 2}));
+  REQUIRE(aligned.has_value());
+  CHECK(aligned->minor_to_major == std::vector<int64_t>{0, 2, 1});
+  aligned = layout::AlignedReshapeLayout(shape({4, 1, 6}, {0, 1, 2}), Shape(PrimitiveType::F32, {24}));
+  CHECK_FALSE(aligned.has_value());  // 4 minor of 6: no 1-d layout reads it in order
+  aligned = layout::AlignedReshapeLayout(shape({2, 3, 4}, {0, 2, 1}), Shape(PrimitiveType::F32, {2, 1, 12}));
+  REQUIRE(aligned.has_value());
+  CHECK(layout::ReshapeIsBitcast(shape({2, 3, 4}, {0, 2, 1}), layout::WithLayout(Shape(PrimitiveType::F32, {2, 1, 12}), *aligned)));
 }
 
 TEST_CASE("layout passes survive every module of XLA's parser tests", "[layout][xla-cases]") {

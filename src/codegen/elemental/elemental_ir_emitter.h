@@ -6,8 +6,9 @@
 // Semantics are XLA's (DESIGN.md §4): bf16/f16 arithmetic through f32 where XLA does it, guarded
 // integer division and remainder (x/0 = -1, INT_MIN/-1 = INT_MIN, x%0 = x), shifts past the bit
 // width, NaN-propagating minimum/maximum, round-half-to-even conversions, float -> int saturating
-// conversions, accurate transcendentals (LLVM intrinsics or our own polynomial where LLVM has no
-// intrinsic: erf, tanh, atan2, cbrt, expm1, log1p, ...), the f8/f4 formats in software.
+// conversions, accurate transcendentals (LLVM intrinsics where they exist; erf, tanh, atan2,
+// cbrt, expm1, log1p, tan as math-library calls by name, see math_functions.h), the f8/f4 formats
+// (and f16/bf16 conversions) in software with integer operations, complex c64/c128 arithmetic.
 //
 // Values: an element value has the type PrimitiveTypeToIrType gives (pred is an i8 holding 0 or
 // 1, f8/f4 values are i8 bit patterns, c64 a {float,float}); a tuple-shaped instruction
@@ -47,6 +48,8 @@ class ElementalIrEmitter {
   // dynamic-update-slice, concatenate, pad, iota, reverse, gather, select, clamp, convert,
   // bitcast-convert, reduce-precision, map, reduce, reduce-window, dot and convolution (as loops
   // inside the element). Unsupported opcodes: an Unimplemented error naming the opcode.
+  // The generator refers to `operands` (the map, looked up when called, as XLA's does) and to
+  // this emitter: both must outlive it; the map may still grow in between.
   absl::StatusOr<ElementGenerator> MakeElementGenerator(const HloInstruction* hlo, const GeneratorMap& operands);
 
   // Emits `callee` (a scalar computation: a reducer, comparator or map function) applied to

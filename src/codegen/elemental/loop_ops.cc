@@ -14,6 +14,13 @@ using P = PrimitiveType;
 using Gen = ElementGenerator;
 using SV = absl::StatusOr<llvm::Value*>;
 
+// Dimension numbers from unverified input must not index past an operand's rank.
+bool AllInRange(const std::vector<int64_t>& dims, int64_t rank) {
+  for (int64_t d : dims)
+    if (d < 0 || d >= rank) return false;
+  return true;
+}
+
 llvm::Value* PackResults(B& b, const std::vector<llvm::Value*>& vals) {
   if (vals.size() == 1) return vals[0];
   std::vector<llvm::Type*> types;
@@ -77,6 +84,7 @@ absl::StatusOr<Gen> MakeReduce(ElementalIrEmitter& e, const HloInstruction* hlo,
     if (d < 0 || d >= in.rank()) return absl::InvalidArgumentError("reduce dimension out of range");
     is_reduced[d] = true;
   }
+  const Shape& result = hlo->shape().IsTuple() ? hlo->shape().tuple_shapes(0) : hlo->shape();
   std::vector<int64_t> bounds;
   std::vector<int64_t> reduced_sorted;
   for (int64_t d = 0; d < in.rank(); ++d)
@@ -84,6 +92,8 @@ absl::StatusOr<Gen> MakeReduce(ElementalIrEmitter& e, const HloInstruction* hlo,
       reduced_sorted.push_back(d);
       bounds.push_back(in.dimensions(d));
     }
+  if (result.rank() + static_cast<int64_t>(reduced_sorted.size()) != in.rank())
+    return absl::InvalidArgumentError("reduce: result rank does not fit the reduced dimensions");
   const GeneratorMap* opsp = &ops;
   return Gen([&e, hlo, opsp, n, in, is_reduced, reduced_sorted, bounds](const Index& index) -> SV {
     B& b = *e.builder();
@@ -200,6 +210,9 @@ absl::StatusOr<Gen> MakeDot(ElementalIrEmitter& e, const HloInstruction* hlo, co
   if (d.lhs_contracting_dimensions.size() != d.rhs_contracting_dimensions.size() ||
       d.lhs_batch_dimensions.size() != d.rhs_batch_dimensions.size())
     return absl::InvalidArgumentError("dot: mismatched dimension numbers");
+  if (!AllInRange(d.lhs_batch_dimensions, lhs.rank()) || !AllInRange(d.lhs_contracting_dimensions, lhs.rank()) ||
+      !AllInRange(d.rhs_batch_dimensions, rhs.rank()) || !AllInRange(d.rhs_contracting_dimensions, rhs.rank()))
+    return absl::InvalidArgumentError("dot: dimension numbers out of range");
   for (int64_t c : d.lhs_contracting_dimensions) bounds.push_back(lhs.dimensions(c));
   const size_t nb = d.lhs_batch_dimensions.size();
   if (static_cast<size_t>(hlo->shape().rank()) != nb + lhs_free.size() + rhs_free.size())
@@ -243,6 +256,15 @@ absl::StatusOr<Gen> MakeConvolution(ElementalIrEmitter& e, const HloInstruction*
   const Window w = a.window ? *a.window : Window();
   if (static_cast<int64_t>(w.dimensions.size()) != nsp || lhs.rank() != nsp + 2 || rhs.rank() != nsp + 2)
     return absl::InvalidArgumentError("convolution: window and operand ranks disagree");
+  const int64_t out_rank = hlo->shape().rank();
+  if (!AllInRange(d.input_spatial_dimensions, lhs.rank()) || !AllInRange(d.kernel_spatial_dimensions, rhs.rank()) ||
+      !AllInRange(d.output_spatial_dimensions, out_rank) ||
+      !AllInRange({d.input_batch_dimension, d.input_feature_dimension}, lhs.rank()) ||
+      !AllInRange({d.kernel_input_feature_dimension, d.kernel_output_feature_dimension}, rhs.rank()) ||
+      !AllInRange({d.output_batch_dimension, d.output_feature_dimension}, out_rank) ||
+      static_cast<int64_t>(d.kernel_spatial_dimensions.size()) != nsp ||
+      static_cast<int64_t>(d.output_spatial_dimensions.size()) != nsp)
+    return absl::InvalidArgumentError("convolution: dimension numbers out of range");
   const int64_t fgc = a.feature_group_count, bgc = a.batch_group_count;
   const int64_t in_batch = lhs.dimensions(d.input_batch_dimension);
   const int64_t out_z = rhs.dimensions(d.kernel_output_feature_dimension);

@@ -151,14 +151,19 @@ class KernelBuilder {
     absl::StatusOr<bool> reduction = TryEmitRowReduction(k_, *fused, parameter);
     if (!reduction.ok()) return reduction.status();
     if (*reduction) return absl::OkStatus();
-    const bool root_is_special = root->opcode() == HloOpcode::kTuple || root->opcode() == HloOpcode::kParameter;
+    // Roots without an elemental form are emitted by EmitRoot from their operands' generators.
+    const bool root_has_no_elemental_form =
+        root->opcode() == HloOpcode::kScatter || root->opcode() == HloOpcode::kSort ||
+        root->opcode() == HloOpcode::kTopK || root->opcode() == HloOpcode::kScan ||
+        root->opcode() == HloOpcode::kSelectAndScatter || root->opcode() == HloOpcode::kCustomCall;
     absl::StatusOr<std::shared_ptr<GeneratorMap>> gens =
         MakeFusionGenerators(emitter_, *fused, parameter, [&](const HloInstruction* inst) -> ElementGenerator {
-          (void)inst;
-          return ElementGenerator();
+          if (inst != root || !root_has_no_elemental_form) return ElementGenerator();
+          return [](const IrArray::Index&) -> absl::StatusOr<llvm::Value*> {
+            return absl::InternalError("the root of a non-elemental fusion read as an element");
+          };
         });
     if (!gens.ok()) return gens.status();
-    (void)root_is_special;
     auto param_leaf = [&](const HloInstruction* op) -> int64_t {
       if (op->opcode() != HloOpcode::kParameter) return -1;
       return OperandLeaf(op->attrs().parameter_number);

@@ -110,6 +110,8 @@ class ComputationAssigner {
       return std::optional<Layout>(LayoutOf(*us));
     if (u->opcode() == HloOpcode::kTranspose)
       return std::optional<Layout>(layout::TransposeOperandBitcastLayout(*us, u->attrs().dimensions));
+    if (u->opcode() == HloOpcode::kReshape && !layout::HasDefaultLayout(*us))
+      return layout::AlignedReshapeLayout(*us, x->shape());  // a bitcast, if the groups allow
     if (u->opcode() == HloOpcode::kTuple && us->IsTuple() && us->tuple_shapes(i).IsArray())
       return std::optional<Layout>(LayoutOf(us->tuple_shapes(i)));
     return std::optional<Layout>();
@@ -210,6 +212,13 @@ class ComputationAssigner {
       }
       case HloOpcode::kTranspose:
         return WithLayout(s, layout::TransposeBitcastLayout(assigned_.at(x->operand(0)), x->attrs().dimensions));
+      case HloOpcode::kReshape: {
+        // XLA aligns a reshape's layout with its operand's so that it stays a bitcast.
+        const Shape& in = assigned_.at(x->operand(0));
+        if (s.IsArray() && !layout::HasDefaultLayout(in))
+          if (std::optional<Layout> l = layout::AlignedReshapeLayout(in, s)) return WithLayout(s, *l);
+        return WithDefaultLayouts(s);
+      }
       case HloOpcode::kReduce: {
         // The kept dimensions in the order the (first) input lays them out.
         const Shape& in = assigned_.at(x->operand(0));

@@ -237,6 +237,59 @@ bool ReshapeIsBitcast(const Shape& from, const Shape& to) {
   return pa && pb && *pa == *pb;
 }
 
+std::optional<Layout> AlignedReshapeLayout(const Shape& from, const Shape& to) {
+  if (!from.IsArray() || !to.IsArray() || from.num_elements() != to.num_elements()) return std::nullopt;
+  if (from.num_elements() == 0) return DefaultLayout(to.rank());
+  // Groups: runs of logical dimensions (major to minor, size-1 dimensions left out) whose
+  // products agree on both sides, i.e. the common cuts of the suffix products.
+  Side a = MakeSide(from), b = MakeSide(to);
+  std::vector<int64_t> group_of_a(from.rank(), -1), group_of_b(to.rank(), -1);
+  std::vector<std::vector<int64_t>> a_dims, b_dims;  // per group, logical order
+  size_t i = 0, j = 0;
+  while (i < a.dims.size() || j < b.dims.size()) {
+    a_dims.emplace_back();
+    b_dims.emplace_back();
+    const int64_t g = static_cast<int64_t>(a_dims.size()) - 1;
+    // Extend the group until both sides end at the same lower cut (lo, counted from the minor end).
+    int64_t pa = 1, pb = 1;
+    do {
+      if (pa <= pb && i < a.dims.size()) {
+        pa *= from.dimensions(a.dims[i]);
+        group_of_a[a.dims[i]] = g;
+        a_dims.back().push_back(a.dims[i++]);
+      } else if (j < b.dims.size()) {
+        pb *= to.dimensions(b.dims[j]);
+        group_of_b[b.dims[j]] = g;
+        b_dims.back().push_back(b.dims[j++]);
+      } else {
+        return std::nullopt;
+      }
+    } while (pa != pb);
+  }
+  // The groups in `from`'s physical order; each group's dimensions contiguous and row-major there.
+  std::vector<int64_t> order;  // physical major-to-minor dims of `from`, size-1 ones left out
+  for (int64_t d : MajorToMinor(from))
+    if (from.dimensions(d) != 1) order.push_back(d);
+  std::vector<int64_t> group_order;
+  for (size_t k = 0; k < order.size();) {
+    const int64_t g = group_of_a[order[k]];
+    const std::vector<int64_t>& dims = a_dims[g];
+    for (size_t m = 0; m < dims.size(); ++m)
+      if (k + m >= order.size() || order[k + m] != dims[m]) return std::nullopt;
+    group_order.push_back(g);
+    k += dims.size();
+  }
+  std::vector<int64_t> m2m_major;  // `to`'s major-to-minor: size-1 dimensions first, then the groups
+  for (int64_t d = 0; d < to.rank(); ++d)
+    if (to.dimensions(d) == 1) m2m_major.push_back(d);
+  for (int64_t g : group_order) m2m_major.insert(m2m_major.end(), b_dims[g].begin(), b_dims[g].end());
+  if (static_cast<int64_t>(m2m_major.size()) != to.rank()) return std::nullopt;
+  Layout l = LayoutFromMajorToMinor(m2m_major);
+  Shape candidate = WithLayout(to, l);
+  if (!ReshapeIsBitcast(from, candidate)) return std::nullopt;
+  return l;
+}
+
 bool TransposeIsBitcast(const Shape& operand, const Shape& result, const std::vector<int64_t>& dims) {
   if (!IsPermutationOf(dims, result.rank()) || operand.rank() != result.rank()) return false;
   std::vector<int64_t> a, b;

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,10 @@ Shape Normalize(const Shape& shape);
 // XLA's ShapeUtil::ReshapeIsBitcast: the reshape from `from` to `to` reads and writes the
 // elements in the same physical order (same element type and count assumed).
 bool ReshapeIsBitcast(const Shape& from, const Shape& to);
+// XLA's ShapeUtil::AlignLayouts, for a reshape: a layout for an array of `dims` such that the
+// reshape between it and `from` (either direction) is a bitcast, or nullopt when none keeps
+// `from`'s dimension groups contiguous.
+std::optional<Layout> AlignedReshapeLayout(const Shape& from, const Shape& to_dims);
 // XLA's ShapeUtil::TransposeIsBitcast: transpose(operand, dims) with result layout of `result`
 // moves no data.
 bool TransposeIsBitcast(const Shape& operand, const Shape& result, const std::vector<int64_t>& dims);

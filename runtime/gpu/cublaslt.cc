@@ -1,0 +1,529 @@
+// cuBLASLt GEMMs (see cublaslt.h for the conventions).
+#include "runtime/gpu/cublaslt.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+#if HLOC_HAVE_CUDA
+#include <cublasLt.h>
+#endif
+
+namespace hloc::runtime::gpu {
+
+#if !HLOC_HAVE_CUDA
+absl::Status CublasLtAvailable() { return absl::UnavailableError("hloc was built without the CUDA headers"); }
+absl::StatusOr<std::string> CublasLtVersionString() { return CublasLtAvailable(); }
+#else
+
+namespace {
+
+#define HLOC_CUBLASLT_ENTRIES(X)                                                                                 \
+  X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtGetVersion) X(cublasLtGetStatusName) X(cublasLtGetStatusString) \
+  X(cublasLtMatmulDescCreate) X(cublasLtMatmulDescDestroy) X(cublasLtMatmulDescSetAttribute)                     \
+  X(cublasLtMatrixLayoutCreate) X(cublasLtMatrixLayoutDestroy) X(cublasLtMatrixLayoutSetAttribute)               \
+  X(cublasLtMatmulPreferenceCreate) X(cublasLtMatmulPreferenceDestroy) X(cublasLtMatmulPreferenceSetAttribute)   \
+  X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmulAlgoCheck) X(cublasLtMatmul)
+
+struct CublasLtLib {
+  void* library = nullptr;
+  size_t version = 0;
+#define HLOC_LT_MEMBER(name) decltype(&::name) name = nullptr;
+  HLOC_CUBLASLT_ENTRIES(HLOC_LT_MEMBER)
+#undef HLOC_LT_MEMBER
+};
+
+absl::StatusOr<std::unique_ptr<CublasLtLib>> LoadLibOnce() {
+  absl::StatusOr<void*> lib = OpenLibrary({"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"},
+                                          "cuBLASLt (set LD_LIBRARY_PATH=/usr/local/cuda/lib64)");
+  if (!lib.ok()) return lib.status();
+  auto l = std::make_unique<CublasLtLib>();
+  l->library = *lib;
+  std::vector<std::string> missing;
+#define HLOC_LT_LOAD(name)                                                     \
+  l->name = reinterpret_cast<decltype(l->name)>(dlsym(*lib, #name));           \
+  if (l->name == nullptr) missing.push_back(#name);
+  HLOC_CUBLASLT_ENTRIES(HLOC_LT_LOAD)
+#undef HLOC_LT_LOAD
+  if (!missing.empty()) return absl::UnavailableError(absl::StrCat("cuBLASLt lacks ", absl::StrJoin(missing, ", ")));
+  l->version = l->cublasLtGetVersion();
+  return l;
+}
+
+absl::StatusOr<const CublasLtLib*> LoadLib() {
+  static absl::StatusOr<std::unique_ptr<CublasLtLib>>* loaded = nullptr;
+  static std::once_flag once;
+  std::call_once(once, [] { loaded = new absl::StatusOr<std::unique_ptr<CublasLtLib>>(LoadLibOnce()); });
+  if (!loaded->ok()) return loaded->status();
+  return loaded->value().get();
+}
+
+absl::Status LtCheck(const CublasLtLib& lib, cublasStatus_t s, const char* fn, const std::string& what) {
+  if (s == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
+  const char* name = lib.cublasLtGetStatusName(s);
+  const char* text = lib.cublasLtGetStatusString(s);
+  std::string msg = absl::StrCat(fn, " failed with ", name ? name : "?", " (", text ? text : "", ") while ", what);
+  if (s == CUBLAS_STATUS_ALLOC_FAILED) return absl::ResourceExhaustedError(msg);
+  if (s == CUBLAS_STATUS_NOT_SUPPORTED || s == CUBLAS_STATUS_ARCH_MISMATCH) return absl::UnimplementedError(msg);
+  if (s == CUBLAS_STATUS_INVALID_VALUE) return absl::InvalidArgumentError(msg);
+  return absl::InternalError(msg);
+}
+#define HLOC_LT(lib, fn, what, ...) LtCheck((lib), (lib).fn(__VA_ARGS__), #fn, (what))
+
+// One handle per device, made once (cublasLtCreate is not cheap and handles are thread-safe
+// for matmuls on different streams).
+absl::StatusOr<cublasLtHandle_t> Handle(const CublasLtLib& lib, const CudaContext& ctx) {
+  static std::mutex mu;
+  static auto* handles = new std::map<int, cublasLtHandle_t>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = handles->find(ctx.info.ordinal);
+  if (it != handles->end()) return it->second;
+  if (absl::Status s = ctx.MakeCurrent(); !s.ok()) return s;
+  cublasLtHandle_t h = nullptr;
+  if (absl::Status s = HLOC_LT(lib, cublasLtCreate, "creating the cuBLASLt handle", &h); !s.ok()) return s;
+  (*handles)[ctx.info.ordinal] = h;
+  return h;
+}
+
+struct TypeInfo {
+  cudaDataType_t type;
+  int64_t bytes;
+  bool f8 = false;
+};
+
+std::optional<TypeInfo> LtType(const std::string& t) {
+  if (t == "f32") return TypeInfo{CUDA_R_32F, 4};
+  if (t == "f64") return TypeInfo{CUDA_R_64F, 8};
+  if (t == "bf16") return TypeInfo{CUDA_R_16BF, 2};
+  if (t == "f16") return TypeInfo{CUDA_R_16F, 2};
+  if (t == "s8") return TypeInfo{CUDA_R_8I, 1};
+  if (t == "s32") return TypeInfo{CUDA_R_32I, 4};
+  if (t == "f8e4m3fn") return TypeInfo{CUDA_R_8F_E4M3, 1, true};
+  if (t == "f8e5m2") return TypeInfo{CUDA_R_8F_E5M2, 1, true};
+  return std::nullopt;
+}
+
+std::optional<cublasLtEpilogue_t> LtEpilogue(const std::string& e) {
+  if (e.empty() || e == "DEFAULT") return CUBLASLT_EPILOGUE_DEFAULT;
+  if (e == "BIAS") return CUBLASLT_EPILOGUE_BIAS;
+  if (e == "RELU") return CUBLASLT_EPILOGUE_RELU;
+  if (e == "BIAS_RELU") return CUBLASLT_EPILOGUE_RELU_BIAS;
+  if (e == "GELU") return CUBLASLT_EPILOGUE_GELU;
+  if (e == "BIAS_GELU") return CUBLASLT_EPILOGUE_GELU_BIAS;
+  return std::nullopt;
+}
+
+bool HasBias(const std::string& e) { return e == "BIAS" || e == "BIAS_RELU" || e == "BIAS_GELU"; }
+
+// The largest element index + 1 that a [batch, rows, cols] view with leading dim ld and batch
+// stride bs touches (0 when empty); -1 on overflow.
+int64_t Extent(int64_t batch, int64_t rows, int64_t cols, int64_t ld, int64_t bs) {
+  if (batch == 0 || rows == 0 || cols == 0) return 0;
+  __int128 e = static_cast<__int128>(batch - 1) * bs + static_cast<__int128>(rows - 1) * ld + cols;
+  if (e > INT64_MAX) return -1;
+  return static_cast<int64_t>(e);
+}
+
+std::string Hex(const void* data, size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  const auto* p = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < n; ++i) {
+    out.push_back(digits[p[i] >> 4]);
+    out.push_back(digits[p[i] & 15]);
+  }
+  return out;
+}
+
+bool Unhex(const std::string& s, void* data, size_t n) {
+  if (s.size() != 2 * n) return false;
+  auto* p = static_cast<uint8_t*>(data);
+  for (size_t i = 0; i < n; ++i) {
+    int v = 0;
+    for (int j = 0; j < 2; ++j) {
+      const char c = s[2 * i + j];
+      int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+      if (d < 0) return false;
+      v = v * 16 + d;
+    }
+    p[i] = static_cast<uint8_t>(v);
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::Status CublasLtAvailable() {
+  absl::StatusOr<const CublasLtLib*> lib = LoadLib();
+  return lib.ok() ? absl::OkStatus() : lib.status();
+}
+
+absl::StatusOr<std::string> CublasLtVersionString() {
+  absl::StatusOr<const CublasLtLib*> lib = LoadLib();
+  if (!lib.ok()) return lib.status();
+  return absl::StrCat("cublasLt-", (*lib)->version);
+}
+
+absl::StatusOr<GemmConfig> NormalizeGpuGemmConfig(const GemmConfig& config) {
+  GemmConfig g = config;
+  for (const std::string* t : {&g.lhs_type, &g.rhs_type, &g.output_type}) {
+    if (!LtType(*t)) {
+      return absl::UnimplementedError(absl::StrCat("GEMM element type '", *t,
+                                                   "' is not supported by cuBLASLt here (f32, f64, bf16, f16, s8, "
+                                                   "s32, f8e4m3fn, f8e5m2)"));
+    }
+  }
+  if (!LtEpilogue(g.epilogue)) return absl::InvalidArgumentError(absl::StrCat("unknown GEMM epilogue '", g.epilogue, "'"));
+  if (g.batch < 0 || g.m < 0 || g.n < 0 || g.k < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("negative GEMM size: batch ", g.batch, " m ", g.m, " n ", g.n, " k ", g.k));
+  }
+  if (!std::isfinite(g.alpha) || !std::isfinite(g.beta)) return absl::InvalidArgumentError("GEMM alpha and beta must be finite");
+  const int64_t a_rows = g.lhs_transposed ? g.k : g.m, a_cols = g.lhs_transposed ? g.m : g.k;
+  const int64_t b_rows = g.rhs_transposed ? g.n : g.k, b_cols = g.rhs_transposed ? g.k : g.n;
+  if (g.lhs_leading_dim <= 0) g.lhs_leading_dim = std::max<int64_t>(a_cols, 1);
+  if (g.rhs_leading_dim <= 0) g.rhs_leading_dim = std::max<int64_t>(b_cols, 1);
+  if (g.output_leading_dim <= 0) g.output_leading_dim = std::max<int64_t>(g.n, 1);
+  if (g.lhs_leading_dim < a_cols || g.rhs_leading_dim < b_cols || g.output_leading_dim < g.n) {
+    return absl::InvalidArgumentError(absl::StrCat("GEMM leading dimensions (", g.lhs_leading_dim, ", ",
+                                                   g.rhs_leading_dim, ", ", g.output_leading_dim,
+                                                   ") below the stored row lengths (", a_cols, ", ", b_cols, ", ",
+                                                   g.n, ")"));
+  }
+  if (g.lhs_batch_stride <= 0) g.lhs_batch_stride = a_rows * g.lhs_leading_dim;
+  if (g.rhs_batch_stride <= 0) g.rhs_batch_stride = b_rows * g.rhs_leading_dim;
+  if (g.output_batch_stride <= 0) g.output_batch_stride = g.m * g.output_leading_dim;
+  return g;
+}
+
+struct GemmPlanState {
+  const CublasLtLib* lib = nullptr;
+  const CudaContext* ctx = nullptr;
+  cublasLtHandle_t handle = nullptr;
+  GemmConfig g;
+  std::string name, description, key, chosen_by;
+  bool has_c = false, bias = false;
+  GemmOptions options;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a_layout = nullptr, b_layout = nullptr, c_layout = nullptr, d_layout = nullptr;
+  cublasLtMatmulAlgo_t algo;
+  bool have_algo = false;
+  // alpha/beta in the scale type (host pointer mode).
+  float alpha_f = 1, beta_f = 0;
+  double alpha_d = 1, beta_d = 0;
+  int32_t alpha_i = 1, beta_i = 0;
+  cudaDataType_t scale_type = CUDA_R_32F;
+
+  const void* alpha() const {
+    return scale_type == CUDA_R_64F ? static_cast<const void*>(&alpha_d)
+           : scale_type == CUDA_R_32I ? static_cast<const void*>(&alpha_i) : static_cast<const void*>(&alpha_f);
+  }
+  const void* beta() const {
+    return scale_type == CUDA_R_64F ? static_cast<const void*>(&beta_d)
+           : scale_type == CUDA_R_32I ? static_cast<const void*>(&beta_i) : static_cast<const void*>(&beta_f);
+  }
+  std::string Where(const std::string& what) const { return absl::StrCat(what, " for GEMM '", name, "' (", description, ")"); }
+};
+
+CublasLtGemm::~CublasLtGemm() {
+  if (state_ == nullptr || state_->lib == nullptr) return;
+  const CublasLtLib& l = *state_->lib;
+  for (cublasLtMatrixLayout_t m : {state_->a_layout, state_->b_layout, state_->c_layout, state_->d_layout})
+    if (m != nullptr) l.cublasLtMatrixLayoutDestroy(m);
+  if (state_->desc != nullptr) l.cublasLtMatmulDescDestroy(state_->desc);
+}
+
+const std::string& CublasLtGemm::description() const { return state_->description; }
+const std::string& CublasLtGemm::key() const { return state_->key; }
+const std::string& CublasLtGemm::chosen_by() const { return state_->chosen_by; }
+
+absl::StatusOr<std::unique_ptr<CublasLtGemm>> CublasLtGemm::Create(const CudaContext& ctx, const GemmConfig& config,
+                                                                   bool has_c, int64_t a_bytes, int64_t b_bytes,
+                                                                   int64_t c_bytes, int64_t d_bytes,
+                                                                   const GemmOptions& options, const std::string& name) {
+  absl::StatusOr<const CublasLtLib*> lib = LoadLib();
+  if (!lib.ok()) return lib.status();
+  const CublasLtLib& l = **lib;
+  absl::StatusOr<GemmConfig> norm = NormalizeGpuGemmConfig(config);
+  if (!norm.ok()) return absl::Status(norm.status().code(), absl::StrCat("GEMM '", name, "': ", norm.status().message()));
+  const GemmConfig& g = *norm;
+  std::unique_ptr<CublasLtGemm> plan(new CublasLtGemm());
+  plan->state_ = std::make_unique<GemmPlanState>();
+  GemmPlanState& st = *plan->state_;
+  st.lib = &l;
+  st.ctx = &ctx;
+  st.g = g;
+  st.name = name;
+  st.has_c = has_c;
+  st.options = options;
+  st.bias = HasBias(g.epilogue);
+  const TypeInfo ta = *LtType(g.lhs_type), tb = *LtType(g.rhs_type), td = *LtType(g.output_type);
+  st.description = absl::StrFormat("%s x %s -> %s [batch %d] m=%d n=%d k=%d %s%s lds %d/%d/%d epilogue %s alpha %g beta %g",
+                                   g.lhs_type, g.rhs_type, g.output_type, g.batch, g.m, g.n, g.k,
+                                   g.lhs_transposed ? "T" : "N", g.rhs_transposed ? "T" : "N", g.lhs_leading_dim,
+                                   g.rhs_leading_dim, g.output_leading_dim, g.epilogue, g.alpha, g.beta);
+  // Bounds: every element the views touch lies inside its slice.
+  const int64_t a_rows = g.lhs_transposed ? g.k : g.m, a_cols = g.lhs_transposed ? g.m : g.k;
+  const int64_t b_rows = g.rhs_transposed ? g.n : g.k, b_cols = g.rhs_transposed ? g.k : g.n;
+  struct Need { const char* what; int64_t extent, esize, have; };
+  std::vector<Need> needs = {{"lhs", Extent(g.batch, a_rows, a_cols, g.lhs_leading_dim, g.lhs_batch_stride), ta.bytes, a_bytes},
+                             {"rhs", Extent(g.batch, b_rows, b_cols, g.rhs_leading_dim, g.rhs_batch_stride), tb.bytes, b_bytes},
+                             {"output", Extent(g.batch, g.m, g.n, g.output_leading_dim, g.output_batch_stride), td.bytes, d_bytes}};
+  if (st.bias) {
+    if (!has_c) return absl::InvalidArgumentError(st.Where("epilogue " + g.epilogue + " needs a bias argument"));
+    needs.push_back({"bias", g.n, td.bytes, c_bytes});
+  } else if (has_c && g.beta != 0) {
+    needs.push_back({"C", Extent(g.batch, g.m, g.n, g.output_leading_dim, g.output_batch_stride), td.bytes, c_bytes});
+  }
+  for (const Need& n : needs) {
+    if (n.extent < 0 || n.extent > n.have / std::max<int64_t>(n.esize, 1)) {
+      return absl::InvalidArgumentError(st.Where(absl::StrCat("the ", n.what, " view (", n.extent, " elements of ",
+                                                              n.esize, " bytes) does not fit its ", n.have,
+                                                              "-byte buffer")));
+    }
+  }
+  absl::StatusOr<cublasLtHandle_t> h = Handle(l, ctx);
+  if (!h.ok()) return h.status();
+  st.handle = *h;
+
+  // Compute and scale types.
+  const bool ints = g.lhs_type == "s8";
+  cublasComputeType_t compute;
+  if (g.lhs_type == "f64" || g.compute_type == "f64") {
+    compute = CUBLAS_COMPUTE_64F;
+    st.scale_type = CUDA_R_64F;
+  } else if (ints) {
+    compute = CUBLAS_COMPUTE_32I;
+    st.scale_type = g.output_type == "s32" ? CUDA_R_32I : CUDA_R_32F;
+  } else if (g.lhs_type == "f32" && g.rhs_type == "f32" &&
+             (g.compute_type == "tf32" || (options.allow_tf32 && g.compute_type != "f32_highest"))) {
+    compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+  } else {
+    compute = CUBLAS_COMPUTE_32F;
+  }
+  const double beta = st.bias ? 0.0 : (has_c || g.beta != 0 ? g.beta : 0.0);
+  st.alpha_f = static_cast<float>(g.alpha), st.beta_f = static_cast<float>(beta);
+  st.alpha_d = g.alpha, st.beta_d = beta;
+  st.alpha_i = static_cast<int32_t>(g.alpha), st.beta_i = static_cast<int32_t>(beta);
+  if (st.scale_type == CUDA_R_32I && (st.alpha_i != g.alpha || st.beta_i != beta)) {
+    return absl::UnimplementedError(st.Where("an integer GEMM with a non-integer alpha or beta"));
+  }
+  if ((ta.f8 || tb.f8) && (g.lhs_transposed || !g.rhs_transposed)) {
+    return absl::UnimplementedError(st.Where("an f8 GEMM outside cuBLASLt's TN layout (A stored [m, k], B stored [n, k])"));
+  }
+
+  auto where = [&](const char* what) { return st.Where(what); };
+  if (absl::Status s = HLOC_LT(l, cublasLtMatmulDescCreate, where("creating the matmul descriptor"), &st.desc, compute,
+                               st.scale_type);
+      !s.ok()) {
+    return s;
+  }
+  // cuBLASLt's A is our B, its B our A (see cublaslt.h).
+  const cublasOperation_t op_a = g.rhs_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_b = g.lhs_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasLtEpilogue_t epi = *LtEpilogue(g.epilogue);
+  auto set_desc = [&](cublasLtMatmulDescAttributes_t attr, const void* v, size_t n, const char* what) {
+    return HLOC_LT(l, cublasLtMatmulDescSetAttribute, where(what), st.desc, attr, v, n);
+  };
+  if (absl::Status s = set_desc(CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof(op_a), "setting TRANSA"); !s.ok()) return s;
+  if (absl::Status s = set_desc(CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof(op_b), "setting TRANSB"); !s.ok()) return s;
+  if (absl::Status s = set_desc(CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi), "setting the epilogue"); !s.ok()) {
+    return s;
+  }
+  if (st.bias) {
+    const cudaDataType_t bias_type = td.type;
+    if (absl::Status s = set_desc(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type), "setting the bias type");
+        !s.ok()) {
+      return s;
+    }
+  }
+  // Column-major layouts: X^T of each row-major view.
+  auto layout = [&](cublasLtMatrixLayout_t* out, cudaDataType_t type, int64_t cm_rows, int64_t cm_cols, int64_t ld,
+                    int64_t batch_stride, const char* what) -> absl::Status {
+    if (absl::Status s = HLOC_LT(l, cublasLtMatrixLayoutCreate, where(what), out, type, static_cast<uint64_t>(cm_rows),
+                                 static_cast<uint64_t>(cm_cols), ld);
+        !s.ok()) {
+      return s;
+    }
+    if (g.batch > 1) {
+      const int32_t count = static_cast<int32_t>(g.batch);
+      if (absl::Status s = HLOC_LT(l, cublasLtMatrixLayoutSetAttribute, where(what), *out,
+                                   CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count));
+          !s.ok()) {
+        return s;
+      }
+      if (absl::Status s = HLOC_LT(l, cublasLtMatrixLayoutSetAttribute, where(what), *out,
+                                   CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &batch_stride, sizeof(batch_stride));
+          !s.ok()) {
+        return s;
+      }
+    }
+    return absl::OkStatus();
+  };
+  // Our B stored [b_rows, b_cols] row-major is column-major [b_cols, b_rows].
+  if (absl::Status s = layout(&st.a_layout, tb.type, b_cols, b_rows, g.rhs_leading_dim, g.rhs_batch_stride,
+                              "describing the rhs (cuBLASLt's A)");
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = layout(&st.b_layout, ta.type, a_cols, a_rows, g.lhs_leading_dim, g.lhs_batch_stride,
+                              "describing the lhs (cuBLASLt's B)");
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = layout(&st.c_layout, td.type, g.n, g.m, g.output_leading_dim, g.output_batch_stride, "describing C");
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = layout(&st.d_layout, td.type, g.n, g.m, g.output_leading_dim, g.output_batch_stride, "describing D");
+      !s.ok()) {
+    return s;
+  }
+  st.key = absl::StrFormat("%s,%s,%s,%d|b%d,m%d,n%d,k%d|%s%s|ld%d,%d,%d|bs%d,%d,%d|%s|a%g,b%g", g.lhs_type, g.rhs_type,
+                           g.output_type, static_cast<int>(compute), g.batch, g.m, g.n, g.k,
+                           g.lhs_transposed ? "T" : "N", g.rhs_transposed ? "T" : "N", g.lhs_leading_dim,
+                           g.rhs_leading_dim, g.output_leading_dim, g.lhs_batch_stride, g.rhs_batch_stride,
+                           g.output_batch_stride, g.epilogue, g.alpha, beta);
+  return plan;
+}
+
+absl::Status CublasLtGemm::Run(CUstream stream, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUdeviceptr d,
+                               CUdeviceptr workspace, int64_t workspace_bytes) const {
+  const GemmPlanState& st = *state_;
+  const GemmConfig& g = st.g;
+  if (g.batch == 0 || g.m == 0 || g.n == 0) return absl::OkStatus();
+  if (!st.have_algo) return absl::FailedPreconditionError(st.Where("running before an algorithm was chosen"));
+  // No C argument: C is D (beta == 0 means it is not read; beta != 0 accumulates in place).
+  const CUdeviceptr c_ptr = (!st.bias && st.has_c) ? c : d;
+  if (st.bias) {
+    const void* bias = reinterpret_cast<const void*>(c);
+    cublasStatus_t s = st.lib->cublasLtMatmulDescSetAttribute(st.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                                              sizeof(bias));
+    if (absl::Status e = LtCheck(*st.lib, s, "cublasLtMatmulDescSetAttribute", st.Where("setting the bias pointer"));
+        !e.ok()) {
+      return e;
+    }
+  }
+  // Our A is cuBLASLt's B and the other way round.
+  cublasStatus_t s = st.lib->cublasLtMatmul(
+      st.handle, st.desc, st.alpha(), reinterpret_cast<const void*>(b), st.a_layout, reinterpret_cast<const void*>(a),
+      st.b_layout, st.beta(), reinterpret_cast<const void*>(c_ptr), st.c_layout, reinterpret_cast<void*>(d),
+      st.d_layout, &st.algo, reinterpret_cast<void*>(workspace), static_cast<size_t>(workspace_bytes),
+      reinterpret_cast<cudaStream_t>(stream));
+  return LtCheck(*st.lib, s, "cublasLtMatmul", st.Where("running"));
+}
+
+absl::Status CublasLtGemm::Prepare(CUstream stream, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUdeviceptr d,
+                                   CUdeviceptr workspace, int64_t workspace_bytes) {
+  GemmPlanState& st = *state_;
+  const CublasLtLib& l = *st.lib;
+  const CudaDriver& drv = *st.ctx->driver;
+  const GemmConfig& g = st.g;
+  if (g.batch == 0 || g.m == 0 || g.n == 0) {
+    st.chosen_by = "empty";
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::string> version = CublasLtVersionString();
+  const std::string full_key = absl::StrCat(st.options.profile.empty() ? "any" : st.options.profile, "|",
+                                            st.ctx->info.name, "|", version.ok() ? *version : "cublasLt", "|", st.key);
+  // 1. The cache.
+  if (st.options.cache != nullptr && g.algorithm < 0) {
+    if (std::optional<AutotuneEntry> e = st.options.cache->Lookup(full_key)) {
+      cublasLtMatmulAlgo_t algo;
+      cublasLtMatmulHeuristicResult_t check;
+      std::memset(&check, 0, sizeof(check));
+      if (Unhex(e->algorithm, &algo, sizeof(algo)) &&
+          l.cublasLtMatmulAlgoCheck(st.handle, st.desc, st.a_layout, st.b_layout, st.c_layout, st.d_layout, &algo,
+                                    &check) == CUBLAS_STATUS_SUCCESS &&
+          check.workspaceSize <= static_cast<size_t>(workspace_bytes)) {
+        st.algo = algo;
+        st.have_algo = true;
+        st.chosen_by = "cache";
+        return absl::OkStatus();
+      }
+    }
+  }
+  // 2. The heuristic's candidates.
+  cublasLtMatmulPreference_t pref = nullptr;
+  if (absl::Status s = HLOC_LT(l, cublasLtMatmulPreferenceCreate, st.Where("creating the preference"), &pref); !s.ok()) {
+    return s;
+  }
+  const uint64_t ws = static_cast<uint64_t>(workspace_bytes);
+  absl::Status s = HLOC_LT(l, cublasLtMatmulPreferenceSetAttribute, st.Where("setting the workspace limit"), pref,
+                           CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+  constexpr int kMaxCandidates = 16;
+  cublasLtMatmulHeuristicResult_t results[kMaxCandidates];
+  std::memset(results, 0, sizeof(results));
+  int count = 0;
+  if (s.ok()) {
+    s = HLOC_LT(l, cublasLtMatmulAlgoGetHeuristic, st.Where("asking cuBLASLt's heuristic for algorithms"), st.handle,
+                st.desc, st.a_layout, st.b_layout, st.c_layout, st.d_layout, pref,
+                st.options.autotune ? kMaxCandidates : 4, results, &count);
+  }
+  l.cublasLtMatmulPreferenceDestroy(pref);
+  if (!s.ok()) return s;
+  std::vector<cublasLtMatmulHeuristicResult_t> ok;
+  for (int i = 0; i < count; ++i)
+    if (results[i].state == CUBLAS_STATUS_SUCCESS) ok.push_back(results[i]);
+  if (ok.empty()) return absl::UnimplementedError(st.Where("cuBLASLt has no algorithm"));
+  if (g.algorithm >= 0) {
+    st.algo = ok[std::min<size_t>(static_cast<size_t>(g.algorithm), ok.size() - 1)].algo;
+    st.have_algo = true;
+    st.chosen_by = "config";
+    return absl::OkStatus();
+  }
+  st.algo = ok[0].algo;
+  st.have_algo = true;
+  st.chosen_by = "heuristic";
+  if (!st.options.autotune || ok.size() == 1) return absl::OkStatus();
+  // 3. Time each candidate: one warm-up call, then the mean of a few (XLA's GemmAlgorithmPicker
+  // times each once after a warm-up too).
+  CUevent start = nullptr, stop = nullptr;
+  if (absl::Status e = HLOC_CU(drv, cuEventCreate, st.Where("creating autotuning events"), &start, CU_EVENT_DEFAULT);
+      !e.ok()) {
+    return e;
+  }
+  if (absl::Status e = HLOC_CU(drv, cuEventCreate, st.Where("creating autotuning events"), &stop, CU_EVENT_DEFAULT);
+      !e.ok()) {
+    drv.cuEventDestroy(start);
+    return e;
+  }
+  double best_us = -1;
+  size_t best = 0;
+  constexpr int kReps = 3;
+  for (size_t i = 0; i < ok.size(); ++i) {
+    st.algo = ok[i].algo;
+    if (!Run(stream, a, b, c, d, workspace, workspace_bytes).ok()) continue;
+    bool failed = drv.cuEventRecord(start, stream) != CUDA_SUCCESS;
+    for (int r = 0; r < kReps && !failed; ++r) failed = !Run(stream, a, b, c, d, workspace, workspace_bytes).ok();
+    if (failed || drv.cuEventRecord(stop, stream) != CUDA_SUCCESS) continue;
+    if (absl::Status e = HLOC_CU(drv, cuEventSynchronize, st.Where("autotuning"), stop); !e.ok()) {
+      drv.cuEventDestroy(start);
+      drv.cuEventDestroy(stop);
+      return e;  // an execution error: the context may be broken, say so now
+    }
+    float ms = 0;
+    if (drv.cuEventElapsedTime(&ms, start, stop) != CUDA_SUCCESS) continue;
+    const double us = 1000.0 * ms / kReps;
+    if (best_us < 0 || us < best_us) best_us = us, best = i;
+  }
+  drv.cuEventDestroy(start);
+  drv.cuEventDestroy(stop);
+  st.algo = ok[best].algo;
+  st.chosen_by = absl::StrCat("autotune (", ok.size(), " candidates)");
+  if (best_us >= 0 && st.options.cache != nullptr) {
+    st.options.cache->Insert(full_key, AutotuneEntry{Hex(&st.algo, sizeof(st.algo)), best_us});
+  }
+  return absl::OkStatus();
+}
+
+#endif  // HLOC_HAVE_CUDA
+
+}  // namespace hloc::runtime::gpu

@@ -1,0 +1,178 @@
+// Loading the CUDA driver at run time (see cuda_driver.h).
+#include "runtime/gpu/cuda_driver.h"
+
+#include <dlfcn.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace hloc::runtime::gpu {
+
+absl::StatusOr<void*> OpenLibrary(const std::initializer_list<const char*>& names, const std::string& purpose) {
+  std::vector<std::string> reasons;
+  for (const char* name : names) {
+    // RTLD_LOCAL: the libraries' symbols must not interpose on anything in the binary.
+    void* handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (handle != nullptr) return handle;
+    const char* err = dlerror();
+    reasons.push_back(absl::StrCat(name, ": ", err != nullptr ? err : "unknown dlopen error"));
+  }
+  return absl::UnavailableError(absl::StrCat("cannot load ", purpose, " (", absl::StrJoin(reasons, "; "), ")"));
+}
+
+#if HLOC_HAVE_CUDA
+
+namespace {
+
+#define HLOC_STRINGIFY2(x) #x
+#define HLOC_STRINGIFY(x) HLOC_STRINGIFY2(x)
+
+absl::StatusOr<std::unique_ptr<CudaDriver>> LoadOnce() {
+  absl::StatusOr<void*> lib = OpenLibrary({"libcuda.so.1", "libcuda.so"}, "the CUDA driver (no NVIDIA driver here?)");
+  if (!lib.ok()) return lib.status();
+  auto driver = std::make_unique<CudaDriver>();
+  driver->library = *lib;
+  std::vector<std::string> missing;
+  // HLOC_STRINGIFY expands the macro first: "cuMemAlloc_v2", the symbol the declared type is of.
+#define HLOC_CUDA_DRIVER_LOAD(name)                                                   \
+  driver->name = reinterpret_cast<decltype(driver->name)>(dlsym(*lib, HLOC_STRINGIFY(name))); \
+  if (driver->name == nullptr) missing.push_back(HLOC_STRINGIFY(name));
+  HLOC_CUDA_DRIVER_ENTRIES(HLOC_CUDA_DRIVER_LOAD)
+#undef HLOC_CUDA_DRIVER_LOAD
+  if (!missing.empty()) {
+    return absl::UnavailableError(absl::StrCat("libcuda.so.1 lacks entry points (driver too old for CUDA ",
+                                               CUDA_VERSION / 1000, "?): ", absl::StrJoin(missing, ", ")));
+  }
+  if (absl::Status s = HLOC_CU(*driver, cuInit, "initializing the CUDA driver", 0); !s.ok()) return s;
+  if (absl::Status s = HLOC_CU(*driver, cuDriverGetVersion, "asking the driver version", &driver->driver_version);
+      !s.ok()) {
+    return s;
+  }
+  int count = 0;
+  if (absl::Status s = HLOC_CU(*driver, cuDeviceGetCount, "counting CUDA devices", &count); !s.ok()) return s;
+  if (count <= 0) return absl::UnavailableError("the CUDA driver loaded but reports no CUDA device");
+  return driver;
+}
+
+}  // namespace
+
+absl::StatusOr<const CudaDriver*> LoadCudaDriver() {
+  static absl::StatusOr<std::unique_ptr<CudaDriver>>* loaded = nullptr;
+  static std::once_flag once;
+  std::call_once(once, [] { loaded = new absl::StatusOr<std::unique_ptr<CudaDriver>>(LoadOnce()); });
+  if (!loaded->ok()) return loaded->status();
+  return loaded->value().get();
+}
+
+std::string CuResultString(const CudaDriver& driver, CUresult result) {
+  const char* name = nullptr;
+  const char* message = nullptr;
+  if (driver.cuGetErrorName == nullptr || driver.cuGetErrorName(result, &name) != CUDA_SUCCESS) name = nullptr;
+  if (driver.cuGetErrorString == nullptr || driver.cuGetErrorString(result, &message) != CUDA_SUCCESS) {
+    message = nullptr;
+  }
+  return absl::StrCat(name != nullptr ? name : absl::StrCat("CUresult ", static_cast<int>(result)), " (",
+                      message != nullptr ? message : "no description", ")");
+}
+
+absl::Status CuCheck(const CudaDriver& driver, CUresult result, const char* function, const std::string& what) {
+  if (result == CUDA_SUCCESS) return absl::OkStatus();
+  std::string text = absl::StrCat(function, " failed with ", CuResultString(driver, result), " while ", what);
+  switch (result) {
+    case CUDA_ERROR_OUT_OF_MEMORY:
+      return absl::ResourceExhaustedError(text);
+    case CUDA_ERROR_NO_DEVICE:
+    case CUDA_ERROR_INVALID_DEVICE:
+    case CUDA_ERROR_NOT_INITIALIZED:
+    case CUDA_ERROR_DEINITIALIZED:
+    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
+    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
+    case CUDA_ERROR_DEVICE_UNAVAILABLE:
+      return absl::UnavailableError(text);
+    case CUDA_ERROR_INVALID_PTX:
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+    case CUDA_ERROR_INVALID_IMAGE:
+    case CUDA_ERROR_NO_BINARY_FOR_GPU:
+    case CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
+    case CUDA_ERROR_INVALID_VALUE:
+      return absl::InvalidArgumentError(text);
+    case CUDA_ERROR_NOT_FOUND:
+      return absl::NotFoundError(text);
+    default:
+      return absl::InternalError(text);
+  }
+}
+
+std::string CudaDeviceInfo::ToString() const {
+  return absl::StrFormat("%s (device %d, sm_%d%d, %d SMs, %.1f GiB)", name, ordinal, cc_major, cc_minor, sm_count,
+                         static_cast<double>(total_memory) / (1024.0 * 1024.0 * 1024.0));
+}
+
+absl::Status CudaContext::MakeCurrent() const {
+  return HLOC_CU(*driver, cuCtxSetCurrent, absl::StrCat("making device ", info.ordinal, "'s context current"), context);
+}
+
+absl::StatusOr<const CudaContext*> GetCudaContext(int ordinal) {
+  absl::StatusOr<const CudaDriver*> driver = LoadCudaDriver();
+  if (!driver.ok()) return driver.status();
+  const CudaDriver& d = **driver;
+  static std::mutex mu;
+  static auto* contexts = new std::map<int, std::unique_ptr<CudaContext>>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = contexts->find(ordinal);
+  if (it != contexts->end()) return it->second.get();
+  int count = 0;
+  if (absl::Status s = HLOC_CU(d, cuDeviceGetCount, "counting CUDA devices", &count); !s.ok()) return s;
+  if (ordinal < 0 || ordinal >= count) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CUDA device ", ordinal, " does not exist (", count, " device", count == 1 ? "" : "s", ")"));
+  }
+  auto ctx = std::make_unique<CudaContext>();
+  ctx->driver = &d;
+  ctx->info.ordinal = ordinal;
+  const std::string dev = absl::StrCat("device ", ordinal);
+  if (absl::Status s = HLOC_CU(d, cuDeviceGet, "getting " + dev, &ctx->info.device, ordinal); !s.ok()) return s;
+  char name[256] = {0};
+  if (absl::Status s = HLOC_CU(d, cuDeviceGetName, "naming " + dev, name, sizeof(name) - 1, ctx->info.device);
+      !s.ok()) {
+    return s;
+  }
+  ctx->info.name = name;
+  auto attr = [&](CUdevice_attribute a, int* out, const char* what) {
+    return HLOC_CU(d, cuDeviceGetAttribute, absl::StrCat("reading ", what, " of ", dev), out, a, ctx->info.device);
+  };
+  if (absl::Status s = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &ctx->info.cc_major, "compute capability");
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &ctx->info.cc_minor, "compute capability");
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &ctx->info.sm_count, "the SM count"); !s.ok()) {
+    return s;
+  }
+  size_t total = 0;
+  if (absl::Status s = HLOC_CU(d, cuDeviceTotalMem, "reading the memory size of " + dev, &total, ctx->info.device);
+      !s.ok()) {
+    return s;
+  }
+  ctx->info.total_memory = static_cast<int64_t>(total);
+  if (absl::Status s = HLOC_CU(d, cuDevicePrimaryCtxRetain, "retaining the primary context of " + dev, &ctx->context,
+                               ctx->info.device);
+      !s.ok()) {
+    return s;
+  }
+  const CudaContext* result = ctx.get();
+  (*contexts)[ordinal] = std::move(ctx);
+  return result;
+}
+
+#endif  // HLOC_HAVE_CUDA
+
+}  // namespace hloc::runtime::gpu
