@@ -1,7 +1,10 @@
 // cuBLASLt GEMMs (see cublaslt.h for the conventions).
 #include "runtime/gpu/cublaslt.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -42,7 +45,8 @@ struct CublasLtLib {
 };
 
 absl::StatusOr<std::unique_ptr<CublasLtLib>> LoadLibOnce() {
-  absl::StatusOr<void*> lib = OpenLibrary({"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"},
+  absl::StatusOr<void*> lib = OpenLibrary({"libcublasLt.so.13", "libcublasLt.so.12", "/usr/local/cuda/lib64/libcublasLt.so.13",
+                                           "/usr/local/cuda/lib64/libcublasLt.so.12", "libcublasLt.so"},
                                           "cuBLASLt (set LD_LIBRARY_PATH=/usr/local/cuda/lib64)");
   if (!lib.ok()) return lib.status();
   auto l = std::make_unique<CublasLtLib>();

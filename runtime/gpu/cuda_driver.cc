@@ -20,7 +20,8 @@ absl::StatusOr<void*> OpenLibrary(const std::initializer_list<const char*>& name
     void* handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (handle != nullptr) return handle;
     const char* err = dlerror();
-    reasons.push_back(absl::StrCat(name, ": ", err != nullptr ? err : "unknown dlopen error"));
+    // dlerror's text starts with the name already ("libcuda.so.1: cannot open shared object ...").
+    reasons.push_back(err != nullptr ? std::string(err) : absl::StrCat(name, ": unknown dlopen error"));
   }
   return absl::UnavailableError(absl::StrCat("cannot load ", purpose, " (", absl::StrJoin(reasons, "; "), ")"));
 }

@@ -30,20 +30,32 @@ absl::Status GpuRuntimeAvailable();
 
 struct CommandBufferOptions {
   bool enabled = true;
-  std::vector<std::string> kinds = {"kKernel", "kGemm"};  // thunk kinds a graph may hold
+  // Thunk kinds a graph may hold; the compiler's CommandBufferConversionPass chose what went into
+  // each kCommandBuffer, so by default everything it can put there is replayed as a graph.
+  std::vector<std::string> kinds = {"kKernel", "kGemm", "kConvolution", "kCopy", "kMemset"};
   int64_t min_graph_size = 2;                               // shorter runs stay plain thunks
+  // Plain executions of a command buffer before it is captured (XLA's
+  // xla_gpu_graph_num_runs_to_instantiate): the first run loads kernels lazily and lets the
+  // libraries initialize outside a capture.
+  int64_t runs_before_capture = 1;
 };
 
 struct GpuRunOptions {
   int device_ordinal = 0;
   CommandBufferOptions command_buffers;
   std::string autotune_cache;   // file of chosen GEMM algorithms keyed by profile + problem; empty: none
-  bool autotune = true;         // time cuBLASLt's candidate algorithms on first use
+  bool autotune = true;         // time cuBLASLt's candidate algorithms (and cuDNN's) at Load
+  bool allow_tf32 = true;       // f32 GEMMs/convolutions on TF32 tensor cores (XLA's DEFAULT precision)
+  bool verbose = false;         // Load describes the device, memory and library choices on stderr
+  // Synchronize after every thunk and name the one that failed (slow; for diagnosing a fault).
+  // The environment variable HLOC_GPU_SYNC=1 turns it on too.
+  bool sync_each_thunk = false;
 };
 
 struct GpuTiming {
   double median_us = 0, min_us = 0;  // per call
   int64_t calls = 0;
+  std::vector<double> batch_us;       // each batch's time per call, in batch order
 };
 
 class GpuExecutable {
@@ -57,6 +69,14 @@ class GpuExecutable {
   virtual absl::StatusOr<GpuTiming> Benchmark(const std::vector<HostBuffer>& arguments, int batches,
                                               int calls_per_batch) = 0;
   virtual const Executable& executable() const = 0;
+  // What Load decided, one line each: device, allocations, workspace, kernels, each GEMM's and
+  // convolution's algorithm and how it was chosen, command buffers.
+  virtual std::string Describe() const = 0;
+  // Device memory this executable holds (allocations + workspace), in bytes.
+  virtual int64_t device_bytes() const = 0;
 };
+
+// "NVIDIA H200 (device 0, sm_90, 132 SMs, 139.8 GiB), driver 13000" or why there is none.
+absl::StatusOr<std::string> GpuDeviceDescription(int device_ordinal = 0);
 
 }  // namespace hloc::runtime

@@ -96,6 +96,7 @@ int WriteExecutable(const ParsedArgs& parsed, const runtime::Executable& exe) {
 
 // The GPU branch: codegen/gpu/gpu_compiler.h, no GPU needed.
 int RunGpuCompile(const ParsedArgs& parsed, const std::vector<std::string>& config_dirs) {
+  if (parsed.Has("--target-cpu")) return UsageError("compile", "--target-cpu needs a CPU profile");
   codegen::gpu::GpuCompileOptions options;
   if (auto level = parsed.Get("--opt-level")) {
     int l = 0;

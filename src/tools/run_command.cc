@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -17,9 +18,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "codegen/cpu/cpu_compiler.h"
+#include "codegen/gpu/gpu_compiler.h"
 #include "ir/hlo_parser.h"
 #include "ir/verifier.h"
 #include "runtime/cpu/cpu_executable.h"
+#include "runtime/gpu/gpu_executable.h"
+#include "runtime/gpu/gpu_selftest.h"
 #include "runtime/executable/executable.h"
 #include "tools/cli.h"
 
@@ -33,7 +37,9 @@ an executable written by `hloc compile -o EXE.hlox` (recognised by its "HLOX" he
 one line per output, or with --expect the comparison with the expected outputs.
 
 Options:
-  --backend B         cpu (default). gpu is not built yet.
+  --backend B         cpu (default) or gpu (an NVIDIA GPU through the CUDA driver, loaded at
+                      run time; without one the command fails saying why). HLO text is
+                      compiled for the GPU as `hloc compile --profile h200` does (deviceless).
   --inputs IN.npz     the entry parameters, in order: arrays named arg0..argN, or, when no
                       array is named like that, the arrays in file order (as `hloc eval`).
                       bf16 parameters are read from uint16 bit patterns, f8 from uint8.
@@ -56,6 +62,20 @@ Options:
   --no-passes         when compiling FILE: no HLO passes (each instruction its own kernel)
   --config-dir DIR    where profile names are looked up first
   --pipeline-dir DIR  where pipeline names are looked up first
+  GPU options (--backend gpu):
+  --bench N           time N back-to-back calls per batch in --batches batches (default 7;
+                      20 calls and 7 batches is how XLA's times in tests/corpus were taken),
+                      arguments uploaded once, results ready at the end of each batch, CUDA
+                      events; prints "bench: module=NAME backend=gpu device=... batches=B
+                      calls_per_batch=N runs=B median_ms=X min_ms=X ..." (times per call)
+  --batches B         batches for --bench (default 7)
+  --autotune-cache F  read and extend the GEMM/convolution autotuning cache file F
+  --no-autotune       take the libraries' heuristic choice instead of timing candidates
+  --command-buffers S on (default) or off: CUDA graphs for the command-buffer thunks
+  --no-tf32           f32 GEMMs and convolutions in full f32 (default: TF32, XLA's default)
+  --verbose           describe the device, memory and each library call's algorithm
+  --self-test [NAME]  run the GPU runtime's own checks (runtime/gpu/gpu_selftest.h; all, or
+                      those named) instead of a module, one PASS/FAIL line each
   -h, --help          show this help
 
 Exit status: 0 when the run succeeds (and all outputs match with --expect), 1 on a bad input
@@ -154,6 +174,176 @@ struct Loaded {
   double compile_ms = 0;
 };
 
+// What a backend gives `hloc run`: a compiler for HLO text and a loaded executable to call.
+// --backend cpu is below; another backend adds its own pair and a branch in MakeBackend.
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  virtual absl::StatusOr<std::vector<runtime::HostBuffer>> Run(const std::vector<runtime::HostBuffer>& args) = 0;
+  // Per-call times in milliseconds of `runs` calls (the caller has already made one warm-up call).
+  virtual absl::StatusOr<std::vector<double>> Time(const std::vector<runtime::HostBuffer>& args, int64_t runs) {
+    std::vector<double> times;
+    for (int64_t i = 0; i < runs; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      auto r = Run(args);
+      times.push_back(Millis(std::chrono::steady_clock::now() - start));
+      if (!r.ok()) return r.status();
+    }
+    return times;
+  }
+  virtual std::string bench_fields() const { return ""; }  // extra "key=value" for the bench line
+};
+
+struct Backend {
+  std::string name;
+  // Compiles `module` (already verified) with the command line's --profile/--no-passes.
+  std::function<absl::StatusOr<runtime::Executable>(HloModule& module, const ParsedArgs& args)> compile;
+  std::function<absl::StatusOr<std::unique_ptr<Runner>>(runtime::Executable executable, const ParsedArgs& args)> load;
+};
+
+int64_t ThreadsFlag(const ParsedArgs& args) {
+  int64_t threads = 0;
+  if (auto v = args.Get("--threads")) (void)absl::SimpleAtoi(*v, &threads);
+  return threads;
+}
+
+class CpuRunner : public Runner {
+ public:
+  CpuRunner(std::unique_ptr<runtime::CpuExecutable> exe, int threads) : exe_(std::move(exe)), threads_(threads) {}
+  absl::StatusOr<std::vector<runtime::HostBuffer>> Run(const std::vector<runtime::HostBuffer>& args) override {
+    return exe_->Run(args);
+  }
+  std::string bench_fields() const override { return absl::StrCat("threads=", threads_); }
+
+ private:
+  std::unique_ptr<runtime::CpuExecutable> exe_;
+  int threads_;
+};
+
+Backend CpuBackend() {
+  Backend b;
+  b.name = "cpu";
+  b.compile = [](HloModule& module, const ParsedArgs& args) -> absl::StatusOr<runtime::Executable> {
+    codegen::cpu::CpuCompileOptions options;
+    if (!args.Has("--no-passes")) {
+      absl::Status s = codegen::cpu::LoadCpuProfileAndPipeline(
+          args.Get("--profile").value_or("cpu"), DataSearchDirs(args.Get("--config-dir"), "HLOC_CONFIG_DIR", "configs"),
+          DataSearchDirs(args.Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), options);
+      if (!s.ok()) return s;
+    }
+    return codegen::cpu::CpuCompiler::Compile(module, options);
+  };
+  b.load = [](runtime::Executable executable,
+              const ParsedArgs& args) -> absl::StatusOr<std::unique_ptr<Runner>> {
+    runtime::CpuRunOptions options;
+    options.num_threads = static_cast<int>(ThreadsFlag(args));
+    auto exe = runtime::CpuExecutable::Load(std::move(executable), options);
+    if (!exe.ok()) return exe.status();
+    const int threads = options.num_threads > 0
+                            ? options.num_threads
+                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    return std::unique_ptr<Runner>(new CpuRunner(std::move(*exe), threads));
+  };
+  return b;
+}
+
+// --backend gpu: codegen/gpu/gpu_compiler.h (deviceless) and runtime/gpu/gpu_executable.h.
+class GpuRunner : public Runner {
+ public:
+  GpuRunner(std::unique_ptr<runtime::GpuExecutable> exe, int64_t batches, std::string device)
+      : exe_(std::move(exe)), batches_(batches), device_(std::move(device)) {}
+  absl::StatusOr<std::vector<runtime::HostBuffer>> Run(const std::vector<runtime::HostBuffer>& args) override {
+    return exe_->Run(args);
+  }
+  // DEVICE.md's method: `runs` back-to-back calls per batch, each batch's time per call.
+  absl::StatusOr<std::vector<double>> Time(const std::vector<runtime::HostBuffer>& args, int64_t runs) override {
+    calls_ = runs;
+    auto t = exe_->Benchmark(args, static_cast<int>(batches_), static_cast<int>(runs));
+    if (!t.ok()) return t.status();
+    std::vector<double> ms;
+    for (double us : t->batch_us) ms.push_back(us / 1000.0);
+    return ms;
+  }
+  std::string bench_fields() const override {
+    return absl::StrCat("device=\"", device_, "\" batches=", batches_, " calls_per_batch=", calls_,
+                        " device_mib=", exe_->device_bytes() >> 20);
+  }
+
+ private:
+  std::unique_ptr<runtime::GpuExecutable> exe_;
+  int64_t batches_, calls_ = 0;
+  std::string device_;
+};
+
+Backend GpuBackend() {
+  Backend b;
+  b.name = "gpu";
+  b.compile = [](HloModule& module, const ParsedArgs& args) -> absl::StatusOr<runtime::Executable> {
+    codegen::gpu::GpuCompileOptions options;
+    if (!args.Has("--no-passes")) {
+      absl::Status s = codegen::gpu::LoadGpuProfileAndPipeline(
+          args.Get("--profile").value_or("h200"), DataSearchDirs(args.Get("--config-dir"), "HLOC_CONFIG_DIR", "configs"),
+          DataSearchDirs(args.Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), options);
+      if (!s.ok()) return s;
+    }
+    if (args.Get("--command-buffers").value_or("on") == "off") options.command_buffers = false;
+    return codegen::gpu::GpuCompiler::Compile(module, options);
+  };
+  b.load = [](runtime::Executable executable, const ParsedArgs& args) -> absl::StatusOr<std::unique_ptr<Runner>> {
+    if (absl::Status s = runtime::GpuRuntimeAvailable(); !s.ok()) {
+      return absl::UnavailableError(absl::StrCat("--backend gpu: no usable GPU here: ", s.message()));
+    }
+    runtime::GpuRunOptions options;
+    options.autotune = !args.Has("--no-autotune");
+    options.autotune_cache = args.Get("--autotune-cache").value_or("");
+    options.allow_tf32 = !args.Has("--no-tf32");
+    options.verbose = args.Has("--verbose");
+    const std::string cb = args.Get("--command-buffers").value_or("on");
+    if (cb != "on" && cb != "off") {
+      return absl::InvalidArgumentError(absl::StrCat("--command-buffers takes on or off, got '", cb, "'"));
+    }
+    options.command_buffers.enabled = cb == "on";
+    int64_t batches = 7;
+    if (auto v = args.Get("--batches"); v && (!absl::SimpleAtoi(*v, &batches) || batches < 1 || batches > 10000)) {
+      return absl::InvalidArgumentError(absl::StrCat("--batches needs a number from 1 to 10000, got '", *v, "'"));
+    }
+    auto device = runtime::GpuDeviceDescription(options.device_ordinal);
+    auto exe = runtime::GpuExecutable::Load(std::move(executable), options);
+    if (!exe.ok()) return exe.status();
+    return std::unique_ptr<Runner>(new GpuRunner(std::move(*exe), batches, device.ok() ? *device : "?"));
+  };
+  return b;
+}
+
+// `hloc run --backend gpu --self-test [NAME...]`: the GPU runtime's checks, one line each.
+int RunGpuSelfTests(const ParsedArgs& args) {
+  if (args.Get("--backend").value_or("gpu") != "gpu") return UsageError("run", "--self-test needs --backend gpu");
+  if (absl::Status s = runtime::GpuRuntimeAvailable(); !s.ok()) {
+    return Fail(absl::StrCat("--self-test: no usable GPU here: ", s.message()));
+  }
+  if (auto d = runtime::GpuDeviceDescription(0); d.ok()) std::cout << "gpu: " << *d << "\n";
+  std::vector<std::string> names = args.positional.empty() ? runtime::gpu::GpuSelfTestNames() : args.positional;
+  int failed = 0;
+  for (const std::string& name : names) {
+    const auto start = std::chrono::steady_clock::now();
+    absl::Status s = runtime::gpu::RunGpuSelfTest(name);
+    std::cout << absl::StrFormat("gpu self-test %-10s %s (%.0f ms)%s\n", name, s.ok() ? "PASS" : "FAIL",
+                                 Millis(std::chrono::steady_clock::now() - start),
+                                 s.ok() ? std::string() : absl::StrCat(": ", s.ToString()));
+    std::cout.flush();
+    failed += !s.ok();
+  }
+  std::cout << "gpu self-tests: " << names.size() - failed << " passed, " << failed << " failed\n";
+  return failed == 0 ? kExitOk : kExitFailure;
+}
+
+// The backend --backend names; errors for one that is unknown or not built.
+absl::StatusOr<Backend> MakeBackend(const std::string& name) {
+  if (name == "cpu") return CpuBackend();
+  if (name == "gpu") return GpuBackend();
+  return absl::InvalidArgumentError(absl::StrCat("unknown backend '", name, "' (cpu or gpu)"));
+}
+
 }  // namespace
 
 int RunRun(const std::vector<std::string>& args) {
@@ -169,25 +359,35 @@ int RunRun(const std::vector<std::string>& args) {
                            {"--profile", "", true},
                            {"--no-passes", "", false},
                            {"--config-dir", "", true},
-                           {"--pipeline-dir", "", true}});
+                           {"--pipeline-dir", "", true},
+                           {"--batches", "", true},
+                           {"--autotune-cache", "", true},
+                           {"--no-autotune", "", false},
+                           {"--command-buffers", "", true},
+                           {"--no-tf32", "", false},
+                           {"--verbose", "", false},
+                           {"--self-test", "", false}});
   if (!parsed.ok()) return UsageError("run", std::string(parsed.status().message()));
   if (parsed->help) {
     std::cout << kHelp;
     return kExitOk;
   }
+  if (parsed->Has("--self-test")) return RunGpuSelfTests(*parsed);
   if (parsed->positional.size() != 1) {
     return UsageError("run", parsed->positional.empty() ? "missing FILE" : "expected exactly one FILE");
   }
-  const std::string backend = parsed->Get("--backend").value_or("cpu");
-  if (backend == "gpu") return Fail("--backend gpu: the GPU runtime is not built yet; use --backend cpu");
-  if (backend != "cpu") return UsageError("run", absl::StrCat("unknown backend '", backend, "' (cpu or gpu)"));
+  auto backend = MakeBackend(parsed->Get("--backend").value_or("cpu"));
+  if (!backend.ok()) {
+    if (absl::IsInvalidArgument(backend.status())) return UsageError("run", std::string(backend.status().message()));
+    return Fail(std::string(backend.status().message()));
+  }
   auto int_flag = [&](const char* name, int64_t min, int64_t max, int64_t fallback, int64_t* out) -> bool {
     *out = fallback;
     auto v = parsed->Get(name);
     if (!v) return true;
     return absl::SimpleAtoi(*v, out) && *out >= min && *out <= max;
   };
-  int64_t bench = 0, seed = 0, threads = 0;
+  int64_t bench = 0, seed = 0, threads = 0;  // --threads is read again by the backend
   if (!int_flag("--bench", 1, 1000000, 0, &bench)) {
     return UsageError("run", absl::StrCat("--bench needs a number of runs from 1 to 1000000, got '",
                                           *parsed->Get("--bench"), "'"));
@@ -241,16 +441,8 @@ int RunRun(const std::vector<std::string>& args) {
     if (absl::Status s = VerifyModule(**module); !s.ok()) {
       return Fail(absl::StrCat(path, ": verification failed: ", s.message()));
     }
-    codegen::cpu::CpuCompileOptions options;
-    if (!parsed->Has("--no-passes")) {
-      absl::Status s = codegen::cpu::LoadCpuProfileAndPipeline(
-          parsed->Get("--profile").value_or("cpu"),
-          DataSearchDirs(parsed->Get("--config-dir"), "HLOC_CONFIG_DIR", "configs"),
-          DataSearchDirs(parsed->Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), options);
-      if (!s.ok()) return Fail(std::string(s.message()));
-    }
     const auto start = std::chrono::steady_clock::now();
-    auto exe = codegen::cpu::CpuCompiler::Compile(**module, options);
+    auto exe = backend->compile(**module, *parsed);
     loaded.compile_ms = Millis(std::chrono::steady_clock::now() - start);
     if (!exe.ok()) return Fail(absl::StrCat(path, ": ", exe.status().message()));
     loaded.executable = std::move(*exe);
@@ -289,36 +481,28 @@ int RunRun(const std::vector<std::string>& args) {
     }
   }
 
-  // --- load (JIT link) and run ---
-  runtime::CpuRunOptions run_options;
-  run_options.num_threads = static_cast<int>(threads);
+  // --- load (the CPU: JIT link) and run ---
   auto load_start = std::chrono::steady_clock::now();
-  auto executable = runtime::CpuExecutable::Load(std::move(loaded.executable), run_options);
+  auto runner = backend->load(std::move(loaded.executable), *parsed);
   const double load_ms = Millis(std::chrono::steady_clock::now() - load_start);
-  if (!executable.ok()) return Fail(std::string(executable.status().message()));
-  auto results = (*executable)->Run(arguments);
+  if (!runner.ok()) return Fail(std::string(runner.status().message()));
+  auto results = (*runner)->Run(arguments);
   if (!results.ok()) return Fail(absl::StrCat(path, ": run failed: ", results.status().message()));
 
   if (bench > 0) {
-    std::vector<double> times;
-    for (int64_t i = 0; i < bench; ++i) {
-      const auto start = std::chrono::steady_clock::now();
-      auto again = (*executable)->Run(arguments);
-      times.push_back(Millis(std::chrono::steady_clock::now() - start));
-      if (!again.ok()) return Fail(absl::StrCat(path, ": run failed: ", again.status().message()));
-    }
-    std::vector<double> sorted = times;
+    auto times = (*runner)->Time(arguments, bench);
+    if (!times.ok()) return Fail(absl::StrCat(path, ": run failed: ", times.status().message()));
+    std::vector<double> sorted = *times;
     std::sort(sorted.begin(), sorted.end());
     const size_t n = sorted.size();
     const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     double mean = 0;
-    for (double t : times) mean += t / static_cast<double>(n);
+    for (double t : sorted) mean += t / static_cast<double>(n);
+    const std::string extra = (*runner)->bench_fields();
     std::cout << absl::StrFormat(
-        "bench: module=%s backend=cpu threads=%d runs=%d median_ms=%.4f min_ms=%.4f mean_ms=%.4f compile_ms=%.1f "
-        "load_ms=%.1f\n",
-        module_name.empty() ? std::string("module") : module_name,
-        threads > 0 ? static_cast<int>(threads) : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())),
-        n, median, sorted.front(), mean, loaded.compile_ms, load_ms);
+        "bench: module=%s backend=%s %sruns=%d median_ms=%.4f min_ms=%.4f mean_ms=%.4f compile_ms=%.1f load_ms=%.1f\n",
+        module_name.empty() ? std::string("module") : module_name, backend->name,
+        extra.empty() ? std::string() : extra + " ", n, median, sorted.front(), mean, loaded.compile_ms, load_ms);
   }
 
   // --- outputs ---

@@ -30,12 +30,15 @@ struct Case {
   // > 0: the function takes (buffers, part, num_parts) and is called once per part, so
   // EmitLoopNest's split of the outermost loop must cover the output exactly once.
   int parts = 0;
+  // An Unimplemented error from the emitter (an op without an elemental form) skips the case.
+  bool allow_unimplemented = false;
 };
 
 struct Outcome {
   int run = 0, passed = 0, rejected_by_verifier = 0, rejected_by_evaluator = 0;
   std::vector<std::string> failures;
   std::vector<std::string> rejected;  // names, for the log
+  std::vector<std::string> unimplemented;  // allow_unimplemented cases the emitter declined
 };
 
 // Runs every case; failures say which element differs and how.

@@ -170,6 +170,7 @@ TEST_CASE("elemental: generated IR compiles for NVPTX sm_90 (and ptxas accepts i
     const int rc = std::system(cmd.c_str());
     INFO(cmd);
     CHECK(rc == 0);
+    if (rc == 0) std::cout << "ptxas -arch=sm_90 assembled the PTX\n";
     std::remove(path.c_str());
     std::remove((path + ".o").c_str());
   } else {

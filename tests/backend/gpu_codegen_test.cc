@@ -274,9 +274,10 @@ ENTRY e {
   }
   SECTION("scatter-add: atomics") {
     Compiled c = MustCompile(ReadFile(kCorpus + "/gather_scatter.small.before_optimizations.txt"));
-    CHECK(absl::StrContains(c.artifacts.ptx, "atom.global.add.f32") ||
-          absl::StrContains(c.artifacts.ptx, "red.global.add.f32") ||
-          absl::StrContains(c.artifacts.ptx, "atom.add.f32") || absl::StrContains(c.artifacts.ptx, "red.add.f32"));
+    const std::string& ptx = c.artifacts.ptx;
+    const bool atomic = absl::StrContains(ptx, "atom.global.add.f32") || absl::StrContains(ptx, "red.global.add.f32") ||
+                        absl::StrContains(ptx, "atom.add.f32") || absl::StrContains(ptx, "red.add.f32");
+    CHECK(atomic);
   }
 }
 

@@ -56,6 +56,31 @@ absl::StatusOr<HloInstruction*> FusionBuilder::Merge(const std::vector<HloInstru
   }
   std::vector<HloInstruction*> members = TopologicalMembers(members_in, group);
   if (members.size() != group.size()) return absl::InternalError("fusion members form a cycle");
+  // A multi-output member read whole (the computation's root, or an operand of a tuple):
+  // read its outputs through get-tuple-elements into a tuple instead, so its outputs are
+  // wired like any other.
+  for (HloInstruction* m : members) {
+    if (!IsMultiOutputFusion(m) || duplicated.contains(m)) continue;
+    std::vector<HloInstruction*> whole_readers;
+    for (HloInstruction* u : m->users())
+      if (u->opcode() != O::kGetTupleElement && !group.contains(u) &&
+          std::find(whole_readers.begin(), whole_readers.end(), u) == whole_readers.end())
+        whole_readers.push_back(u);
+    if (!m->IsRoot() && whole_readers.empty()) continue;
+    auto tuple = std::make_unique<HloInstruction>(O::kTuple, m->shape(), names_.GetUniqueName("tuple"));
+    for (int64_t i = 0; i < static_cast<int64_t>(m->shape().tuple_shapes().size()); ++i) {
+      auto gte = std::make_unique<HloInstruction>(O::kGetTupleElement, m->shape().tuple_shapes(i),
+                                                  names_.GetUniqueName("get-tuple-element"));
+      gte->mutable_attrs().tuple_index = i;
+      gte->AppendOperand(m);
+      tuple->AppendOperand(comp->AddInstruction(std::move(gte)));
+    }
+    HloInstruction* t = comp->AddInstruction(std::move(tuple));
+    for (HloInstruction* u : whole_readers)
+      for (int64_t j = 0; j < u->operand_count(); ++j)
+        if (u->operand(j) == m) u->ReplaceOperandWith(j, t);
+    if (m->IsRoot()) comp->set_root_instruction(t);
+  }
 
   auto fused = std::make_unique<HloComputation>(computation_names_.GetUniqueName("fused_computation"));
   std::vector<HloInstruction*> externals;
@@ -158,7 +183,13 @@ absl::StatusOr<HloInstruction*> FusionBuilder::Merge(const std::vector<HloInstru
       if (outside) exposed.push_back({m, nullptr, outputs_of[m][0]});
     }
   }
-  if (exposed.empty()) return absl::InvalidArgumentError("the fused group has no value used outside it");
+  // Nothing reads the group (a dead consumer): keep its last value as the (dead) fusion's
+  // output; dce removes it.
+  if (exposed.empty()) {
+    HloInstruction* m = members.back();
+    if (duplicated.contains(m)) return absl::InvalidArgumentError("the fused group has no value of its own");
+    exposed.push_back({m, nullptr, outputs_of[m][0]});
+  }
   // An output whose value is already another output's (a duplicate) still gets its own slot.
   HloInstruction* root;
   const bool tuple_root = exposed.size() > 1;

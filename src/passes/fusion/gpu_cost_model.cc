@@ -88,7 +88,14 @@ KernelEstimate GpuCostModel::FromParts(const std::vector<Operand>& operands,
     const double speedup = bytes <= static_cast<double>(hw_.l2_cache_size) ? kL2CacheSpeedup : 1.0;
     reread_time += (total - distinct) / (hw_.memory_bandwidth * speedup);
   }
-  for (const HloInstruction* o : outputs_of) e.bytes_written += ByteSize(o->shape());
+  for (const HloInstruction* o : outputs_of) {
+    e.bytes_written += ByteSize(o->shape());
+    // A cuBLAS/cuDNN call's last output is its scratch workspace (s8[N]): not data it writes.
+    const Shape& s = o->shape();
+    if (o->opcode() == O::kCustomCall && s.IsTuple() && s.tuple_shapes().size() >= 2 &&
+        s.tuple_shapes().back().element_type() == PrimitiveType::S8 && s.tuple_shapes().back().rank() == 1)
+      e.bytes_written -= ByteSize(s.tuple_shapes().back());
+  }
   e.flops = flops;
   const double blocks = std::ceil(parallel_elements / kThreadsPerBlock);
   e.occupancy = std::min(1.0, blocks / (static_cast<double>(hw_.sm_count) * kBlocksPerSmToSaturate));

@@ -211,8 +211,6 @@ class ComputationMof {
         for (size_t j = i + 1; j < siblings.size(); ++j) {
           HloInstruction* a = siblings[i];
           HloInstruction* b = siblings[j];
-          if (a->IsRoot() && fusion::IsMultiOutputFusion(a)) continue;
-          if (b->IsRoot() && fusion::IsMultiOutputFusion(b)) continue;
           if (reach.IsReachable(a, b) || reach.IsReachable(b, a)) continue;
           if (!ShapesCompatible(a, b) || !HeroesCompatible(a, b) || !KindsAllow({a, b}, legality_)) continue;
           if (CombinedOperandsAndOutputs(a, b) > kMaxOperandsAndOutputs) continue;

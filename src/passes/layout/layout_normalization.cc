@@ -48,18 +48,17 @@ class Normalizer {
       if (!n.ok()) return n.status();
       if (*n == nullptr) continue;
       HloInstruction* replacement = *n;
-      // The op that does x's work keeps x's name and metadata when it is the same kind of op
-      // (a copy that became a transpose is named as a transpose).
-      HloInstruction* core = nullptr;  // the new op of x's kind (a copy becomes a transpose: none)
+      // The new op of x's kind keeps x's name and metadata (a copy that became a transpose
+      // keeps the transpose's own name).
+      HloInstruction* core = nullptr;
       for (HloInstruction* a : b.added())
         if (a->opcode() == x->opcode()) core = a;
       if (!(replacement->shape() == x->shape())) replacement = b.Bitcast(replacement, x->shape());
       x->ReplaceAllUsesWith(replacement);
       const std::string name = x->name();
       const OpMetadata metadata = x->attrs().metadata;
-      const HloOpcode opcode = x->opcode();
       HLOC_LAYOUT_RETURN_IF_ERROR(RemoveInstruction(x));
-      if (core != nullptr && core->opcode() == opcode) {
+      if (core != nullptr) {
         core->set_name(name);
         core->mutable_attrs().metadata = metadata;
       }

@@ -1,0 +1,707 @@
+// The GPU executable itself (see gpu_executable.h): Load checks and prepares everything once,
+// so Run only enqueues work; every error names the module, the thunk and what was being done.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <mutex>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "runtime/gpu/cublaslt.h"
+#include "runtime/gpu/cuda_driver.h"
+#include "runtime/gpu/cudnn.h"
+#include "runtime/gpu/gpu_executable_internal.h"
+
+#if HLOC_HAVE_CUDA
+namespace hloc::runtime::gpu {
+namespace {
+
+#define GPU_RETURN_IF_ERROR(expr) \
+  do {                            \
+    absl::Status _st = (expr);    \
+    if (!_st.ok()) return _st;    \
+  } while (0)
+
+std::string ShapeString(const ArrayShape& s) {
+  return absl::StrCat(s.element_type, "[", absl::StrJoin(s.dimensions, ","), "]");
+}
+
+std::vector<int64_t> DefaultLayout(size_t rank) {
+  std::vector<int64_t> m2m(rank);
+  for (size_t i = 0; i < rank; ++i) m2m[i] = static_cast<int64_t>(rank - 1 - i);
+  return m2m;
+}
+
+// Kinds a CUDA graph can hold: work that is enqueued on the stream without the host waiting.
+bool Capturable(const Thunk& t) {
+  switch (t.kind) {
+    case ThunkKind::kKernel:
+    case ThunkKind::kGemm:
+    case ThunkKind::kConvolution:
+    case ThunkKind::kCopy:
+    case ThunkKind::kMemset:
+    case ThunkKind::kCollective:
+      return true;
+    case ThunkKind::kSequential:
+    case ThunkKind::kCommandBuffer:
+      return std::all_of(t.body.begin(), t.body.end(), Capturable);
+    default:
+      return false;
+  }
+}
+
+class GpuExecutableImpl : public GpuExecutable {
+ public:
+  GpuExecutableImpl(Executable exe, const GpuRunOptions& options) : exe_(std::move(exe)), options_(options) {
+    const char* env = std::getenv("HLOC_GPU_SYNC");
+    if (env != nullptr && std::string(env) == "1") options_.sync_each_thunk = true;
+  }
+
+  ~GpuExecutableImpl() override { Release(); }
+
+  absl::Status Init() {
+    origin_ = exe_.module_name.empty() ? std::string("executable") : exe_.module_name;
+    GPU_RETURN_IF_ERROR(ValidateExecutable(exe_, origin_));
+    if (exe_.platform != "gpu") {
+      return absl::InvalidArgumentError(absl::StrCat(origin_, ": compiled for platform '", exe_.platform,
+                                                     "', not for the GPU (compile with a GPU --profile)"));
+    }
+    absl::StatusOr<const CudaContext*> ctx = GetCudaContext(options_.device_ordinal);
+    if (!ctx.ok()) return ctx.status();
+    ctx_ = *ctx;
+    d_ = ctx_->driver;
+    GPU_RETURN_IF_ERROR(ctx_->MakeCurrent());
+    GPU_RETURN_IF_ERROR(CheckTarget());
+    bool has_kernels = false, has_library = false;
+    GPU_RETURN_IF_ERROR(Check(exe_.thunks, &has_kernels, &has_library));
+    if (has_kernels) GPU_RETURN_IF_ERROR(LoadModule());
+    GPU_RETURN_IF_ERROR(Allocate());
+    GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuStreamCreate, Where("creating the stream"), &stream_, CU_STREAM_NON_BLOCKING));
+    GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuEventCreate, Where("creating events"), &start_, CU_EVENT_DEFAULT));
+    GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuEventCreate, Where("creating events"), &stop_, CU_EVENT_DEFAULT));
+    GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuMemAllocHost, Where("allocating pinned host memory for predicates"), &pinned_, 64));
+    GPU_RETURN_IF_ERROR(Bind(exe_.thunks));
+    if (has_library) GPU_RETURN_IF_ERROR(PrepareLibraryCalls());
+    GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuStreamSynchronize, Where("finishing the load"), stream_));
+    if (options_.verbose) std::cerr << Describe();
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::vector<HostBuffer>> Run(const std::vector<HostBuffer>& arguments) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    GPU_RETURN_IF_ERROR(ctx_->MakeCurrent());
+    GPU_RETURN_IF_ERROR(Upload(arguments));
+    GPU_RETURN_IF_ERROR(ExecuteAll("running"));
+    std::vector<HostBuffer> results(exe_.result_shapes.size());
+    for (size_t i = 0; i < results.size(); ++i) {
+      results[i].shape = exe_.result_shapes[i];
+      results[i].data.resize(static_cast<size_t>(results[i].shape.byte_size()));
+      if (results[i].data.empty()) continue;
+      GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuMemcpyDtoHAsync, Where(absl::StrCat("downloading result ", i)),
+                                  results[i].data.data(), Address(exe_.result_slices[i]), results[i].data.size(), stream_));
+    }
+    GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuStreamSynchronize, Where("downloading the results"), stream_));
+    return results;
+  }
+
+  absl::StatusOr<GpuTiming> Benchmark(const std::vector<HostBuffer>& arguments, int batches,
+                                      int calls_per_batch) override {
+    if (batches < 1 || calls_per_batch < 1) return absl::InvalidArgumentError("Benchmark needs batches and calls >= 1");
+    std::lock_guard<std::mutex> lock(mu_);
+    GPU_RETURN_IF_ERROR(ctx_->MakeCurrent());
+    GPU_RETURN_IF_ERROR(Upload(arguments));
+    // Warm-up: the first call captures the command buffers; a few more settle clocks and caches.
+    for (int i = 0; i < 3; ++i) GPU_RETURN_IF_ERROR(ExecuteAll("warming up"));
+    std::vector<double> per_call;
+    for (int b = 0; b < batches; ++b) {
+      GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuEventRecord, Where("timing"), start_, stream_));
+      for (int c = 0; c < calls_per_batch; ++c) GPU_RETURN_IF_ERROR(Execute(exe_.thunks));
+      GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuEventRecord, Where("timing"), stop_, stream_));
+      GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuEventSynchronize, Where("timing (a fault in the module?)"), stop_));
+      float ms = 0;
+      GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuEventElapsedTime, Where("timing"), &ms, start_, stop_));
+      per_call.push_back(1000.0 * ms / calls_per_batch);
+    }
+    GpuTiming t;
+    t.batch_us = per_call;
+    std::sort(per_call.begin(), per_call.end());
+    const size_t n = per_call.size();
+    t.median_us = n % 2 ? per_call[n / 2] : (per_call[n / 2 - 1] + per_call[n / 2]) / 2;
+    t.min_us = per_call.front();
+    t.calls = static_cast<int64_t>(batches) * calls_per_batch;
+    return t;
+  }
+
+  const Executable& executable() const override { return exe_; }
+  int64_t device_bytes() const override { return device_bytes_; }
+
+  std::string Describe() const override {
+    std::string out = absl::StrCat("gpu: ", origin_, " on ", ctx_->info.ToString(), ", driver ", d_->driver_version, "\n");
+    absl::StrAppend(&out, "gpu: memory: ", MemorySummary(exe_, workspace_bytes_), "\n");
+    absl::StrAppend(&out, "gpu: ", functions_.size(), " kernels loaded from ", exe_.code.size(), " bytes of PTX (",
+                    exe_.target, ")\n");
+    for (const auto& [t, g] : gemms_)
+      absl::StrAppend(&out, "gpu: gemm '", t->name, "': ", g->description(), "; algorithm by ", g->chosen_by(), "\n");
+    for (const auto& [t, c] : convs_)
+      absl::StrAppend(&out, "gpu: conv '", t->name, "': ", c->description(), "; algorithm by ", c->chosen_by(), "\n");
+    int captured = 0, failed = 0;
+    for (const auto& [t, g] : graphs_) captured += g.exec != nullptr, failed += g.failed;
+    if (options_.command_buffers.enabled) {
+      absl::StrAppend(&out, "gpu: command buffers: on, ", captured, " captured into CUDA graphs, ", failed,
+                      " ran thunk by thunk (capture failed)\n");
+    } else {
+      absl::StrAppend(&out, "gpu: command buffers: off\n");
+    }
+    return out;
+  }
+
+ private:
+  struct Launch {
+    CUfunction function = nullptr;
+    std::vector<CUdeviceptr> args;
+    std::vector<void*> params;  // &args[i]: what cuLaunchKernel takes
+  };
+  struct Graph {
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+    bool failed = false;
+    int64_t plain_runs = 0;
+  };
+
+  std::string Where(const std::string& what) const { return absl::StrCat(what, " (module ", origin_, ")"); }
+  absl::Status ThunkError(const Thunk& t, const std::string& what) const {
+    return absl::InvalidArgumentError(absl::StrCat(origin_, ": thunk ", ThunkKindName(t.kind), " '", t.name, "': ", what));
+  }
+  CUdeviceptr Address(const BufferSlice& s) const { return buffers_[s.allocation] + static_cast<CUdeviceptr>(s.offset); }
+
+  absl::Status CheckTarget() {
+    int major = 0, minor = 0;
+    if (exe_.target.size() >= 5 && exe_.target.rfind("sm_", 0) == 0) {
+      int v = 0;
+      if (absl::SimpleAtoi(exe_.target.substr(3, exe_.target.find_first_not_of("0123456789", 3) - 3), &v)) {
+        major = v / 10, minor = v % 10;
+      }
+    }
+    if (major == 0) return absl::OkStatus();  // unknown target: the JIT will say
+    if (major * 10 + minor > ctx_->info.cc_major * 10 + ctx_->info.cc_minor) {
+      return absl::FailedPreconditionError(absl::StrCat(origin_, ": compiled for ", exe_.target, ", but ",
+                                                        ctx_->info.ToString(), " is older; compile with its profile"));
+    }
+    return absl::OkStatus();
+  }
+
+  // Load-time checks of what executing relies on.
+  absl::Status Check(const ThunkSequence& seq, bool* kernels, bool* library) {
+    for (const Thunk& t : seq) {
+      for (const BufferSlice& s : t.arguments)
+        if (!s.valid()) return ThunkError(t, "an argument has no buffer");
+      switch (t.kind) {
+        case ThunkKind::kKernel: {
+          *kernels = true;
+          if (t.kernel_name.empty()) return ThunkError(t, "no kernel name");
+          const LaunchDimensions& l = t.launch;
+          const int64_t threads = l.block_x * l.block_y * l.block_z;
+          if (l.block_x < 1 || l.block_y < 1 || l.block_z < 1 || threads > 1024 || l.grid_x < 1 || l.grid_y < 1 ||
+              l.grid_z < 1 || l.grid_x > INT32_MAX || l.grid_y > 65535 || l.grid_z > 65535 ||
+              l.shared_memory_bytes < 0 || l.shared_memory_bytes > 227 * 1024) {
+            return ThunkError(t, absl::StrFormat("launch dimensions grid (%d,%d,%d) block (%d,%d,%d) shared %d bytes are "
+                                                 "outside CUDA's limits",
+                                                 l.grid_x, l.grid_y, l.grid_z, l.block_x, l.block_y, l.block_z,
+                                                 l.shared_memory_bytes));
+          }
+          break;
+        }
+        case ThunkKind::kGemm:
+          *library = true;
+          if (t.arguments.size() != 3 && t.arguments.size() != 4) {
+            return ThunkError(t, absl::StrCat("expects 3 or 4 arguments {A, B, [C or bias], D}, has ", t.arguments.size()));
+          }
+          break;
+        case ThunkKind::kConvolution:
+          *library = true;
+          break;
+        case ThunkKind::kCopy:
+          if (t.arguments.size() != 2) return ThunkError(t, "expects {source, destination}");
+          if (std::max<int64_t>(t.size, 0) > std::min(t.arguments[0].size, t.arguments[1].size)) {
+            return ThunkError(t, absl::StrCat("copies ", t.size, " bytes between slices of ", t.arguments[0].size,
+                                              " and ", t.arguments[1].size));
+          }
+          break;
+        case ThunkKind::kMemset:
+          if (t.arguments.size() != 1) return ThunkError(t, "expects one argument");
+          break;
+        case ThunkKind::kWhile:
+          if (!t.predicate.valid() || t.predicate.size < 1) return ThunkError(t, "no predicate buffer");
+          GPU_RETURN_IF_ERROR(Check(t.condition, kernels, library));
+          GPU_RETURN_IF_ERROR(Check(t.body, kernels, library));
+          break;
+        case ThunkKind::kConditional:
+          if (!t.predicate.valid() || (t.predicate.size != 1 && t.predicate.size < 4)) {
+            return ThunkError(t, "no pred or s32 branch index buffer");
+          }
+          if (t.branches.empty()) return ThunkError(t, "no branches");
+          if (t.predicate.size == 1 && t.branches.size() != 2) return ThunkError(t, "a pred selects one of 2 branches");
+          for (const ThunkSequence& b : t.branches) GPU_RETURN_IF_ERROR(Check(b, kernels, library));
+          break;
+        case ThunkKind::kSequential:
+        case ThunkKind::kCommandBuffer:
+          GPU_RETURN_IF_ERROR(Check(t.body, kernels, library));
+          break;
+        case ThunkKind::kCollective: {
+          size_t reads = 0, writes = 0;
+          for (size_t i = 0; i < t.arguments.size(); ++i)
+            ((i < t.written.size() ? t.written[i] : i >= t.arguments.size() / 2) ? writes : reads)++;
+          if (reads != writes) return ThunkError(t, "a one-device collective needs as many results as operands");
+          break;
+        }
+        case ThunkKind::kCustomCall:
+          return ThunkError(t, absl::StrCat("custom-call target '", t.target, "' has no GPU implementation"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status LoadModule() {
+    if (exe_.code.empty()) return absl::InvalidArgumentError(absl::StrCat(origin_, ": kernels but no PTX"));
+    std::string ptx(exe_.code.begin(), exe_.code.end());  // NUL-terminated for the JIT
+    std::vector<char> error_log(1 << 16, 0), info_log(1 << 12, 0);
+    CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
+                           CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+    void* values[] = {error_log.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(error_log.size() - 1)),
+                      info_log.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(info_log.size() - 1))};
+    CUresult r = d_->cuModuleLoadDataEx(&module_, ptx.c_str(), 4, opts, values);
+    if (r != CUDA_SUCCESS) {
+      module_ = nullptr;
+      std::string log(error_log.data());
+      return CuCheck(*d_, r, "cuModuleLoadDataEx",
+                     absl::StrCat("JIT-compiling ", ptx.size(), " bytes of PTX for ", exe_.target, " on ",
+                                  ctx_->info.ToString(), " (module ", origin_, "); JIT log: ",
+                                  log.empty() ? "(empty)" : log));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Allocate() {
+    buffers_.assign(exe_.allocations.size(), 0);
+    for (size_t i = 0; i < exe_.allocations.size(); ++i) {
+      const BufferAllocation& a = exe_.allocations[i];
+      const int64_t bytes = std::max<int64_t>((a.size + 255) / 256 * 256, 256);
+      absl::Status s = HLOC_CU(*d_, cuMemAlloc, Where("allocating"), &buffers_[i], static_cast<size_t>(bytes));
+      if (!s.ok()) return OutOfMemory(s, absl::StrCat("allocation #", a.index, " (", AllocationKind(a), ")"), bytes);
+      device_bytes_ += bytes;
+      if (a.is_constant && !a.constant_data.empty()) {
+        GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuMemcpyHtoD, Where(absl::StrCat("uploading constant allocation #", a.index)),
+                                    buffers_[i], a.constant_data.data(),
+                                    std::min<size_t>(a.constant_data.size(), static_cast<size_t>(a.size))));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // The caller's error for a failed allocation, with what was asked and what the device holds.
+  absl::Status OutOfMemory(const absl::Status& s, const std::string& what, int64_t bytes) {
+    size_t free_bytes = 0, total = 0;
+    d_->cuMemGetInfo(&free_bytes, &total);
+    const std::string text = absl::StrFormat(
+        "%s: cannot allocate %s on the GPU: %.1f MiB; %.1f MiB held by this executable already, %.1f MiB of %.1f MiB "
+        "free on the device. Buffers: %s. (%s)",
+        origin_, what, bytes / 1048576.0, device_bytes_ / 1048576.0, free_bytes / 1048576.0, total / 1048576.0,
+        MemorySummary(exe_, workspace_bytes_), s.message());
+    Release();  // everything this executable took goes back now; the process stays usable
+    return absl::Status(s.code() == absl::StatusCode::kResourceExhausted ? s.code() : absl::StatusCode::kResourceExhausted,
+                        text);
+  }
+
+  void Release() {
+    if (d_ == nullptr) return;
+    if (ctx_ != nullptr) (void)ctx_->MakeCurrent();
+    if (stream_ != nullptr) d_->cuStreamSynchronize(stream_);
+    for (auto& [t, g] : graphs_) {
+      if (g.exec != nullptr) d_->cuGraphExecDestroy(g.exec);
+      if (g.graph != nullptr) d_->cuGraphDestroy(g.graph);
+    }
+    graphs_.clear();
+    gemms_.clear();
+    convs_.clear();
+    for (CUdeviceptr& p : buffers_)
+      if (p != 0) d_->cuMemFree(p), p = 0;
+    if (workspace_ != 0) d_->cuMemFree(workspace_), workspace_ = 0;
+    if (pinned_ != nullptr) d_->cuMemFreeHost(pinned_), pinned_ = nullptr;
+    if (start_ != nullptr) d_->cuEventDestroy(start_), start_ = nullptr;
+    if (stop_ != nullptr) d_->cuEventDestroy(stop_), stop_ = nullptr;
+    if (stream_ != nullptr) d_->cuStreamDestroy(stream_), stream_ = nullptr;
+    if (module_ != nullptr) d_->cuModuleUnload(module_), module_ = nullptr;
+    device_bytes_ = 0;
+  }
+
+  // Kernels' argument arrays, built once: buffers live as long as the executable.
+  absl::Status Bind(const ThunkSequence& seq) {
+    for (const Thunk& t : seq) {
+      if (t.kind == ThunkKind::kKernel) {
+        auto it = functions_.find(t.kernel_name);
+        if (it == functions_.end()) {
+          CUfunction f = nullptr;
+          absl::Status s = HLOC_CU(*d_, cuModuleGetFunction,
+                                   absl::StrCat("looking up kernel '", t.kernel_name, "' of thunk '", t.name,
+                                                "' in the PTX (module ", origin_, ")"),
+                                   &f, module_, t.kernel_name.c_str());
+          if (!s.ok()) return s;
+          it = functions_.emplace(t.kernel_name, f).first;
+        }
+        const LaunchDimensions& l = t.launch;
+        int max_threads = 0;
+        if (d_->cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, it->second) == CUDA_SUCCESS &&
+            max_threads < l.block_x * l.block_y * l.block_z) {
+          return ThunkError(t, absl::StrCat("kernel '", t.kernel_name, "' runs at most ", max_threads,
+                                            " threads per block (registers), its launch asks for ",
+                                            l.block_x * l.block_y * l.block_z));
+        }
+        if (l.shared_memory_bytes > 48 * 1024) {
+          GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuFuncSetAttribute, Where("allowing large dynamic shared memory"),
+                                      it->second, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                      static_cast<int>(l.shared_memory_bytes)));
+        }
+        Launch& launch = launches_[&t];
+        launch.function = it->second;
+        for (const BufferSlice& s : t.arguments) launch.args.push_back(Address(s));
+        for (CUdeviceptr& p : launch.args) launch.params.push_back(&p);
+      }
+      GPU_RETURN_IF_ERROR(Bind(t.condition));
+      GPU_RETURN_IF_ERROR(Bind(t.body));
+      for (const ThunkSequence& b : t.branches) GPU_RETURN_IF_ERROR(Bind(b));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CreateLibraryCalls(const ThunkSequence& seq) {
+    for (const Thunk& t : seq) {
+      if (t.kind == ThunkKind::kGemm) {
+        const bool has_c = t.arguments.size() == 4;
+        GemmOptions o;
+        o.allow_tf32 = options_.allow_tf32;
+        o.autotune = options_.autotune;
+        o.profile = exe_.profile;
+        o.cache = cache_;
+        absl::StatusOr<std::unique_ptr<CublasLtGemm>> g =
+            CublasLtGemm::Create(*ctx_, t.gemm, has_c, t.arguments[0].size, t.arguments[1].size,
+                                 has_c ? t.arguments[2].size : -1, t.arguments.back().size, o, t.name);
+        if (!g.ok()) return absl::Status(g.status().code(), absl::StrCat(origin_, ": ", g.status().message()));
+        gemms_[&t] = std::move(*g);
+      } else if (t.kind == ThunkKind::kConvolution) {
+        absl::StatusOr<ConvSpec> spec = ParseConvSpec(t.backend_config);
+        if (!spec.ok()) return ThunkError(t, std::string(spec.status().message()));
+        std::vector<int64_t> sizes;
+        for (const BufferSlice& s : t.arguments) sizes.push_back(s.size);
+        ConvOptions o;
+        o.allow_tf32 = options_.allow_tf32;
+        o.autotune = options_.autotune;
+        o.profile = exe_.profile;
+        o.cache = cache_;
+        absl::StatusOr<std::unique_ptr<CudnnConvolution>> c = CudnnConvolution::Create(*ctx_, *spec, sizes, o, t.name);
+        if (!c.ok()) return absl::Status(c.status().code(), absl::StrCat(origin_, ": ", c.status().message()));
+        workspace_bytes_ = std::max(workspace_bytes_, (*c)->workspace_bytes());
+        convs_[&t] = std::move(*c);
+      }
+      GPU_RETURN_IF_ERROR(CreateLibraryCalls(t.condition));
+      GPU_RETURN_IF_ERROR(CreateLibraryCalls(t.body));
+      for (const ThunkSequence& b : t.branches) GPU_RETURN_IF_ERROR(CreateLibraryCalls(b));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status PrepareLibraryCalls() {
+    if (!options_.autotune_cache.empty()) cache_ = &SharedAutotuneCache(options_.autotune_cache);
+    GPU_RETURN_IF_ERROR(CreateLibraryCalls(exe_.thunks));
+    if (!gemms_.empty()) workspace_bytes_ = std::max(workspace_bytes_, kCublasLtWorkspaceBytes);
+    workspace_bytes_ = (workspace_bytes_ + 255) / 256 * 256;
+    if (workspace_bytes_ > 0) {
+      absl::Status s = HLOC_CU(*d_, cuMemAlloc, Where("allocating the library workspace"), &workspace_,
+                               static_cast<size_t>(workspace_bytes_));
+      if (!s.ok()) return OutOfMemory(s, "the cuBLASLt/cuDNN workspace", workspace_bytes_);
+      device_bytes_ += workspace_bytes_;
+    }
+    // Autotuning runs the library calls on the executable's own buffers: nothing in them is
+    // meaningful before Run except constants, which no GEMM or convolution writes. Fill the
+    // others with a finite non-zero pattern (timing zeros flatters the hardware).
+    if (options_.autotune) {
+      for (size_t i = 0; i < exe_.allocations.size(); ++i) {
+        if (exe_.allocations[i].is_constant) continue;
+        const size_t words = static_cast<size_t>(std::max<int64_t>((exe_.allocations[i].size + 255) / 256 * 256, 256) / 4);
+        GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuMemsetD32Async, Where("filling buffers for autotuning"), buffers_[i],
+                                    0x3E003E00u, words, stream_));
+      }
+    }
+    for (auto& [t, g] : gemms_) {
+      const bool has_c = t->arguments.size() == 4;
+      absl::Status s = g->Prepare(stream_, Address(t->arguments[0]), Address(t->arguments[1]),
+                                  has_c ? Address(t->arguments[2]) : 0, Address(t->arguments.back()), workspace_,
+                                  workspace_bytes_);
+      if (!s.ok()) return absl::Status(s.code(), absl::StrCat(origin_, ": ", s.message()));
+    }
+    for (auto& [t, c] : convs_) {
+      std::vector<CUdeviceptr> ptrs;
+      for (const BufferSlice& s : t->arguments) ptrs.push_back(Address(s));
+      absl::Status s = c->Prepare(stream_, ptrs, workspace_, workspace_bytes_);
+      if (!s.ok()) return absl::Status(s.code(), absl::StrCat(origin_, ": ", s.message()));
+    }
+    GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuStreamSynchronize, Where("autotuning library calls"), stream_));
+    if (cache_ != nullptr && cache_->dirty()) {
+      absl::Status s = cache_->Save(options_.autotune_cache);
+      if (!s.ok()) std::cerr << "hloc: warning: " << s.message() << "\n";
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Upload(const std::vector<HostBuffer>& arguments) {
+    if (arguments.size() != exe_.parameter_shapes.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(origin_, ": expects ", exe_.parameter_shapes.size(),
+                                                     " arguments, got ", arguments.size()));
+    }
+    for (size_t i = 0; i < arguments.size(); ++i) {
+      const ArrayShape& want = exe_.parameter_shapes[i];
+      const HostBuffer& arg = arguments[i];
+      if (arg.shape.element_type != want.element_type || arg.shape.dimensions != want.dimensions) {
+        return absl::InvalidArgumentError(absl::StrCat(origin_, ": argument ", i, " is ", ShapeString(arg.shape),
+                                                       " but parameter ", i, " is ", ShapeString(want)));
+      }
+      if (static_cast<int64_t>(arg.data.size()) != want.byte_size()) {
+        return absl::InvalidArgumentError(absl::StrCat(origin_, ": argument ", i, " holds ", arg.data.size(),
+                                                       " bytes; ", ShapeString(want), " needs ", want.byte_size()));
+      }
+      const BufferSlice& slice = exe_.parameter_slices[i];
+      if (!slice.valid() || arg.data.empty()) continue;
+      const std::vector<int64_t> have = arg.shape.minor_to_major.empty() ? DefaultLayout(arg.shape.dimensions.size())
+                                                                         : arg.shape.minor_to_major;
+      const std::vector<int64_t> need = want.minor_to_major.empty() ? DefaultLayout(want.dimensions.size())
+                                                                    : want.minor_to_major;
+      const HostBuffer* src = &arg;
+      absl::StatusOr<HostBuffer> moved;
+      if (have != need) {
+        moved = ToLayout(arg, need);
+        if (!moved.ok()) return moved.status();
+        src = &*moved;
+      }
+      // Pageable memory: the call returns once the bytes are staged, so `moved` may go.
+      GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuMemcpyHtoDAsync, Where(absl::StrCat("uploading argument ", i)),
+                                  Address(slice), src->data.data(), src->data.size(), stream_));
+    }
+    return absl::OkStatus();
+  }
+
+  // One call, waited for; a failure is attributed as precisely as the errors allow.
+  absl::Status ExecuteAll(const char* what) {
+    GPU_RETURN_IF_ERROR(Execute(exe_.thunks));
+    absl::Status s = HLOC_CU(*d_, cuStreamSynchronize, Where(what), stream_);
+    if (!s.ok() && !options_.sync_each_thunk) {
+      return absl::Status(s.code(), absl::StrCat(s.message(), " (rerun with HLOC_GPU_SYNC=1 to name the failing thunk)"));
+    }
+    return s;
+  }
+
+  absl::Status Execute(const ThunkSequence& seq) {
+    for (const Thunk& t : seq) {
+      absl::Status s = ExecuteThunk(t);
+      if (s.ok() && options_.sync_each_thunk && !capturing_ && t.kind != ThunkKind::kSequential &&
+          t.kind != ThunkKind::kWhile && t.kind != ThunkKind::kConditional) {
+        s = HLOC_CU(*d_, cuStreamSynchronize, "waiting for the thunk", stream_);
+      }
+      if (!s.ok()) {
+        return absl::Status(s.code(), absl::StrCat(origin_, ": thunk ", ThunkKindName(t.kind), " '", t.name, "'",
+                                                   t.kind == ThunkKind::kKernel ? " (kernel " + t.kernel_name + ")" : "",
+                                                   ": ", s.message()));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::vector<uint8_t>> ReadPredicate(const BufferSlice& slice) {
+    const size_t n = slice.size == 1 ? 1 : 4;
+    GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuMemcpyDtoHAsync, "reading the predicate", pinned_, Address(slice), n, stream_));
+    GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuStreamSynchronize, "reading the predicate", stream_));
+    const auto* p = static_cast<const uint8_t*>(pinned_);
+    return std::vector<uint8_t>(p, p + n);
+  }
+
+  absl::Status Memset(CUdeviceptr dst, int64_t bytes, uint32_t value) {
+    if (bytes <= 0) return absl::OkStatus();
+    const uint8_t b0 = value & 0xff;
+    if (value == b0 * 0x01010101u) {
+      return HLOC_CU(*d_, cuMemsetD8Async, "setting memory", dst, b0, static_cast<size_t>(bytes), stream_);
+    }
+    if (dst % 4 != 0) return absl::UnimplementedError("a 32-bit memset pattern on a slice that is not 4-byte aligned");
+    if (bytes >= 4) {
+      GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuMemsetD32Async, "setting memory", dst, value, static_cast<size_t>(bytes / 4), stream_));
+    }
+    for (int64_t i = bytes / 4 * 4; i < bytes; ++i) {
+      const uint8_t byte = static_cast<uint8_t>(value >> (8 * (i % 4)));
+      GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuMemsetD8Async, "setting memory", dst + i, byte, 1, stream_));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ExecuteThunk(const Thunk& t) {
+    switch (t.kind) {
+      case ThunkKind::kKernel: {
+        Launch& l = launches_.at(&t);
+        const LaunchDimensions& d = t.launch;
+        return HLOC_CU(*d_, cuLaunchKernel, "launching the kernel", l.function, static_cast<unsigned>(d.grid_x),
+                       static_cast<unsigned>(d.grid_y), static_cast<unsigned>(d.grid_z), static_cast<unsigned>(d.block_x),
+                       static_cast<unsigned>(d.block_y), static_cast<unsigned>(d.block_z),
+                       static_cast<unsigned>(d.shared_memory_bytes), stream_, l.params.data(), nullptr);
+      }
+      case ThunkKind::kGemm: {
+        const bool has_c = t.arguments.size() == 4;
+        return gemms_.at(&t)->Run(stream_, Address(t.arguments[0]), Address(t.arguments[1]),
+                                  has_c ? Address(t.arguments[2]) : 0, Address(t.arguments.back()), workspace_,
+                                  workspace_bytes_);
+      }
+      case ThunkKind::kConvolution: {
+        std::vector<CUdeviceptr> ptrs;
+        for (const BufferSlice& s : t.arguments) ptrs.push_back(Address(s));
+        return convs_.at(&t)->Run(stream_, ptrs, workspace_, workspace_bytes_);
+      }
+      case ThunkKind::kCopy: {
+        const int64_t bytes = t.size > 0 ? t.size : t.arguments[0].size;
+        const CUdeviceptr src = Address(t.arguments[0]), dst = Address(t.arguments[1]);
+        if (src == dst || bytes == 0) return absl::OkStatus();
+        return HLOC_CU(*d_, cuMemcpyDtoDAsync, "copying", dst, src, static_cast<size_t>(bytes), stream_);
+      }
+      case ThunkKind::kMemset:
+        return Memset(Address(t.arguments[0]), t.arguments[0].size, t.memset_value);
+      case ThunkKind::kWhile:
+        if (t.trip_count >= 0) {  // XLA's WhileThunk: a known trip count skips the condition
+          for (int64_t i = 0; i < t.trip_count; ++i) GPU_RETURN_IF_ERROR(Execute(t.body));
+          return absl::OkStatus();
+        }
+        for (;;) {
+          GPU_RETURN_IF_ERROR(Execute(t.condition));
+          absl::StatusOr<std::vector<uint8_t>> p = ReadPredicate(t.predicate);
+          if (!p.ok()) return p.status();
+          if ((*p)[0] == 0) return absl::OkStatus();
+          GPU_RETURN_IF_ERROR(Execute(t.body));
+        }
+      case ThunkKind::kConditional: {
+        absl::StatusOr<std::vector<uint8_t>> p = ReadPredicate(t.predicate);
+        if (!p.ok()) return p.status();
+        size_t branch;
+        if (t.predicate.size == 1) {
+          branch = (*p)[0] != 0 ? 0 : 1;  // pred: true runs branches[0]
+        } else {
+          int32_t index;
+          std::memcpy(&index, p->data(), 4);
+          // Out-of-range indices run the last branch, as XLA's conditional does.
+          branch = index < 0 || static_cast<size_t>(index) >= t.branches.size() ? t.branches.size() - 1
+                                                                                  : static_cast<size_t>(index);
+        }
+        return Execute(t.branches[branch]);
+      }
+      case ThunkKind::kSequential:
+        return Execute(t.body);
+      case ThunkKind::kCommandBuffer:
+        return ExecuteCommandBuffer(t);
+      case ThunkKind::kCollective: {
+        std::vector<const BufferSlice*> reads, writes;
+        for (size_t i = 0; i < t.arguments.size(); ++i)
+          ((i < t.written.size() ? t.written[i] : i >= t.arguments.size() / 2) ? writes : reads).push_back(&t.arguments[i]);
+        for (size_t i = 0; i < reads.size(); ++i) {
+          const int64_t bytes = std::min(reads[i]->size, writes[i]->size);
+          const CUdeviceptr src = Address(*reads[i]), dst = Address(*writes[i]);
+          if (src != dst && bytes > 0) {
+            GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuMemcpyDtoDAsync, "copying (one-device collective)", dst, src,
+                                        static_cast<size_t>(bytes), stream_));
+          }
+        }
+        return absl::OkStatus();
+      }
+      case ThunkKind::kCustomCall:
+        break;
+    }
+    return absl::InternalError("unexpected thunk kind");
+  }
+
+  bool UseGraph(const Thunk& t) const {
+    const CommandBufferOptions& o = options_.command_buffers;
+    if (!o.enabled || capturing_ || static_cast<int64_t>(t.body.size()) < o.min_graph_size) return false;
+    for (const Thunk& b : t.body) {
+      if (!Capturable(b)) return false;
+      if (b.kind != ThunkKind::kSequential && b.kind != ThunkKind::kCommandBuffer &&
+          std::find(o.kinds.begin(), o.kinds.end(), ThunkKindName(b.kind)) == o.kinds.end()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // XLA's CommandBufferThunk: the body is recorded into a CUDA graph on first execution (stream
+  // capture: every library call and launch enqueued on our stream becomes a node) and the
+  // instantiated graph is replayed afterwards. Addresses never change, so no update is needed.
+  absl::Status ExecuteCommandBuffer(const Thunk& t) {
+    if (!UseGraph(t)) return Execute(t.body);
+    Graph& g = graphs_[&t];
+    if (g.failed) return Execute(t.body);
+    if (g.exec == nullptr && g.plain_runs < options_.command_buffers.runs_before_capture) {
+      ++g.plain_runs;
+      return Execute(t.body);
+    }
+    if (g.exec == nullptr) {
+      GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuStreamBeginCapture, "starting the stream capture", stream_,
+                                  CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+      capturing_ = true;
+      absl::Status body = Execute(t.body);
+      capturing_ = false;
+      CUgraph graph = nullptr;
+      absl::Status end = HLOC_CU(*d_, cuStreamEndCapture, "ending the stream capture", stream_, &graph);
+      absl::Status inst = absl::OkStatus();
+      if (body.ok() && end.ok()) inst = HLOC_CU(*d_, cuGraphInstantiate, "instantiating the CUDA graph", &g.exec, graph, 0);
+      if (!body.ok() || !end.ok() || !inst.ok()) {
+        if (graph != nullptr) d_->cuGraphDestroy(graph);
+        g.exec = nullptr;
+        g.failed = true;
+        const absl::Status& why = !body.ok() ? body : !end.ok() ? end : inst;
+        std::cerr << "hloc: warning: " << origin_ << ": command buffer '" << t.name << "' (" << t.body.size()
+                  << " thunks) could not be captured into a CUDA graph; running its thunks one by one: "
+                  << why.message() << "\n";
+        return Execute(t.body);
+      }
+      g.graph = graph;
+    }
+    return HLOC_CU(*d_, cuGraphLaunch, "launching the CUDA graph", g.exec, stream_);
+  }
+
+  Executable exe_;
+  GpuRunOptions options_;
+  std::string origin_;
+  const CudaContext* ctx_ = nullptr;
+  const CudaDriver* d_ = nullptr;
+  CUmodule module_ = nullptr;
+  CUstream stream_ = nullptr;
+  CUevent start_ = nullptr, stop_ = nullptr;
+  void* pinned_ = nullptr;
+  std::vector<CUdeviceptr> buffers_;
+  CUdeviceptr workspace_ = 0;
+  int64_t workspace_bytes_ = 0;
+  int64_t device_bytes_ = 0;
+  AutotuneCache* cache_ = nullptr;
+  absl::flat_hash_map<std::string, CUfunction> functions_;
+  absl::flat_hash_map<const Thunk*, Launch> launches_;
+  std::map<const Thunk*, std::unique_ptr<CublasLtGemm>> gemms_;
+  std::map<const Thunk*, std::unique_ptr<CudnnConvolution>> convs_;
+  absl::flat_hash_map<const Thunk*, Graph> graphs_;
+  bool capturing_ = false;
+  std::mutex mu_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<GpuExecutable>> LoadGpuExecutable(Executable executable, const GpuRunOptions& options) {
+  auto exe = std::make_unique<GpuExecutableImpl>(std::move(executable), options);
+  if (absl::Status s = exe->Init(); !s.ok()) return s;  // the destructor frees what Init took
+  return std::unique_ptr<GpuExecutable>(std::move(exe));
+}
+
+}  // namespace hloc::runtime::gpu
+#endif  // HLOC_HAVE_CUDA

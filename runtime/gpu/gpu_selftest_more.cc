@@ -1,0 +1,231 @@
+// More GPU self-checks (see gpu_selftest.h): cuDNN convolution, out-of-memory recovery and
+// the autotune cache.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "runtime/gpu/autotune_cache.h"
+#include "runtime/gpu/cuda_driver.h"
+#include "runtime/gpu/gpu_executable.h"
+#include "runtime/gpu/gpu_selftest.h"
+
+namespace hloc::runtime::gpu {
+namespace {
+
+ArrayShape F32(std::vector<int64_t> dims, std::vector<int64_t> m2m = {}) {
+  ArrayShape s;
+  s.element_type = "f32";
+  s.element_size_in_bytes = 4;
+  s.dimensions = std::move(dims);
+  if (m2m.empty())
+    for (int64_t i = static_cast<int64_t>(s.dimensions.size()) - 1; i >= 0; --i) m2m.push_back(i);
+  s.minor_to_major = std::move(m2m);
+  return s;
+}
+
+struct Mini {
+  Executable exe;
+  explicit Mini(const std::string& name) {
+    exe.module_name = name;
+    exe.platform = "gpu";
+    exe.target = "sm_80";
+    exe.profile = "selftest";
+  }
+  BufferSlice Alloc(int64_t bytes, int kind, const ArrayShape* s) {  // kind: 0 param, 1 output, 2 temp
+    BufferAllocation a;
+    a.index = static_cast<int64_t>(exe.allocations.size());
+    a.size = bytes;
+    BufferSlice slice{a.index, 0, bytes};
+    if (kind == 0) {
+      a.is_entry_parameter = true;
+      a.parameter_number = static_cast<int64_t>(exe.parameter_shapes.size());
+      exe.parameter_shapes.push_back(*s);
+      exe.parameter_slices.push_back(slice);
+    } else if (kind == 1) {
+      a.maybe_live_out = true;
+      exe.result_shapes.push_back(*s);
+      exe.result_slices.push_back(slice);
+    } else {
+      a.is_temp = true;
+    }
+    exe.allocations.push_back(a);
+    return slice;
+  }
+};
+
+std::vector<float> Random(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+HostBuffer Host(ArrayShape s, const std::vector<float>& v) {
+  HostBuffer h;
+  s.minor_to_major.clear();  // row-major host data; the runtime lays it out
+  h.shape = s;
+  h.data.resize(v.size() * 4);
+  std::memcpy(h.data.data(), v.data(), h.data.size());
+  return h;
+}
+
+std::string TensorJson(const ArrayShape& s) {
+  return absl::StrCat("{\"type\":\"f32\",\"dims\":[", absl::StrJoin(s.dimensions, ","), "],\"minor_to_major\":[",
+                      absl::StrJoin(s.minor_to_major, ","), "]}");
+}
+
+}  // namespace
+
+absl::Status ConvCheck() {
+  // NHWC input, OHWI filter (dims H, W, I, O stored O-major: cuDNN's NHWC filter), 3x3, pad 1.
+  const int64_t N = 2, H = 8, W = 8, C = 4, O = 8;
+  const ArrayShape in = F32({N, H, W, C}), filter = F32({3, 3, C, O}, {2, 1, 0, 3}), out = F32({N, H, W, O}),
+                   bias = F32({O});
+  const std::vector<float> x = Random(N * H * W * C, 21), w = Random(9 * C * O, 22), bv = Random(O, 23);
+  // The host reference, row-major logical indices.
+  std::vector<float> ref(N * H * W * O, 0.f);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t y = 0; y < H; ++y)
+      for (int64_t xx = 0; xx < W; ++xx)
+        for (int64_t o = 0; o < O; ++o) {
+          double acc = 0;
+          for (int64_t ky = 0; ky < 3; ++ky)
+            for (int64_t kx = 0; kx < 3; ++kx) {
+              const int64_t iy = y + ky - 1, ix = xx + kx - 1;
+              if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+              for (int64_t c = 0; c < C; ++c)
+                acc += static_cast<double>(x[((n * H + iy) * W + ix) * C + c]) * w[((ky * 3 + kx) * C + c) * O + o];
+            }
+          ref[((n * H + y) * W + xx) * O + o] = static_cast<float>(acc);
+        }
+  for (bool fused : {false, true}) {
+    Mini m(fused ? "selftest_conv_bias_relu" : "selftest_conv");
+    Thunk t;
+    t.kind = ThunkKind::kConvolution;
+    t.name = m.exe.module_name;
+    t.target = fused ? "__cudnn$convBiasActivationForward" : "__cudnn$convForward";
+    t.arguments = {m.Alloc(in.byte_size(), 0, &in), m.Alloc(filter.byte_size(), 0, &filter)};
+    if (fused) t.arguments.push_back(m.Alloc(bias.byte_size(), 0, &bias));
+    t.arguments.push_back(m.Alloc(out.byte_size(), 1, &out));
+    t.written.assign(t.arguments.size(), false);
+    t.written.back() = true;
+    t.backend_config = absl::StrCat(
+        "{\"kind\":\"", fused ? "bias_activation_forward" : "forward", "\",\"input\":", TensorJson(in),
+        ",\"filter\":", TensorJson(filter), ",\"output\":", TensorJson(out),
+        ",\"input_batch_dim\":0,\"input_feature_dim\":3,\"input_spatial_dims\":[1,2],"
+        "\"kernel_input_feature_dim\":2,\"kernel_output_feature_dim\":3,\"kernel_spatial_dims\":[0,1],"
+        "\"output_batch_dim\":0,\"output_feature_dim\":3,\"output_spatial_dims\":[1,2],\"window\":["
+        "{\"size\":3,\"stride\":1,\"pad_low\":1,\"pad_high\":1,\"lhs_dilation\":1,\"rhs_dilation\":1,\"reversal\":false},"
+        "{\"size\":3,\"stride\":1,\"pad_low\":1,\"pad_high\":1,\"lhs_dilation\":1,\"rhs_dilation\":1,\"reversal\":false}],"
+        "\"feature_group_count\":1,\"batch_group_count\":1,\"conv_result_scale\":1,\"side_input_scale\":0,"
+        "\"activation\":\"",
+        fused ? "kRelu" : "kNone", "\",\"leakyrelu_alpha\":0,\"arguments\":[",
+        fused ? "\"input\",\"filter\",\"bias\",\"output\"" : "\"input\",\"filter\",\"output\"", "]}");
+    m.exe.thunks.push_back(t);
+    GpuRunOptions o;
+    o.allow_tf32 = false;
+    absl::StatusOr<std::unique_ptr<GpuExecutable>> exe = GpuExecutable::Load(m.exe, o);
+    if (!exe.ok()) return exe.status();
+    std::vector<HostBuffer> args = {Host(in, x), Host(filter, w)};
+    if (fused) args.push_back(Host(bias, bv));
+    absl::StatusOr<std::vector<HostBuffer>> r = (*exe)->Run(args);
+    if (!r.ok()) return r.status();
+    std::vector<float> got((*r)[0].data.size() / 4);
+    std::memcpy(got.data(), (*r)[0].data.data(), got.size() * 4);
+    std::vector<float> want = ref;
+    if (fused)
+      for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(0.f, want[i] + bv[i % O]);
+    double diff = 0, norm = 0;
+    for (size_t i = 0; i < want.size(); ++i) diff += (got[i] - want[i]) * (got[i] - want[i]), norm += want[i] * want[i];
+    const double rel = std::sqrt(diff / std::max(norm, 1e-30));
+    if (!(rel < 1e-5)) {
+      return absl::InternalError(absl::StrFormat("%s: relative error %.3g against the host loop (%s)", t.name, rel,
+                                                 (*exe)->Describe()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status OomCheck() {
+#if !HLOC_HAVE_CUDA
+  return GpuRuntimeAvailable();
+#else
+  absl::StatusOr<const CudaContext*> ctx = GetCudaContext(0);
+  if (!ctx.ok()) return ctx.status();
+  const CudaDriver& d = *(*ctx)->driver;
+  if (absl::Status s = (*ctx)->MakeCurrent(); !s.ok()) return s;
+  size_t free_before = 0, free_after = 0, total = 0;
+  if (absl::Status s = HLOC_CU(d, cuMemGetInfo, "reading free memory", &free_before, &total); !s.ok()) return s;
+  Mini m("selftest_oom");
+  const ArrayShape small = F32({1000});
+  m.Alloc(64 << 20, 2, nullptr);                               // taken first, must be given back
+  m.Alloc(static_cast<int64_t>(total) * 2, 2, nullptr);        // cannot be had
+  m.Alloc(small.byte_size(), 1, &small);
+  absl::StatusOr<std::unique_ptr<GpuExecutable>> exe = GpuExecutable::Load(m.exe, {});
+  if (exe.ok()) return absl::InternalError("allocating twice the device's memory succeeded");
+  if (exe.status().code() != absl::StatusCode::kResourceExhausted ||
+      exe.status().message().find("cannot allocate allocation #1") == std::string::npos) {
+    return absl::InternalError(absl::StrCat("expected a ResourceExhausted error naming allocation #1, got: ",
+                                            exe.status().ToString()));
+  }
+  if (absl::Status s = HLOC_CU(d, cuMemGetInfo, "reading free memory", &free_after, &total); !s.ok()) return s;
+  if (free_after + (16 << 20) < free_before) {
+    return absl::InternalError(absl::StrFormat("after the failed load %.1f MiB less is free: memory was not given back",
+                                               (free_before - free_after) / 1048576.0));
+  }
+  // The process goes on: a normal executable loads and runs.
+  if (absl::Status s = RunGpuSelfTest("kernel"); !s.ok()) {
+    return absl::InternalError(absl::StrCat("after the out-of-memory error a normal run failed: ", s.message()));
+  }
+  return absl::OkStatus();
+#endif
+}
+
+absl::Status AutotuneCheck() {
+  const std::string path = absl::StrCat("/tmp/hloc_autotune_selftest_", static_cast<long>(getpid()), ".txt");
+  std::remove(path.c_str());
+  auto make = [&]() {
+    Mini m("selftest_autotune");
+    const ArrayShape a = F32({512, 256}), b = F32({256, 384}), out = F32({512, 384});
+    Thunk t;
+    t.kind = ThunkKind::kGemm;
+    t.name = "autotuned_gemm";
+    t.gemm.lhs_type = t.gemm.rhs_type = t.gemm.output_type = t.gemm.compute_type = "f32";
+    t.gemm.m = 512, t.gemm.n = 384, t.gemm.k = 256;
+    t.arguments = {m.Alloc(a.byte_size(), 0, &a), m.Alloc(b.byte_size(), 0, &b), m.Alloc(out.byte_size(), 1, &out)};
+    t.written = {false, false, true};
+    m.exe.thunks.push_back(t);
+    return m.exe;
+  };
+  GpuRunOptions o;
+  o.autotune = true;
+  o.autotune_cache = path;
+  absl::StatusOr<std::unique_ptr<GpuExecutable>> first = GpuExecutable::Load(make(), o);
+  if (!first.ok()) return first.status();
+  const std::string d1 = (*first)->Describe();
+  if (d1.find("algorithm by autotune") == std::string::npos) {
+    std::remove(path.c_str());
+    // One candidate only: nothing to time, nothing cached. Say so rather than pass silently.
+    return absl::InternalError(absl::StrCat("the GEMM was not autotuned:\n", d1));
+  }
+  AutotuneCache fresh;
+  if (absl::Status s = fresh.Load(path); !s.ok()) return s;
+  if (fresh.size() < 1) return absl::InternalError(absl::StrCat("the autotune cache file ", path, " holds no entry"));
+  absl::StatusOr<std::unique_ptr<GpuExecutable>> second = GpuExecutable::Load(make(), o);
+  std::remove(path.c_str());
+  if (!second.ok()) return second.status();
+  const std::string d2 = (*second)->Describe();
+  if (d2.find("algorithm by cache") == std::string::npos) {
+    return absl::InternalError(absl::StrCat("the second load did not take the cached algorithm:\n", d2));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hloc::runtime::gpu
