@@ -1,8 +1,12 @@
-// hloc eval FILE --inputs IN.npz [--outputs OUT.npz] [--expect EXPECTED.npz] [--tol T]:
-// runs the entry computation on the reference evaluator and checks its outputs.
+// hloc eval FILE --inputs IN.npz [--outputs OUT.npz] [--expect EXPECTED.npz] [--tol T]
+// [--bench N] [--seed S]: runs the entry computation on the reference evaluator and checks its
+// outputs (or times it: scripts/bench-cpu sets the evaluator's time beside `hloc run`'s).
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <random>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -17,6 +21,32 @@
 
 namespace hloc::cli {
 namespace {
+
+// `hloc run`'s seeded inputs (run_command.cc RandomLiteral), for the parameter's row-major
+// array: the same distributions in the same order, so a seed means the same values in both.
+absl::StatusOr<Literal> RandomParameter(const Shape& param, std::mt19937_64& rng) {
+  if (!param.IsArray()) {
+    return absl::UnimplementedError("random inputs are made for array parameters only; give --inputs");
+  }
+  auto literal = Literal::Create(Shape(param.element_type(), param.dimensions()));
+  if (!literal.ok()) return literal.status();
+  const PrimitiveType t = param.element_type();
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  std::uniform_int_distribution<int64_t> small(0, 9);
+  for (int64_t i = 0; i < literal->element_count(); ++i) {
+    if (t == PrimitiveType::PRED) {
+      literal->SetInt(i, static_cast<int64_t>(rng() & 1));
+    } else if (IsComplex(t)) {
+      const double re = real(rng);
+      literal->SetComplex(i, {re, real(rng)});
+    } else if (IsFloatingPoint(t)) {
+      literal->SetDouble(i, real(rng));
+    } else {
+      literal->SetInt(i, small(rng));
+    }
+  }
+  return std::move(*literal);
+}
 
 constexpr char kHelp[] = R"HELP(Usage: hloc eval [options] FILE --inputs IN.npz
 
@@ -40,6 +70,15 @@ Options:
                       convolution can feed the output (found by a conservative walk of the
                       module, so approximate); f16 1e-2; bf16 and f8 3e-2. Integers and pred
                       always compare exactly; NaN equals NaN.
+  --seed N            without --inputs: random parameters from seed N, drawn as `hloc run`
+                      draws them (floating point uniform in [-1, 1), integers 0..9, pred a
+                      random bit; parameter by parameter, element by element), so the
+                      same seed gives both commands the same inputs
+  --bench N           evaluate N times and print "bench: module=NAME backend=eval runs=N
+                      median_ms=X min_ms=X mean_ms=X": only the evaluation is timed, not
+                      parsing, verifying or reading inputs. Without --inputs the inputs
+                      are random (--seed, default 0). The outputs are not printed unless
+                      --outputs or --expect asks for them.
   --no-verify         do not run the verifier before evaluating
   -h, --help          show this help
 
@@ -55,6 +94,8 @@ int RunEval(const std::vector<std::string>& args) {
                            {"--outputs", "", true},
                            {"--expect", "", true},
                            {"--tol", "", true},
+                           {"--seed", "", true},
+                           {"--bench", "", true},
                            {"--no-verify", "", false}});
   if (!parsed.ok()) return UsageError("eval", std::string(parsed.status().message()));
   if (parsed->help) {
@@ -72,6 +113,17 @@ int RunEval(const std::vector<std::string>& args) {
     }
     tol = v;
   }
+  int64_t bench = 0, seed = 0;
+  if (auto v = parsed->Get("--bench"); v && (!absl::SimpleAtoi(*v, &bench) || bench < 1 || bench > 1000000)) {
+    return UsageError("eval", absl::StrCat("--bench needs a number of runs from 1 to 1000000, got '", *v, "'"));
+  }
+  if (auto v = parsed->Get("--seed"); v && (!absl::SimpleAtoi(*v, &seed) || seed < 0)) {
+    return UsageError("eval", absl::StrCat("--seed needs a non-negative integer, got '", *v, "'"));
+  }
+  if (parsed->Has("--inputs") && parsed->Has("--seed")) {
+    return UsageError("eval", "--seed makes random inputs; it cannot be combined with --inputs");
+  }
+  const bool random_inputs = !parsed->Has("--inputs") && (parsed->Has("--seed") || bench > 0);
   const std::string path = DisplayName(parsed->positional[0]);
   std::unique_ptr<HloModule> module = LoadModule(parsed->positional[0]);
   if (!module) return kExitFailure;
@@ -92,7 +144,7 @@ int RunEval(const std::vector<std::string>& args) {
   std::vector<Literal> inputs;
   const size_t num_params = static_cast<size_t>(entry->num_parameters());
   std::optional<std::string> inputs_path = parsed->Get("--inputs");
-  if (!inputs_path && num_params > 0) {
+  if (!inputs_path && num_params > 0 && !random_inputs) {
     return UsageError("eval", absl::StrCat("--inputs is required: the entry computation takes ", num_params,
                                            " parameter", num_params == 1 ? "" : "s"));
   }
@@ -117,14 +169,41 @@ int RunEval(const std::vector<std::string>& args) {
       }
       inputs.push_back(std::move(*lit));
     }
+  } else if (random_inputs) {
+    std::mt19937_64 rng(static_cast<uint64_t>(seed));
+    for (size_t i = 0; i < num_params; ++i) {
+      auto lit = RandomParameter(entry->parameter_instruction(static_cast<int64_t>(i))->shape(), rng);
+      if (!lit.ok()) {
+        std::cerr << "hloc: error: " << path << ": parameter " << i << ": " << lit.status().message() << "\n";
+        return kExitFailure;
+      }
+      inputs.push_back(std::move(*lit));
+    }
   }
 
   EvaluatorOptions eval_options;
   eval_options.replica_count = module->config().replica_count;
-  auto result = EvaluateModule(*module, inputs, eval_options);
-  if (!result.ok()) {
-    std::cerr << path << ": evaluation failed: " << result.status().message() << "\n";
-    return kExitFailure;
+  // Only the evaluation is timed (--bench): parsing, verifying and inputs are done already.
+  std::vector<double> times;
+  absl::StatusOr<Literal> result = absl::UnknownError("not evaluated");
+  for (int64_t run = 0; run < std::max<int64_t>(bench, 1); ++run) {
+    const auto start = std::chrono::steady_clock::now();
+    result = EvaluateModule(*module, inputs, eval_options);
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    if (!result.ok()) {
+      std::cerr << path << ": evaluation failed: " << result.status().message() << "\n";
+      return kExitFailure;
+    }
+  }
+  if (bench > 0) {
+    std::sort(times.begin(), times.end());
+    const size_t n = times.size();
+    const double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+    double mean = 0;
+    for (double t : times) mean += t / static_cast<double>(n);
+    std::cout << absl::StrFormat("bench: module=%s backend=eval runs=%d median_ms=%.4f min_ms=%.4f mean_ms=%.4f\n",
+                                 module->name().empty() ? std::string("module") : std::string(module->name()), n,
+                                 median, times.front(), mean);
   }
   std::vector<const Literal*> outputs = FlattenLeaves(*result);
   if (auto out_path = parsed->Get("--outputs")) {
@@ -136,7 +215,7 @@ int RunEval(const std::vector<std::string>& args) {
   }
   std::optional<std::string> expect_path = parsed->Get("--expect");
   if (!expect_path) {
-    PrintOutputs(outputs);
+    if (bench == 0) PrintOutputs(outputs);
     return kExitOk;
   }
   return CheckOutputs(outputs, *expect_path, module.get(), tol, path);

@@ -801,7 +801,12 @@ TEST_CASE("pipelines/*.yaml load and list only registered passes", "[pipeline][m
   REQUIRE(gpu.ok());
   std::vector<std::string> top;
   for (const PipelineEntry& e : gpu->passes) top.push_back(e.name());
-  CHECK(top == std::vector<std::string>{"sharding-removal", "optimization", "layout assignment"});
+  // XLA:GPU's order: sharding, optimization, layout assignment, normalization + library rewrites,
+  // fusion, copy insertion, scheduling.
+  CHECK(top == std::vector<std::string>{"sharding-removal", "optimization", "layout assignment",
+                                        "hlo normalization", "post-layout_assignment", "fusion",
+                                        "multi-output-fusion", "rename_fusions", "fusion-wrapper",
+                                        "GPU-ir-emit-prepare", "scheduling"});
   std::vector<PipelineEntry*> simp = FindTargets(*gpu, "simplification");
   REQUIRE(simp.size() == 1);
   CHECK(simp[0]->fixed_point);
