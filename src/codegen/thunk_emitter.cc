@@ -99,6 +99,14 @@ class Walker {
         if (!s.ok()) return s.status();
         a.slice = *s;
         a.is_output = is_output;
+        // Kernels address every element (one byte or more each, as Literal and the runtime
+        // store them): a smaller slice would be written past its end.
+        const int64_t needed = a.shape.num_elements() * std::max(1, ByteWidth(a.shape.element_type()));
+        if (a.slice.size < needed)
+          return absl::InternalError(absl::StrCat("buffer assignment gave %", value->name(),
+                                                  index.empty() ? "" : ShapeIndexToString(index), " (",
+                                                  a.shape.ToString(), ") ", a.slice.size, " bytes but it needs ",
+                                                  needed));
         args.push_back(std::move(a));
       }
       return absl::OkStatus();

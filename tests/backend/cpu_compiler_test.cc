@@ -301,6 +301,14 @@ ENTRY e { x = f32[1,6,6,2] parameter(0) k = f32[3,3,2,4] parameter(1)
   i = s32[16] parameter(2) j = s32[16] parameter(3) q = s32[16] divide(i, j) r = s32[16] remainder(i, j)
   sh = s32[16] shift-left(i, j) pc = s32[16] popcnt(i)
   ROOT out = (f32[1,6,6,4], s32[16], s32[16], s32[16], s32[16]) tuple(c, q, r, sh, pc) })", 40},
+    {"one-device collectives", R"(HloModule m, replica_count=1
+add { x = f32[] parameter(0) y = f32[] parameter(1) ROOT s = f32[] add(x, y) }
+ENTRY e { a = f32[8] parameter(0)
+  ar = f32[8] all-reduce(a), replica_groups={}, to_apply=add
+  ag = f32[8] all-gather(ar), dimensions={0}, replica_groups={}
+  cp = f32[8] collective-permute(a), source_target_pairs={{0,0}}
+  r = u32[] replica-id()
+  ROOT t = (f32[8], f32[8], f32[8], u32[]) tuple(ar, ag, cp, r) })", 8},
 };
 
 TEST_CASE("kernels match the reference evaluator", "[cpu][kernels]") {

@@ -35,13 +35,13 @@ std::string StandaloneModule(const HloComputation& fused) {
   return text;
 }
 
-TEST_CASE("elemental: loop and input fusions of the optimized corpus", "[elemental][corpus]") {
+TEST_CASE("elemental: loop and input fusions of the optimized corpus", "[elemental][elemental-corpus]") {
   std::vector<Case> cases;
   int skipped_shapes = 0;
   std::vector<std::filesystem::path> files;
   for (const auto& entry : std::filesystem::directory_iterator(std::string(HLOC_TESTS_DIR) + "/corpus")) {
     const std::string name = entry.path().filename().string();
-    if (name.size() > 31 && name.substr(name.size() - 31) == ".small.after_optimizations.txt") files.push_back(entry.path());
+    if (name.ends_with(".small.after_optimizations.txt")) files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
   REQUIRE(files.size() > 10);

@@ -138,8 +138,20 @@ class KernelBuilder {
         return Sequential([&] { return EmitSortKernel(k_, hlo_); });
       case HloOpcode::kTopK:
         return Sequential([&] { return EmitTopKKernel(k_, hlo_); });
-      case HloOpcode::kScan:
-        return Sequential([&] { return EmitScanKernel(k_, hlo_); });
+      case HloOpcode::kScan: {
+        // Each position of the scanned slice is an independent recurrence: split those.
+        const Shape& in = hlo_.operand(0)->shape();
+        Shape slice = in;
+        if (in.IsArray() && hlo_.attrs().dimensions.size() == 1 && hlo_.attrs().dimensions[0] >= 0 &&
+            hlo_.attrs().dimensions[0] < in.rank()) {
+          std::vector<int64_t> dims = in.dimensions();
+          dims.erase(dims.begin() + hlo_.attrs().dimensions[0]);
+          slice = Shape(in.element_type(), dims);
+          slice.SetDefaultLayout();
+        }
+        k_.partitions = ChoosePartitions(hlo_, slice, options_);
+        return EmitScanKernel(k_, hlo_);
+      }
       case HloOpcode::kSelectAndScatter:
         return Sequential([&] { return EmitSelectAndScatterKernel(k_, hlo_); });
       case HloOpcode::kCustomCall:

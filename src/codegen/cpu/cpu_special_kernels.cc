@@ -350,7 +350,7 @@ absl::Status EmitScatterKernel(KernelContext& k, const HloInstruction& scatter,
 // scan over dimension d: the body must compute each element of its results from the same
 // element of its parameters (elementwise ops, scalar broadcasts, constants), which is what
 // cumulative sums/products lower to; then each position of the slice is an independent
-// recurrence, run in place in the carry outputs.
+// recurrence, run in place in the carry outputs, and positions are split between parts.
 absl::Status EmitScanKernel(KernelContext& k, const HloInstruction& scan) {
   llvm::IRBuilderBase& b = *k.b;
   const HloComputation* body = scan.to_apply();
@@ -384,7 +384,10 @@ absl::Status EmitScanKernel(KernelContext& k, const HloInstruction& scan) {
     v.insert(v.begin() + dim, pos);
     return IrArray::Index(v);
   };
-  return EmitIndexLoops(b, slice_dims, "scan.slice", [&](const IrArray::Index& s) -> absl::Status {
+  // The slices' positions, split by part (the caller chose k.partitions).
+  Shape slice_shape(in0.element_type(), slice_dims);
+  slice_shape.SetDefaultLayout();
+  return EmitLoopNest(slice_shape, b, k.part, k.num_parts, [&](const IrArray::Index& s) -> absl::Status {
     for (int64_t j = 0; j < c; ++j)
       k.outputs[nout + j].EmitWriteArrayElement(s, k.operands[nin + j].EmitReadArrayElement(s, b), b);
     return EmitForLoop(b, b.getInt64(0), b.getInt64(len), "scan.step", [&](llvm::Value* step) -> absl::Status {

@@ -184,9 +184,20 @@ absl::StatusOr<ElementGenerator> MakeShapeOpGenerator(ElementalIrEmitter& e, con
       Shape out = shape, in = hlo->operand(0)->shape();
       if (!out.has_layout()) out.SetDefaultLayout();
       if (!in.has_layout()) in.SetDefaultLayout();
-      return Mapped(ops, hlo, [=](const Index& index) -> absl::StatusOr<Index> {
+      Gen moved = Mapped(ops, hlo, [=](const Index& index) -> absl::StatusOr<Index> {
         llvm::Value* linear = IrArray(nullptr, out).EmitLinearIndex(index, *b);
         return IrArray::Delinearize(linear, in, *b);
+      });
+      // XLA's optimized HLO also bitcasts between element types of one width (a bitcast-convert
+      // turned into a bitcast): the bits carry over.
+      const PrimitiveType from = in.element_type(), to = out.element_type();
+      if (from == to) return moved;
+      auto width = [](PrimitiveType t) { return t == PrimitiveType::PRED ? 8 : BitWidth(t); };
+      if (width(from) != width(to)) return absl::InvalidArgumentError("bitcast between element types of different widths");
+      return Gen([=](const Index& index) -> SV {
+        SV v = moved(index);
+        if (!v.ok()) return v;
+        return BitsToValue(*b, ValueToBits(*b, *v, from), to);
       });
     }
     case O::kDynamicSlice: {
