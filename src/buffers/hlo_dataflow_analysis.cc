@@ -81,9 +81,13 @@ int64_t BufferSizeOfShape(const Shape& shape) {
   if (!shape.IsArray()) return 0;
   absl::StatusOr<int64_t> n = shape.ElementCount();
   if (!n.ok()) return 0;
-  int bits = BitWidth(shape.element_type());
-  if (bits < 8) return (*n * bits + 7) / 8;  // sub-byte types pack (s4, u4, f4)
-  return *n * ByteWidth(shape.element_type());
+  // Elements take whole bytes (pred, s4, f4 included: one byte each, as the emitters store them)
+  // unless the layout packs them (E(n), XLA's element_size_in_bits).
+  if (shape.has_layout() && shape.layout().element_size_in_bits > 0 &&
+      shape.layout().element_size_in_bits < 8) {
+    return (*n * shape.layout().element_size_in_bits + 7) / 8;
+  }
+  return *n * std::max(1, ByteWidth(shape.element_type()));
 }
 
 // ---- in-place pairs and buffer sharing --------------------------------------------------------

@@ -28,6 +28,8 @@ void RegisterLayoutPasses(PassRegistry& registry);
 // src/passes/library/: cublas-gemm-rewriter, cublas-pad-for-gemms, conv-rewriter,
 // cudnn-fused-convolution-rewriter.
 void RegisterLibraryPasses(PassRegistry& registry);
+// src/passes/library/conv_padding_legalization.cc: gpu-conv-padding-legalization.
+void RegisterConvPaddingLegalizationPass(PassRegistry& registry);
 // src/passes/copy/: copy-insertion.
 void RegisterCopyInsertionPass(PassRegistry& registry);
 

@@ -11,6 +11,7 @@ void RegisterAllPasses(PassRegistry& registry) {
   RegisterSchedulePasses(registry);
   RegisterLayoutPasses(registry);
   RegisterLibraryPasses(registry);
+  RegisterConvPaddingLegalizationPass(registry);
   RegisterCopyInsertionPass(registry);
 }
 

@@ -42,6 +42,12 @@ absl::StatusOr<bool> TryEmitTiledTranspose(GpuKernel& k, const HloInstruction& t
 absl::Status EmitSortKernel(GpuKernel& k, const HloInstruction& sort);
 absl::Status EmitTopKKernel(GpuKernel& k, const HloInstruction& topk);
 absl::Status EmitScanKernel(GpuKernel& k, const HloInstruction& scan);
+// gpu_scan_emitter.cc: a scan of one associative carry (cumsum, cumprod) as a parallel block
+// scan; a reduce-window whose window spans one whole dimension, padded n-1 on one side (a
+// cumulative reduction), likewise. Return false (emitting nothing) for other forms.
+absl::StatusOr<bool> TryEmitParallelScan(GpuKernel& k, const HloInstruction& scan);
+absl::StatusOr<bool> TryEmitCumulativeReduceWindow(GpuKernel& k, const HloInstruction& reduce_window,
+                                                   const ElementGenerator& operand, const ElementGenerator& init);
 absl::Status EmitSelectAndScatterKernel(GpuKernel& k, const HloInstruction& sas);
 // `operand_gen(i)`: operand i of the scatter / dynamic-update-slice; `operand_leaf(i)`: the
 // kernel operand leaf operand i reads directly (a fusion parameter or an unfused operand), or -1.

@@ -191,6 +191,13 @@ class KernelBuilder {
       case HloOpcode::kCustomCall:
         return absl::UnimplementedError(absl::StrCat("custom-call target \"", root.attrs().custom_call_target,
                                                      "\" is not supported by the GPU backend"));
+      case HloOpcode::kReduceWindow: {
+        // Cumulative reduce-windows (JAX's cumprod/cummax) as parallel scans (gpu_scan_emitter.cc).
+        absl::StatusOr<bool> cumulative = TryEmitCumulativeReduceWindow(k_, root, operand_gen(0), operand_gen(1));
+        if (!cumulative.ok()) return cumulative.status();
+        if (*cumulative) return absl::OkStatus();
+        break;
+      }
       case HloOpcode::kTranspose: {
         ElementGenerator g = operand_gen(0);
         if (g) {

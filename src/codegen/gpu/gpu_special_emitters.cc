@@ -9,7 +9,8 @@
 //     operands and narrow types take the serial path (one thread, updates in order:
 //     deterministic, XLA's semantics exactly).
 //   dynamic-update-slice: in place, a thread per update element; otherwise every output element.
-//   scan: a thread per position of the scanned slice, running the recurrence along the dimension.
+//   scan: associative one-carry scans in parallel (gpu_scan_emitter.cc); others a thread per
+//     position of the scanned slice, running the recurrence along the dimension.
 //   select-and-scatter: one thread (the selection order is sequential by definition).
 #include <algorithm>
 
@@ -260,6 +261,10 @@ absl::Status EmitDynamicUpdateSliceKernel(GpuKernel& k, const HloInstruction& du
 }
 
 absl::Status EmitScanKernel(GpuKernel& k, const HloInstruction& scan) {
+  // Associative one-carry scans (cumsum, cumprod) run as parallel block scans.
+  absl::StatusOr<bool> parallel = TryEmitParallelScan(k, scan);
+  if (!parallel.ok()) return parallel.status();
+  if (*parallel) return absl::OkStatus();
   llvm::IRBuilderBase& b = *k.b;
   const HloComputation* body = scan.to_apply();
   if (body == nullptr) return absl::InvalidArgumentError("scan without a body");
