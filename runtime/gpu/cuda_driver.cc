@@ -45,6 +45,7 @@ absl::StatusOr<std::unique_ptr<CudaDriver>> LoadOnce() {
   if (driver->name == nullptr) missing.push_back(HLOC_STRINGIFY(name));
   HLOC_CUDA_DRIVER_ENTRIES(HLOC_CUDA_DRIVER_LOAD)
 #undef HLOC_CUDA_DRIVER_LOAD
+  driver->cuFuncGetParamInfo = reinterpret_cast<decltype(driver->cuFuncGetParamInfo)>(dlsym(*lib, "cuFuncGetParamInfo"));
   if (!missing.empty()) {
     return absl::UnavailableError(absl::StrCat("libcuda.so.1 lacks entry points (driver too old for CUDA ",
                                                CUDA_VERSION / 1000, "?): ", absl::StrJoin(missing, ", ")));

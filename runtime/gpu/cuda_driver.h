@@ -43,6 +43,9 @@ struct CudaDriver {
 #define HLOC_CUDA_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
   HLOC_CUDA_DRIVER_ENTRIES(HLOC_CUDA_DRIVER_MEMBER)
 #undef HLOC_CUDA_DRIVER_MEMBER
+  // Optional (CUDA 12.4+; null when the driver lacks it): lets Load check each kernel's
+  // parameter list against its thunk's arguments.
+  decltype(&::cuFuncGetParamInfo) cuFuncGetParamInfo = nullptr;
 };
 
 // The process's driver, loaded and cuInit'ed once; later calls return the same result (an

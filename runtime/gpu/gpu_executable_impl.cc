@@ -226,7 +226,8 @@ class GpuExecutableImpl : public GpuExecutable {
           break;
         case ThunkKind::kCopy:
           if (t.arguments.size() != 2) return ThunkError(t, "expects {source, destination}");
-          if (std::max<int64_t>(t.size, 0) > std::min(t.arguments[0].size, t.arguments[1].size)) {
+          // size 0 means the whole source, as on the CPU runtime.
+          if ((t.size > 0 ? t.size : t.arguments[0].size) > std::min(t.arguments[0].size, t.arguments[1].size)) {
             return ThunkError(t, absl::StrCat("copies ", t.size, " bytes between slices of ", t.arguments[0].size,
                                               " and ", t.arguments[1].size));
           }
@@ -359,6 +360,24 @@ class GpuExecutableImpl : public GpuExecutable {
           return ThunkError(t, absl::StrCat("kernel '", t.kernel_name, "' runs at most ", max_threads,
                                             " threads per block (registers), its launch asks for ",
                                             l.block_x * l.block_y * l.block_z));
+        }
+        if (d_->cuFuncGetParamInfo != nullptr) {
+          // The compiler's convention: one 8-byte pointer per argument slice. A mismatch would
+          // make the kernel read garbage addresses, so it is an error here, not a fault later.
+          size_t offset = 0, size = 0;
+          const size_t n = t.arguments.size();
+          for (size_t i = 0; i < n; ++i) {
+            size = 0;
+            if (d_->cuFuncGetParamInfo(it->second, i, &offset, &size) != CUDA_SUCCESS || size != 8) {
+              return ThunkError(t, absl::StrCat("kernel '", t.kernel_name, "' does not take ", n,
+                                                " pointer parameters (parameter ", i, ": ",
+                                                size == 0 ? "missing" : absl::StrCat(size, " bytes"), ")"));
+            }
+          }
+          if (d_->cuFuncGetParamInfo(it->second, n, &offset, &size) == CUDA_SUCCESS) {
+            return ThunkError(t, absl::StrCat("kernel '", t.kernel_name, "' takes more than the ", n,
+                                              " parameters its thunk passes"));
+          }
         }
         if (l.shared_memory_bytes > 48 * 1024) {
           GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuFuncSetAttribute, Where("allowing large dynamic shared memory"),

@@ -279,6 +279,11 @@ Backend GpuBackend() {
   Backend b;
   b.name = "gpu";
   b.compile = [](HloModule& module, const ParsedArgs& args) -> absl::StatusOr<runtime::Executable> {
+    // Say at once that there is no GPU rather than after compiling (`hloc compile --profile
+    // h200` is the deviceless path).
+    if (absl::Status s = runtime::GpuRuntimeAvailable(); !s.ok()) {
+      return absl::UnavailableError(absl::StrCat("--backend gpu: no usable GPU here: ", s.message()));
+    }
     codegen::gpu::GpuCompileOptions options;
     if (!args.Has("--no-passes")) {
       absl::Status s = codegen::gpu::LoadGpuProfileAndPipeline(

@@ -115,6 +115,10 @@ absl::StatusOr<runtime::Thunk> GemmThunk(const HloInstruction& hlo, const std::v
   g.epilogue = std::string(GemmEpilogueName(cfg->epilogue));
   if (cfg->selected_algorithm) g.algorithm = *cfg->selected_algorithm;
   const bool bias = EpilogueAddsBias(cfg->epilogue);
+  // XLA's (a, b, c, bias) form: the runtime takes one addend (its third argument is C or the
+  // bias), so refuse rather than read the bias from C (cublas-gemm-rewriter does not emit it).
+  if (bias && cfg->beta != 0)
+    return absl::UnimplementedError("a GEMM with both a matrix addend (beta != 0) and a bias epilogue");
   if (bias && plan->swap_operands)
     return absl::UnimplementedError("a bias epilogue on a column-major GEMM result");
   runtime::Thunk t;

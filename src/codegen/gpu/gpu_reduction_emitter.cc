@@ -126,10 +126,16 @@ llvm::Value* Product(const std::vector<int64_t>& dims, llvm::IRBuilderBase& b) {
 
 }  // namespace
 
+// gpu_reduction_split.cc: column reductions, and rows split across blocks.
+bool SplitReductionApplies(const HloComputation& fused);
+absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& fused,
+                                           const std::function<ElementGenerator(int64_t)>& parameter);
+
 absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fused,
                                          const std::function<ElementGenerator(int64_t)>& parameter) {
   std::optional<RowPlan> plan = Analyze(fused);
-  if (!plan) return false;
+  // Not rows (a column or non-trailing reduce): the split emitter, else the loop kernel.
+  if (!plan) return TryEmitSplitReduction(k, fused, parameter);
   if (plan->outputs.size() != k.outputs.size()) return false;
   llvm::IRBuilderBase& b = *k.b;
   llvm::LLVMContext& ctx = b.getContext();
@@ -137,6 +143,10 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
   for (int64_t d : plan->kept_dims) rows *= d;
   for (int64_t d : plan->reduced_dims) row_len *= d;
   if (rows == 0 || row_len == 0) return false;  // nothing to reduce: the loop kernel writes inits
+  // A few long rows without chains (full reductions): a block per row would leave most SMs
+  // idle; the split emitter spreads each row over many blocks.
+  if (rows < 2 * k.device->sm_count && row_len >= 8192 && SplitReductionApplies(fused))
+    return TryEmitSplitReduction(k, fused, parameter);
 
   // Threads per row: a warp for short rows (several rows per block), a block for long ones.
   int64_t per_row = 32, rows_per_block = 1;

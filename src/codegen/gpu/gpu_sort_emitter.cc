@@ -1,6 +1,6 @@
 // Sort and top-k. A block owns a row (grid-stride over rows):
 //   - rows whose padded (power of two) length fits in shared memory with every operand and an
-//     index: bitonic sort in shared memory (XLA sorts small rows the same way, in tiles); ties
+//     index: bitonic sort in shared memory, a thread per compare-exchange pair (XLA sorts small rows the same way, in tiles); ties
 //     are broken by the original position, so the result is stable whatever `is_stable` says;
 //   - longer rows (sort): odd-even transposition sort in place in the outputs, stable because
 //     only strictly out-of-order neighbours swap;
@@ -136,17 +136,22 @@ absl::Status EmitBitonic(GpuKernel& k, int64_t P, int64_t n, int64_t T, const st
             b, b.CreateLShr(kk, 1), "bitonic.j", [&](llvm::Value* j) { return b.CreateICmpSGT(j, b.getInt64(0)); },
             [&](llvm::Value* j) { return b.CreateLShr(j, 1); },
             [&](llvm::Value* j) -> absl::Status {
-              absl::Status s = EmitStridedLoop(b, tid, b.getInt64(P), b.getInt64(T), "bitonic.i",
-                                               [&](llvm::Value* i) -> absl::Status {
-                llvm::Value* ixj = b.CreateXor(i, j);
-                return cpu::EmitIf(b, b.CreateICmpSGT(ixj, i), "pair", [&]() -> absl::Status {
+              // A thread per compare-exchange pair (P/2 of them): pair p is element i (bit j of
+              // i clear) and i + j, so no thread idles on the upper half of a pair.
+              absl::Status s = EmitStridedLoop(b, tid, b.getInt64(P / 2), b.getInt64(T), "bitonic.p",
+                                               [&](llvm::Value* p) -> absl::Status {
+                llvm::Value* low_mask = b.CreateSub(j, b.getInt64(1));
+                llvm::Value* i = b.CreateOr(b.CreateShl(b.CreateAnd(p, b.CreateNot(low_mask)), 1),
+                                            b.CreateAnd(p, low_mask));
+                llvm::Value* ixj = b.CreateOr(i, j);
+                {
                   llvm::Value* up = b.CreateICmpEQ(b.CreateAnd(i, kk), b.getInt64(0));
-                  absl::StatusOr<llvm::Value*> ji = full_less(ixj, i);
-                  if (!ji.ok()) return ji.status();
-                  absl::StatusOr<llvm::Value*> ij = full_less(i, ixj);
-                  if (!ij.ok()) return ij.status();
-                  llvm::Value* swap = b.CreateSelect(up, *ji, *ij);
-                  return cpu::EmitIf(b, swap, "swap", [&]() -> absl::Status {
+                  // Ascending pairs swap when [ixj] < [i], descending ones when [i] < [ixj]:
+                  // one comparison with the operands picked by direction.
+                  absl::StatusOr<llvm::Value*> swap =
+                      full_less(b.CreateSelect(up, ixj, i), b.CreateSelect(up, i, ixj));
+                  if (!swap.ok()) return swap.status();
+                  return cpu::EmitIf(b, *swap, "swap", [&]() -> absl::Status {
                     for (size_t a = 0; a < arrays.size(); ++a) {
                       llvm::Value* x = b.CreateLoad(types[a], at(a, i));
                       llvm::Value* y = b.CreateLoad(types[a], at(a, ixj));
@@ -159,7 +164,7 @@ absl::Status EmitBitonic(GpuKernel& k, int64_t P, int64_t n, int64_t T, const st
                     b.CreateStore(x, idx_at(ixj));
                     return absl::OkStatus();
                   });
-                });
+                }
               });
               if (!s.ok()) return s;
               k.Barrier();

@@ -166,7 +166,9 @@ absl::Status FuseMatrixBiasAdd(Rewrite& rw, HloInstruction* add, HloInstruction*
   const bool can_overwrite = CanOverwriteBias(bias);
   auto config = Config(gemm);
   if (!config.ok()) return config.status();
-  const bool supported_epilogue = config->epilogue == GemmEpilogue::kDefault || config->epilogue == GemmEpilogue::kBias;
+  // XLA also adds a matrix C to a GEMM with a BIAS epilogue (operands a, b, c, bias); hloc's GPU
+  // runtime takes one addend operand, C or the bias, so it keeps such an add out of the GEMM.
+  const bool supported_epilogue = config->epilogue == GemmEpilogue::kDefault;
   if (config->beta != 0 || !(IsLtMatmul(gemm) || can_overwrite) || !OneUser(gemm) || !supported_epilogue)
     return absl::OkStatus();
   config->beta = 1;
@@ -219,7 +221,10 @@ absl::StatusOr<bool> FuseVectorBiasAdd(Rewrite& rw, HloInstruction* add, HloInst
   const DotDimensionNumbers& dn = config->dot_dimension_numbers;
   const int64_t num_col_dims = gemm->operand(1)->shape().rank() - static_cast<int64_t>(dn.rhs_batch_dimensions.size()) -
                                static_cast<int64_t>(dn.rhs_contracting_dimensions.size());
-  if (!OneUser(gemm) || config->epilogue != GemmEpilogue::kDefault || bias->shape().rank() != num_col_dims ||
+  // beta != 0: the GEMM already has a C operand; with a bias as well hloc's runtime would read the
+  // bias from C (see FuseMatrixBiasAdd), so the vector add stays outside (a fusion takes it).
+  if (!OneUser(gemm) || config->epilogue != GemmEpilogue::kDefault || config->beta != 0 ||
+      bias->shape().rank() != num_col_dims ||
       bias->shape().element_type() != gemm->shape().element_type())
     return false;
   // The bias must run along the most minor physical dimensions of the (bitcast) output.
