@@ -30,6 +30,8 @@ void RegisterLayoutPasses(PassRegistry& registry);
 void RegisterLibraryPasses(PassRegistry& registry);
 // src/passes/library/conv_padding_legalization.cc: gpu-conv-padding-legalization.
 void RegisterConvPaddingLegalizationPass(PassRegistry& registry);
+// src/passes/library/cudnn_layout_legalization.cc: cudnn-layout-legalization.
+void RegisterCudnnLayoutLegalizationPass(PassRegistry& registry);
 // src/passes/copy/: copy-insertion.
 void RegisterCopyInsertionPass(PassRegistry& registry);
 

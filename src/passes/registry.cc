@@ -12,6 +12,7 @@ void RegisterAllPasses(PassRegistry& registry) {
   RegisterLayoutPasses(registry);
   RegisterLibraryPasses(registry);
   RegisterConvPaddingLegalizationPass(registry);
+  RegisterCudnnLayoutLegalizationPass(registry);
   RegisterCopyInsertionPass(registry);
 }
 

@@ -10,8 +10,12 @@
 //     block through shared memory; later reduces and the outputs read the row's value;
 //   - outputs of the row's shape are written in a last pass over the row, outputs of the
 //     reduced shape by the row's first thread.
-// Values that a chain needs again (x in softmax) are recomputed from the inputs, which the
-// second pass finds in L1/L2.
+// Rows that split evenly over their threads (each thread owning K <= 32 elements) are kept in
+// registers: every thread loads its share of each row-shaped input once, with 16-byte vector
+// loads (bf16 x8, f32 x4: thread t owns the V-element groups t, t + threads, ...), and the
+// passes of the chain and the row-shaped outputs (vector stores) reuse those values instead of
+// re-reading memory. Other rows fold a strided part per thread and recompute what a chain
+// needs again (x in softmax) from the inputs, which the second pass finds in L1/L2.
 #include <algorithm>
 #include <set>
 
@@ -161,6 +165,29 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
   k.launch = runtime::LaunchDimensions{};
   k.launch.block_x = block;
   k.launch.grid_x = std::max<int64_t>(1, std::min(groups, resident * k.device->waves));
+  // Register rows: V consecutive elements per vector access; per_row shrinks so that every
+  // thread owns at least V elements.
+  int64_t vec = 1, per_thread = 0;
+  {
+    int min_bytes = 16;
+    for (const HloInstruction* inst : fused.MakeInstructionPostOrder())
+      if (inst->opcode() == HloOpcode::kParameter && SameDims(inst->shape(), plan->in_dims))
+        min_bytes = std::min(min_bytes, std::max(1, ByteWidth(inst->shape().element_type())));
+    for (size_t o = 0; o < plan->outputs.size(); ++o)
+      if (plan->output_is_row[o]) min_bytes = std::min(min_bytes, std::max(1, ByteWidth(plan->outputs[o]->shape().element_type())));
+    vec = 16 / min_bytes;
+    if (rows_per_block == 1)
+      while (per_row > 64 && row_len < per_row * vec) per_row /= 2;
+    while (vec > 1 && row_len % (per_row * vec) != 0) vec /= 2;
+    if (row_len % (per_row * vec) == 0 && row_len / per_row <= 32) per_thread = row_len / per_row;
+    if (per_thread == 0) vec = 1;
+  }
+  if (rows_per_block == 1) {
+    k.launch.block_x = per_row;
+    k.launch.grid_x = std::max<int64_t>(
+        1, std::min(groups, std::max<int64_t>(1, k.device->max_threads_per_sm / per_row) * k.device->sm_count *
+                                k.device->waves));
+  }
   const int64_t warps_per_row = per_row / 32;
 
   // The row's value of each reduce lives in allocas its generator reads.
@@ -178,8 +205,43 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
     value_types[r] = r->shape().IsTuple() ? static_cast<llvm::Type*>(llvm::StructType::get(ctx, types)) : types[0];
   }
   llvm::IRBuilderBase* bp = &b;
+  // Which parameters a register row caches: row-shaped, row-major kernel operands whose value
+  // type is their storage type (floats and 32/64-bit integers), read through a vector load.
+  struct RowCache {
+    int64_t j = -1;                               // the thread's element being generated
+    std::vector<IrArray::Index> index;            // per j: the element's full index
+    std::map<int64_t, std::vector<llvm::Value*>> values;  // parameter -> per j
+  } cache;
+  std::set<int64_t> cached_params;
+  if (per_thread > 0) {
+    int64_t nparams = 0;
+    for (const HloInstruction* inst : fused.MakeInstructionPostOrder()) nparams += inst->opcode() == HloOpcode::kParameter;
+    if (static_cast<int64_t>(k.operands.size()) == nparams) {
+      for (const HloInstruction* inst : fused.MakeInstructionPostOrder()) {
+        if (inst->opcode() != HloOpcode::kParameter || !SameDims(inst->shape(), plan->in_dims)) continue;
+        const int64_t pn = inst->attrs().parameter_number;
+        if (pn < 0 || pn >= nparams) continue;
+        const Shape& os = k.operands[pn].shape();
+        const PrimitiveType t = inst->shape().element_type();
+        const bool plain = t == PrimitiveType::F16 || t == PrimitiveType::BF16 || t == PrimitiveType::F32 ||
+                           t == PrimitiveType::F64 || t == PrimitiveType::S32 || t == PrimitiveType::U32 ||
+                           t == PrimitiveType::S64 || t == PrimitiveType::U64;
+        if (plain && os.IsArray() && os.dimensions() == plan->in_dims && os.element_type() == t && IsRowMajorLayout(os))
+          cached_params.insert(pn);
+      }
+    }
+  }
+  RowCache* cp = &cache;
+  auto row_parameter = [&](int64_t pn) -> ElementGenerator {
+    ElementGenerator orig = parameter(pn);
+    if (!cached_params.count(pn)) return orig;
+    return [orig, pn, cp](const IrArray::Index& index) -> absl::StatusOr<llvm::Value*> {
+      if (cp->j >= 0 && index.multidim == cp->index[cp->j].multidim) return cp->values[pn][cp->j];
+      return orig(index);
+    };
+  };
   absl::StatusOr<std::shared_ptr<GeneratorMap>> gens = MakeFusionGenerators(
-      *k.emitter, fused, parameter, [&](const HloInstruction* inst) -> ElementGenerator {
+      *k.emitter, fused, row_parameter, [&](const HloInstruction* inst) -> ElementGenerator {
         if (inst->opcode() != HloOpcode::kReduce) return ElementGenerator();
         std::vector<llvm::AllocaInst*> s = slots[inst];
         llvm::Type* vt = value_types[inst];
@@ -221,6 +283,29 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
             v.insert(v.end(), ci.multidim.begin(), ci.multidim.end());
             return IrArray::Index(v);
           };
+          // Register row: the thread's elements lane*V + g*per_row*V + e, loaded once.
+          const bool in_registers = per_thread > 0;
+          cache.j = -1;
+          cache.index.clear();
+          cache.values.clear();
+          if (in_registers) {
+            for (int64_t j = 0; j < per_thread; ++j) {
+              llvm::Value* c = b.CreateAdd(b.CreateMul(lane, b.getInt64(vec)), b.getInt64((j / vec) * per_row * vec + j % vec));
+              cache.index.push_back(full_index(c));
+            }
+            for (int64_t pn : cached_params) {
+              const IrArray& a = k.operands[pn];
+              llvm::Type* et = PrimitiveTypeToIrType(a.shape().element_type(), ctx);
+              const int64_t bytes = ByteWidth(a.shape().element_type());
+              llvm::Type* vt = llvm::FixedVectorType::get(et, vec);
+              std::vector<llvm::Value*>& vals = cache.values[pn];
+              for (int64_t j = 0; j < per_thread; j += vec) {
+                llvm::Value* addr = a.EmitArrayElementAddress(cache.index[j], b);
+                llvm::LoadInst* ld = b.CreateAlignedLoad(vt, addr, llvm::Align(std::min<int64_t>(16, vec * bytes)));
+                for (int64_t e = 0; e < vec; ++e) vals.push_back(b.CreateExtractElement(ld, b.getInt64(e)));
+              }
+            }
+          }
           for (const HloInstruction* r : plan->reduces) {
             const int64_t n = r->operand_count() / 2;
             const std::vector<llvm::AllocaInst*>& acc = slots[r];
@@ -231,9 +316,7 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
               if (!v.ok()) return v.status();
               b.CreateStore(*v, acc[i]);
             }
-            absl::Status ls = EmitStridedLoop(b, lane, Product(plan->reduced_dims, b), b.getInt64(per_row),
-                                              "fold", [&](llvm::Value* c) -> absl::Status {
-                                                IrArray::Index idx = full_index(c);
+            auto fold = [&](const IrArray::Index& idx) -> absl::Status {
                                                 std::vector<llvm::Value*> cur, vals;
                                                 for (int64_t i = 0; i < n; ++i) {
                                                   cur.push_back(b.CreateLoad(acc[i]->getAllocatedType(), acc[i]));
@@ -248,7 +331,18 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
                                                 if (!next.ok()) return next.status();
                                                 for (int64_t i = 0; i < n; ++i) b.CreateStore((*next)[i], acc[i]);
                                                 return absl::OkStatus();
-                                              });
+            };
+            absl::Status ls;
+            if (in_registers) {
+              for (int64_t j = 0; j < per_thread && ls.ok(); ++j) {
+                cache.j = j;
+                ls = fold(cache.index[j]);
+              }
+              cache.j = -1;
+            } else {
+              ls = EmitStridedLoop(b, lane, Product(plan->reduced_dims, b), b.getInt64(per_row), "fold",
+                                   [&](llvm::Value* c) { return fold(full_index(c)); });
+            }
             if (!ls.ok()) return ls;
             // Warp: butterfly shuffles leave the warp's value in every lane.
             std::vector<llvm::Value*> cur;
@@ -293,7 +387,39 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
           // Outputs.
           bool any_row = false;
           for (size_t o = 0; o < plan->outputs.size(); ++o) any_row = any_row || plan->output_is_row[o];
-          if (any_row) {
+          if (any_row && in_registers) {
+            // Row outputs: V values per vector store where the output is row-major and stored
+            // as its value type.
+            for (size_t o = 0; o < plan->outputs.size(); ++o) {
+              if (!plan->output_is_row[o]) continue;
+              absl::StatusOr<ElementGenerator> g = gen_of(plan->outputs[o]);
+              if (!g.ok()) return g.status();
+              const IrArray& out = k.outputs[o];
+              const PrimitiveType t = out.shape().element_type();
+              const bool plain = IsRowMajorLayout(out.shape()) &&
+                                 (t == PrimitiveType::F16 || t == PrimitiveType::BF16 || t == PrimitiveType::F32 ||
+                                  t == PrimitiveType::F64 || t == PrimitiveType::S32 || t == PrimitiveType::U32 ||
+                                  t == PrimitiveType::S64 || t == PrimitiveType::U64);
+              llvm::Type* et = PrimitiveTypeToIrType(t, ctx);
+              for (int64_t j0 = 0; j0 < per_thread; j0 += vec) {
+                llvm::Value* v = llvm::UndefValue::get(llvm::FixedVectorType::get(et, vec));
+                for (int64_t e = 0; e < vec; ++e) {
+                  cache.j = j0 + e;
+                  absl::StatusOr<llvm::Value*> x = (*g)(cache.index[j0 + e]);
+                  if (!x.ok()) return x.status();
+                  if (!plain) {
+                    out.EmitWriteArrayElement(cache.index[j0 + e], *x, b);
+                    continue;
+                  }
+                  v = b.CreateInsertElement(v, *x, b.getInt64(e));
+                }
+                if (plain)
+                  b.CreateAlignedStore(v, out.EmitArrayElementAddress(cache.index[j0], b),
+                                       llvm::Align(std::min<int64_t>(16, vec * ByteWidth(t))));
+              }
+              cache.j = -1;
+            }
+          } else if (any_row) {
             absl::Status os = EmitStridedLoop(b, lane, Product(plan->reduced_dims, b), b.getInt64(per_row), "store",
                                               [&](llvm::Value* c) -> absl::Status {
                                                 IrArray::Index idx = full_index(c);

@@ -5,6 +5,7 @@
 #include "passes/simplify/reshape_mover.h"
 #include "passes/simplify/sort_simplifier.h"
 #include "passes/simplify/while_loop_simplifier.h"
+#include "passes/simplify/while_loop_trip_count_annotator.h"
 
 namespace hloc {
 namespace {
@@ -69,6 +70,17 @@ void RegisterControlFlowAndMoverPasses(PassRegistry& registry) {
         "convert mover: sinks widening and hoists narrowing converts across data-movement ops "
         "(concatenate, pad, reshape, slice, transpose)";
     info.factory = [](const PassOptions&) -> std::unique_ptr<HloPass> { return std::make_unique<ConvertMover>(); };
+    registry.Register(std::move(info));
+  }
+  {
+    PassInfo info;
+    info.name = WhileLoopTripCountAnnotator::kName;
+    info.description =
+        "while-loop trip count annotator: records the induction variable, init/step and known trip count "
+        "of while loops in their backend_config (runtimes then skip the condition)";
+    info.factory = [](const PassOptions&) -> std::unique_ptr<HloPass> {
+      return std::make_unique<WhileLoopTripCountAnnotator>();
+    };
     registry.Register(std::move(info));
   }
 }
