@@ -174,7 +174,8 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
       if (inst->opcode() == HloOpcode::kParameter && SameDims(inst->shape(), plan->in_dims))
         min_bytes = std::min(min_bytes, std::max(1, ByteWidth(inst->shape().element_type())));
     for (size_t o = 0; o < plan->outputs.size(); ++o)
-      if (plan->output_is_row[o]) min_bytes = std::min(min_bytes, std::max(1, ByteWidth(plan->outputs[o]->shape().element_type())));
+      if (plan->output_is_row[o])
+        min_bytes = std::min(min_bytes, std::max(1, ByteWidth(plan->outputs[o]->shape().element_type())));
     vec = 16 / min_bytes;
     if (rows_per_block == 1)
       while (per_row > 64 && row_len < per_row * vec) per_row /= 2;
@@ -215,7 +216,8 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
   std::set<int64_t> cached_params;
   if (per_thread > 0) {
     int64_t nparams = 0;
-    for (const HloInstruction* inst : fused.MakeInstructionPostOrder()) nparams += inst->opcode() == HloOpcode::kParameter;
+    for (const HloInstruction* inst : fused.MakeInstructionPostOrder())
+      nparams += inst->opcode() == HloOpcode::kParameter;
     if (static_cast<int64_t>(k.operands.size()) == nparams) {
       for (const HloInstruction* inst : fused.MakeInstructionPostOrder()) {
         if (inst->opcode() != HloOpcode::kParameter || !SameDims(inst->shape(), plan->in_dims)) continue;
@@ -290,7 +292,8 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
           cache.values.clear();
           if (in_registers) {
             for (int64_t j = 0; j < per_thread; ++j) {
-              llvm::Value* c = b.CreateAdd(b.CreateMul(lane, b.getInt64(vec)), b.getInt64((j / vec) * per_row * vec + j % vec));
+              llvm::Value* c = b.CreateAdd(b.CreateMul(lane, b.getInt64(vec)),
+                                           b.getInt64((j / vec) * per_row * vec + j % vec));
               cache.index.push_back(full_index(c));
             }
             for (int64_t pn : cached_params) {
