@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "buffers/buffer_assignment.h"
 #include "codegen/cpu/cpu_kernel_emitter.h"
+#include "codegen/compile_stages.h"
 #include "codegen/thunk_emitter.h"
 #include "engine/pass_manager.h"
 #include "ir/hlo_printer.h"
@@ -118,27 +119,6 @@ absl::Status WriteFile(const std::string& path, const std::string& text) {
   return absl::OkStatus();
 }
 
-class StageTimer {
- public:
-  explicit StageTimer(std::ostream* log) : log_(log), start_(std::chrono::steady_clock::now()) {}
-  void Done(const std::string& stage, const std::string& detail = "") {
-    auto now = std::chrono::steady_clock::now();
-    if (log_ != nullptr)
-      *log_ << absl::StrFormat("compile: %-18s %8.3f s%s%s\n", stage,
-                               std::chrono::duration<double>(now - start_).count(), detail.empty() ? "" : "  ", detail);
-    start_ = now;
-  }
-
- private:
-  std::ostream* log_;
-  std::chrono::steady_clock::time_point start_;
-};
-
-absl::Status WithStage(const absl::Status& s, const std::string& stage) {
-  if (s.ok()) return s;
-  return absl::Status(s.code(), absl::StrCat(stage, ": ", s.message()));
-}
-
 }  // namespace
 
 std::string HostTargetTriple() { return llvm::sys::getProcessTriple(); }
@@ -147,45 +127,10 @@ absl::StatusOr<runtime::Executable> CpuCompiler::Compile(HloModule& module, cons
                                                          CpuCompileArtifacts* artifacts) {
   if (module.entry_computation() == nullptr) return absl::InvalidArgumentError("module has no entry computation");
   StageTimer timer(options.log);
-  if (!options.dump_to.empty()) {
-    std::error_code ec;
-    fs::create_directories(options.dump_to, ec);
-    if (ec) return absl::InternalError(absl::StrCat("cannot create dump folder '", options.dump_to, "': ", ec.message()));
-  }
-
-  // 1. HLO passes. Without a pipeline, the passes the backend needs for correctness still run:
-  // copy-insertion (in-place ops must not clobber parameters, constants or live values).
-  std::optional<Pipeline> required;
-  if (!options.pipeline && PassRegistry::Global().Find("copy-insertion") != nullptr) {
-    absl::StatusOr<Pipeline> p = PipelineFromPassList({"copy-insertion"});
-    if (!p.ok()) return p.status();
-    required = std::move(*p);
-  }
-  if (const std::optional<Pipeline>& pipeline = options.pipeline ? options.pipeline : required) {
-    PassContext context;
-    if (options.profile) context.profile = &options.profile->hardware;
-    PassManagerOptions pm;
-    pm.log = options.log;
-    pm.notes = options.log;
-    pm.dump.dump_to = options.dump_to;
-    absl::StatusOr<bool> changed = RunPipeline(*pipeline, module, context, pm);
-    if (!changed.ok()) return WithStage(changed.status(), "HLO pipeline");
-    timer.Done("hlo passes");
-  }
-  // 2. A schedule, unless the pipeline made one.
-  if (!module.is_scheduled()) {
-    absl::StatusOr<std::vector<std::pair<std::string, MemorySchedulerResult>>> sched = ScheduleModule(module);
-    if (!sched.ok()) return WithStage(sched.status(), "scheduling");
-    timer.Done("scheduling");
-  }
-  // 3. Buffers.
-  BufferAssignmentOptions ba_options;
-  ba_options.alignment = 64;
-  absl::StatusOr<std::unique_ptr<BufferAssignment>> assignment = AssignBuffers(module, ba_options);
-  if (!assignment.ok()) return WithStage(assignment.status(), "buffer assignment");
-  timer.Done("buffer assignment",
-             absl::StrFormat("%d allocations, temp %d bytes", (*assignment)->allocations().size(),
-                             (*assignment)->stats().temp_bytes));
+  // 1-3. HLO passes, a schedule, buffers (64-byte alignment).
+  absl::StatusOr<std::unique_ptr<BufferAssignment>> assignment = RunHloStagesAndAssignBuffers(
+      module, options.pipeline, options.profile, options.dump_to, options.log, 64, timer);
+  if (!assignment.ok()) return assignment.status();
 
   // 4. Thunks and kernels.
   llvm::LLVMContext context;

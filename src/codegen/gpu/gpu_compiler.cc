@@ -13,6 +13,7 @@
 #include "buffers/buffer_assignment.h"
 #include "codegen/gpu/gpu_kernel_emitter.h"
 #include "codegen/gpu/nvptx_backend.h"
+#include "codegen/compile_stages.h"
 #include "codegen/thunk_emitter.h"
 #include "engine/pass_manager.h"
 #include "ir/hlo_printer.h"
@@ -42,27 +43,6 @@ absl::Status WriteFile(const std::string& path, const std::string& text) {
   return absl::OkStatus();
 }
 
-class StageTimer {
- public:
-  explicit StageTimer(std::ostream* log) : log_(log), start_(std::chrono::steady_clock::now()) {}
-  void Done(const std::string& stage, const std::string& detail = "") {
-    auto now = std::chrono::steady_clock::now();
-    if (log_ != nullptr)
-      *log_ << absl::StrFormat("compile: %-18s %8.3f s%s%s\n", stage,
-                               std::chrono::duration<double>(now - start_).count(), detail.empty() ? "" : "  ", detail);
-    start_ = now;
-  }
-
- private:
-  std::ostream* log_;
-  std::chrono::steady_clock::time_point start_;
-};
-
-absl::Status WithStage(const absl::Status& s, const std::string& stage) {
-  if (s.ok()) return s;
-  return absl::Status(s.code(), absl::StrCat(stage, ": ", s.message()));
-}
-
 GpuDeviceInfo DeviceInfoFrom(const std::optional<Profile>& profile) {
   GpuDeviceInfo d;
   if (!profile || profile->hardware.kind != "gpu") return d;
@@ -86,42 +66,10 @@ absl::StatusOr<runtime::Executable> GpuCompiler::Compile(HloModule& module, cons
     return absl::InvalidArgumentError(absl::StrCat("profile '", options.profile->hardware.name, "' is for ",
                                                    options.profile->hardware.kind, " hardware, not a GPU"));
   StageTimer timer(options.log);
-  if (!options.dump_to.empty()) {
-    std::error_code ec;
-    fs::create_directories(options.dump_to, ec);
-    if (ec) return absl::InternalError(absl::StrCat("cannot create dump folder '", options.dump_to, "': ", ec.message()));
-  }
-  // 1. HLO passes; without a pipeline, copy-insertion still runs (in-place kernels need it).
-  std::optional<Pipeline> required;
-  if (!options.pipeline && PassRegistry::Global().Find("copy-insertion") != nullptr) {
-    absl::StatusOr<Pipeline> p = PipelineFromPassList({"copy-insertion"});
-    if (!p.ok()) return p.status();
-    required = std::move(*p);
-  }
-  if (const std::optional<Pipeline>& pipeline = options.pipeline ? options.pipeline : required) {
-    PassContext context;
-    if (options.profile) context.profile = &options.profile->hardware;
-    PassManagerOptions pm;
-    pm.log = options.log;
-    pm.notes = options.log;
-    pm.dump.dump_to = options.dump_to;
-    absl::StatusOr<bool> changed = RunPipeline(*pipeline, module, context, pm);
-    if (!changed.ok()) return WithStage(changed.status(), "HLO pipeline");
-    timer.Done("hlo passes");
-  }
-  // 2. A schedule, unless the pipeline made one.
-  if (!module.is_scheduled()) {
-    absl::StatusOr<std::vector<std::pair<std::string, MemorySchedulerResult>>> sched = ScheduleModule(module);
-    if (!sched.ok()) return WithStage(sched.status(), "scheduling");
-    timer.Done("scheduling");
-  }
-  // 3. Buffers, aligned as cudaMalloc aligns (XLA's kXlaAllocatedBufferAlignBytes).
-  BufferAssignmentOptions ba_options;
-  ba_options.alignment = 256;
-  absl::StatusOr<std::unique_ptr<BufferAssignment>> assignment = AssignBuffers(module, ba_options);
-  if (!assignment.ok()) return WithStage(assignment.status(), "buffer assignment");
-  timer.Done("buffer assignment", absl::StrFormat("%d allocations, temp %d bytes",
-                                                  (*assignment)->allocations().size(), (*assignment)->stats().temp_bytes));
+  // 1-3. HLO passes, a schedule, buffers (256-byte alignment).
+  absl::StatusOr<std::unique_ptr<BufferAssignment>> assignment = RunHloStagesAndAssignBuffers(
+      module, options.pipeline, options.profile, options.dump_to, options.log, 256, timer);
+  if (!assignment.ok()) return assignment.status();
 
   // 4. Thunks and kernels.
   const GpuDeviceInfo device = DeviceInfoFrom(options.profile);

@@ -1,0 +1,69 @@
+#include "codegen/compile_stages.h"
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "engine/pass.h"
+#include "engine/pass_manager.h"
+#include "schedule/hlo_scheduling.h"
+
+namespace hloc::codegen {
+
+void StageTimer::Done(const std::string& stage, const std::string& detail) {
+  auto now = std::chrono::steady_clock::now();
+  if (log_ != nullptr)
+    *log_ << absl::StrFormat("compile: %-18s %8.3f s%s%s\n", stage,
+                             std::chrono::duration<double>(now - start_).count(), detail.empty() ? "" : "  ", detail);
+  start_ = now;
+}
+
+absl::Status WithStage(const absl::Status& s, const std::string& stage) {
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(stage, ": ", s.message()));
+}
+
+absl::StatusOr<std::unique_ptr<BufferAssignment>> RunHloStagesAndAssignBuffers(
+    HloModule& module, const std::optional<Pipeline>& pipeline, const std::optional<Profile>& profile,
+    const std::string& dump_to, std::ostream* log, int64_t alignment, StageTimer& timer) {
+  if (!dump_to.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dump_to, ec);
+    if (ec) return absl::InternalError(absl::StrCat("cannot create dump folder '", dump_to, "': ", ec.message()));
+  }
+  // 1. HLO passes. Without a pipeline, the passes the backend needs for correctness still run:
+  // copy-insertion (in-place ops must not clobber parameters, constants or live values).
+  std::optional<Pipeline> required;
+  if (!pipeline && PassRegistry::Global().Find("copy-insertion") != nullptr) {
+    absl::StatusOr<Pipeline> p = PipelineFromPassList({"copy-insertion"});
+    if (!p.ok()) return p.status();
+    required = std::move(*p);
+  }
+  if (const std::optional<Pipeline>& run = pipeline ? pipeline : required) {
+    PassContext context;
+    if (profile) context.profile = &profile->hardware;
+    PassManagerOptions pm;
+    pm.log = log;
+    pm.notes = log;
+    pm.dump.dump_to = dump_to;
+    absl::StatusOr<bool> changed = RunPipeline(*run, module, context, pm);
+    if (!changed.ok()) return WithStage(changed.status(), "HLO pipeline");
+    timer.Done("hlo passes");
+  }
+  // 2. A schedule, unless the pipeline made one.
+  if (!module.is_scheduled()) {
+    absl::StatusOr<std::vector<std::pair<std::string, MemorySchedulerResult>>> sched = ScheduleModule(module);
+    if (!sched.ok()) return WithStage(sched.status(), "scheduling");
+    timer.Done("scheduling");
+  }
+  // 3. Buffers.
+  BufferAssignmentOptions ba_options;
+  ba_options.alignment = alignment;
+  absl::StatusOr<std::unique_ptr<BufferAssignment>> assignment = AssignBuffers(module, ba_options);
+  if (!assignment.ok()) return WithStage(assignment.status(), "buffer assignment");
+  timer.Done("buffer assignment", absl::StrFormat("%d allocations, temp %d bytes", (*assignment)->allocations().size(),
+                                                  (*assignment)->stats().temp_bytes));
+  return assignment;
+}
+
+}  // namespace hloc::codegen

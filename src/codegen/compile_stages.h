@@ -1,0 +1,39 @@
+// The stages every backend's compiler runs before it emits code: the HLO pipeline (or, without
+// one, the copy-insertion the in-place kernels need), a schedule when the pipeline made none, and
+// buffer assignment; plus the per-stage timer and error prefix `hloc compile -v` shows.
+#pragma once
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "buffers/buffer_assignment.h"
+#include "engine/pipeline.h"
+#include "engine/profile_loader.h"
+#include "ir/module.h"
+
+namespace hloc::codegen {
+
+// Prints "compile: STAGE  SECONDS  DETAIL" to `log` (when not null) for each finished stage.
+class StageTimer {
+ public:
+  explicit StageTimer(std::ostream* log) : log_(log), start_(std::chrono::steady_clock::now()) {}
+  void Done(const std::string& stage, const std::string& detail = "");
+
+ private:
+  std::ostream* log_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+// `s` with "STAGE: " before its message (OK stays OK).
+absl::Status WithStage(const absl::Status& s, const std::string& stage);
+
+// Creates `dump_to` when set, runs `pipeline` (or copy-insertion alone when there is none),
+// schedules an unscheduled module and assigns buffers with `alignment`.
+absl::StatusOr<std::unique_ptr<BufferAssignment>> RunHloStagesAndAssignBuffers(
+    HloModule& module, const std::optional<Pipeline>& pipeline, const std::optional<Profile>& profile,
+    const std::string& dump_to, std::ostream* log, int64_t alignment, StageTimer& timer);
+
+}  // namespace hloc::codegen
