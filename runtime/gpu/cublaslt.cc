@@ -462,7 +462,9 @@ absl::Status CublasLtGemm::Prepare(CUstream stream, CUdeviceptr a, CUdeviceptr b
   const uint64_t ws = static_cast<uint64_t>(workspace_bytes);
   absl::Status s = HLOC_LT(l, cublasLtMatmulPreferenceSetAttribute, st.Where("setting the workspace limit"), pref,
                            CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
-  constexpr int kMaxCandidates = 16;
+  // XLA asks cuBLASLt for up to 128 candidates; the heuristic's first picks are not always the
+  // fastest for small shapes, so the autotuner sees more of them.
+  constexpr int kMaxCandidates = 64;
   cublasLtMatmulHeuristicResult_t results[kMaxCandidates];
   std::memset(results, 0, sizeof(results));
   int count = 0;
@@ -502,21 +504,29 @@ absl::Status CublasLtGemm::Prepare(CUstream stream, CUdeviceptr a, CUdeviceptr b
   double best_us = -1;
   size_t best = 0;
   constexpr int kReps = 3;
+  // Short GEMMs (a few microseconds) are timed over more calls: a few calls are within the
+  // events' resolution.
+  constexpr int kShortReps = 30;
+  constexpr double kShortUs = 50;
   for (size_t i = 0; i < ok.size(); ++i) {
     st.algo = ok[i].algo;
     if (!Run(stream, a, b, c, d, workspace, workspace_bytes).ok()) continue;
-    bool failed = drv.cuEventRecord(start, stream) != CUDA_SUCCESS;
-    for (int r = 0; r < kReps && !failed; ++r) failed = !Run(stream, a, b, c, d, workspace, workspace_bytes).ok();
-    if (failed || drv.cuEventRecord(stop, stream) != CUDA_SUCCESS) continue;
-    if (absl::Status e = HLOC_CU(drv, cuEventSynchronize, st.Where("autotuning"), stop); !e.ok()) {
-      drv.cuEventDestroy(start);
-      drv.cuEventDestroy(stop);
-      return e;  // an execution error: the context may be broken, say so now
+    double us = -1;
+    for (int reps : {kReps, kShortReps}) {
+      bool failed = drv.cuEventRecord(start, stream) != CUDA_SUCCESS;
+      for (int r = 0; r < reps && !failed; ++r) failed = !Run(stream, a, b, c, d, workspace, workspace_bytes).ok();
+      if (failed || drv.cuEventRecord(stop, stream) != CUDA_SUCCESS) break;
+      if (absl::Status e = HLOC_CU(drv, cuEventSynchronize, st.Where("autotuning"), stop); !e.ok()) {
+        drv.cuEventDestroy(start);
+        drv.cuEventDestroy(stop);
+        return e;  // an execution error: the context may be broken, say so now
+      }
+      float ms = 0;
+      if (drv.cuEventElapsedTime(&ms, start, stop) != CUDA_SUCCESS) break;
+      us = 1000.0 * ms / reps;
+      if (us >= kShortUs) break;
     }
-    float ms = 0;
-    if (drv.cuEventElapsedTime(&ms, start, stop) != CUDA_SUCCESS) continue;
-    const double us = 1000.0 * ms / kReps;
-    if (best_us < 0 || us < best_us) best_us = us, best = i;
+    if (us >= 0 && (best_us < 0 || us < best_us)) best_us = us, best = i;
   }
   drv.cuEventDestroy(start);
   drv.cuEventDestroy(stop);

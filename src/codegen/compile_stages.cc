@@ -1,6 +1,7 @@
 #include "codegen/compile_stages.h"
 
 #include <filesystem>
+#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -64,6 +65,38 @@ absl::StatusOr<std::unique_ptr<BufferAssignment>> RunHloStagesAndAssignBuffers(
   timer.Done("buffer assignment", absl::StrFormat("%d allocations, temp %d bytes", (*assignment)->allocations().size(),
                                                   (*assignment)->stats().temp_bytes));
   return assignment;
+}
+
+namespace {
+
+absl::Status WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return absl::InternalError(absl::StrCat("cannot write '", path, "'"));
+  out << text;
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat("write to '", path, "' failed"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status WriteCompileDumps(const std::string& dump_to, const HloModule& module, const runtime::Executable& exe,
+                               const std::string& thunk_text,
+                               const std::vector<std::pair<std::string, const std::string*>>& extra) {
+  if (dump_to.empty()) return absl::OkStatus();
+  auto path = [&](const std::string& suffix, bool txt) {
+    std::string name = DumpFileName(0, module.name(), suffix);
+    if (!txt && name.size() > 4 && name.substr(name.size() - 4) == ".txt") name = name.substr(0, name.size() - 4);
+    return (std::filesystem::path(dump_to) / name).string();
+  };
+  std::vector<std::pair<std::string, const std::string*>> files = {
+      {path("after_optimizations", true), &exe.hlo_text},
+      {path("after_optimizations-buffer-assignment", true), &exe.buffer_assignment_text},
+      {path("thunk_sequence", true), &thunk_text}};
+  for (const auto& [suffix, text] : extra) files.push_back({path(suffix, false), text});
+  for (const auto& [p, text] : files)
+    if (absl::Status s = WriteFile(p, *text); !s.ok()) return s;
+  return absl::OkStatus();
 }
 
 }  // namespace hloc::codegen

@@ -7,12 +7,15 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "buffers/buffer_assignment.h"
 #include "engine/pipeline.h"
 #include "engine/profile_loader.h"
 #include "ir/module.h"
+#include "runtime/executable/executable.h"
 
 namespace hloc::codegen {
 
@@ -35,5 +38,12 @@ absl::Status WithStage(const absl::Status& s, const std::string& stage);
 absl::StatusOr<std::unique_ptr<BufferAssignment>> RunHloStagesAndAssignBuffers(
     HloModule& module, const std::optional<Pipeline>& pipeline, const std::optional<Profile>& profile,
     const std::string& dump_to, std::ostream* log, int64_t alignment, StageTimer& timer);
+
+// Writes the dumps every backend makes into `dump_to` (XLA's names, module_0000.NAME.SUFFIX):
+// after_optimizations, ...-buffer-assignment and thunk_sequence from `exe`, then `extra`
+// (suffix with its extension, text), e.g. {"ll", ir}. Nothing when `dump_to` is empty.
+absl::Status WriteCompileDumps(const std::string& dump_to, const HloModule& module, const runtime::Executable& exe,
+                               const std::string& thunk_text,
+                               const std::vector<std::pair<std::string, const std::string*>>& extra);
 
 }  // namespace hloc::codegen

@@ -474,6 +474,7 @@ void DeriveCapabilities(HardwareProfile& hw) {
   derived["HasFp8"] = gpu && cc >= 89;
   derived["HasTma"] = gpu && cc >= 90;
   derived["HasClusters"] = gpu && cc >= 90;
+  derived["IsHopperOrNewer"] = gpu && cc >= 90;  // XLA's cuDNN layout heuristic changes there
   derived["HasWgmma"] = gpu && hw.compute_capability_major == 9;
   for (const auto& [name, value] : derived) hw.capabilities.emplace(name, value);  // explicit entries win
 }

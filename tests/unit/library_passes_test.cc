@@ -63,7 +63,8 @@ struct Step {
   std::string pass;
   std::map<std::string, OptionValue> options;
 };
-// The library stage as pipelines/gpu.yaml runs it, after the dot canonicalization XLA does first.
+// The library rewrites pipelines/gpu.yaml runs (the conv ones in conv_canonicalization, before
+// layout assignment; the GEMM ones after it), after the dot canonicalization XLA does first.
 std::vector<Step> LibrarySteps() {
   return {{"dot_decomposer", {}},
           {"conv-rewriter", {}},

@@ -801,9 +801,9 @@ TEST_CASE("pipelines/*.yaml load and list only registered passes", "[pipeline][m
   REQUIRE(gpu.ok());
   std::vector<std::string> top;
   for (const PipelineEntry& e : gpu->passes) top.push_back(e.name());
-  // XLA:GPU's order: sharding, optimization, layout assignment, normalization + library rewrites,
-  // fusion, copy insertion, scheduling.
-  CHECK(top == std::vector<std::string>{"sharding-removal", "optimization", "layout assignment",
+  // XLA:GPU's order: sharding, optimization, conv canonicalization (cuDNN calls), layout
+  // assignment, normalization + library rewrites, fusion, copy insertion, scheduling.
+  CHECK(top == std::vector<std::string>{"sharding-removal", "optimization", "conv_canonicalization", "layout assignment",
                                         "hlo normalization", "post-layout_assignment", "fusion",
                                         "multi-output-fusion", "rename_fusions", "fusion-wrapper",
                                         "GPU-ir-emit-prepare", "scheduling"});

@@ -28,21 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string DumpPath(const std::string& dir, const HloModule& module, const std::string& suffix, bool txt = true) {
-  std::string name = DumpFileName(0, module.name(), suffix);
-  if (!txt && name.size() > 4 && name.substr(name.size() - 4) == ".txt") name = name.substr(0, name.size() - 4);
-  return (fs::path(dir) / name).string();
-}
-
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return absl::InternalError(absl::StrCat("cannot write '", path, "'"));
-  out << text;
-  out.close();
-  if (!out) return absl::InternalError(absl::StrCat("write to '", path, "' failed"));
-  return absl::OkStatus();
-}
-
 GpuDeviceInfo DeviceInfoFrom(const std::optional<Profile>& profile) {
   GpuDeviceInfo d;
   if (!profile || profile->hardware.kind != "gpu") return d;
@@ -123,17 +108,7 @@ absl::StatusOr<runtime::Executable> GpuCompiler::Compile(HloModule& module, cons
   exe.hlo_text = PrintModule(module);
   exe.buffer_assignment_text = (*assignment)->ToString();
   const std::string thunk_text = runtime::ThunkSequenceToString(exe.thunks);
-  if (!options.dump_to.empty()) {
-    const std::string& d = options.dump_to;
-    for (const auto& [path, text] : std::vector<std::pair<std::string, const std::string*>>{
-             {DumpPath(d, module, "after_optimizations"), &exe.hlo_text},
-             {DumpPath(d, module, "after_optimizations-buffer-assignment"), &exe.buffer_assignment_text},
-             {DumpPath(d, module, "thunk_sequence"), &thunk_text},
-             {DumpPath(d, module, "ir-no-opt.ll", /*txt=*/false), &ir},
-             {DumpPath(d, module, "ptx", /*txt=*/false), &*ptx}}) {
-      if (absl::Status s = WriteFile(path, *text); !s.ok()) return s;
-    }
-  }
+  if (absl::Status s = WriteCompileDumps(options.dump_to, module, exe, thunk_text, {{"ir-no-opt.ll", &ir}, {"ptx", &*ptx}}); !s.ok()) return s;
   if (artifacts != nullptr) {
     artifacts->optimized_hlo = exe.hlo_text;
     artifacts->buffer_assignment = exe.buffer_assignment_text;

@@ -25,6 +25,15 @@ constexpr int kResult = LayoutConstraintInfo::kResult;
 
 Layout LayoutOf(const Shape& s) { return LayoutFromMajorToMinor(MajorToMinor(s)); }
 
+// A decided result layout on the instruction's shape: a tuple (a cuDNN call's (result, scratch))
+// takes it on element 0 and default layouts elsewhere.
+Shape WithResultLayout(const Shape& s, const Layout& l) {
+  if (!s.IsTuple()) return WithLayout(s, l);
+  Shape t = WithDefaultLayouts(s);
+  if (!t.tuple_shapes().empty() && t.tuple_shapes(0).IsArray()) t.mutable_tuple_shapes()[0] = WithLayout(t.tuple_shapes(0), l);
+  return t;
+}
+
 // Ops whose result layout the later layout passes can rewrite freely (layout_normalization
 // handles them for any layout), so propagation may give them whatever their users want.
 bool CanTakeLayout(const HloInstruction& x) {
@@ -85,11 +94,11 @@ class ComputationAssigner {
         Shape s = x->shape();
         layout::FillDefaultLayouts(s);
         assigned_[x] = s;
-      } else if (x->shape().IsArray()) {
+      } else if (x->shape().IsArray() || x->opcode() == HloOpcode::kCustomCall) {
         absl::StatusOr<std::optional<layout::SlotDecision>> d = Decide(rows_, *x, kResult, nullptr, nullptr, nullptr);
         if (!d.ok()) return d.status();
         if (d->has_value()) {
-          assigned_[x] = WithLayout(x->shape(), (*d)->layout);
+          assigned_[x] = WithResultLayout(x->shape(), (*d)->layout);
           Trace(*x, "result", (*d)->layout, (*d)->row);
         }
       }

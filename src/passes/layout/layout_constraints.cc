@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/profile.h"
+#include "eval/library_calls.h"
 #include "passes/layout/layout_util.h"
 
 namespace hloc::layout {
@@ -39,6 +40,84 @@ Layout Arrange(int64_t rank, const std::vector<int64_t>& major, const std::vecto
 }
 
 bool IsInt8(PrimitiveType t) { return t == PrimitiveType::S8 || t == PrimitiveType::U8; }
+
+// ---- cuDNN convolution custom-calls (conv-rewriter's), XLA's AddBackendConstraintsToDnnConvCustomCall.
+// Which of the convolution's tensors a slot of the call holds.
+enum class ConvRole { kNone, kInput, kFilter, kOutput };
+
+ConvRole CudnnConvRole(const HloInstruction& call, int slot) {
+  const std::string& t = call.attrs().custom_call_target;
+  const bool result = slot == LayoutConstraintInfo::kResult;
+  if (t == kCudnnConvForwardCallTarget || t == kCudnnConvBiasActivationForwardCallTarget) {
+    // (input, filter[, bias[, side input]]) -> output; the side input has the output's layout.
+    if (result || slot == 3) return ConvRole::kOutput;
+    return slot == 0 ? ConvRole::kInput : slot == 1 ? ConvRole::kFilter : ConvRole::kNone;
+  }
+  if (t == kCudnnConvBackwardInputCallTarget)  // (output gradient, filter) -> input gradient
+    return result ? ConvRole::kInput : slot == 0 ? ConvRole::kOutput : slot == 1 ? ConvRole::kFilter : ConvRole::kNone;
+  if (t == kCudnnConvBackwardFilterCallTarget)  // (input, output gradient) -> filter gradient
+    return result ? ConvRole::kFilter : slot == 0 ? ConvRole::kInput : slot == 1 ? ConvRole::kOutput : ConvRole::kNone;
+  return ConvRole::kNone;
+}
+
+// XLA's HeuristicLayoutAssignment, one kind per branch. Every kind looks at the call as a whole
+// (operand 0's element type, the number of spatial dimensions), never at the slot, so the three
+// tensors of one call always land on the same format.
+std::optional<bool> CudnnConvWantsNhwc(const std::string& kind, const HloInstruction& call) {
+  const PrimitiveType t = call.operand(0)->shape().element_type();
+  const size_t spatial = call.attrs().convolution_dimension_numbers->input_spatial_dimensions.size();
+  if (kind == "CudnnConvNchw") return false;
+  // Integer and FP8 convolutions only exist in NHWC (NCHW_VECT_C is not modelled).
+  if (kind == "CudnnConvIntegerNhwc") return IsIntegral(t) || IsF8OrF4(t) ? std::optional<bool>(true) : std::nullopt;
+  // Hopper on: NHWC, except f64 (cuDNN has no NHWC f64) and 3-D convolutions.
+  if (kind == "CudnnConvHopperNhwc") return t != PrimitiveType::F64 && spatial <= 2 ? std::optional<bool>(true) : std::nullopt;
+  // Volta..Ada tensor cores: f16/bf16 2-D convolutions.
+  if (kind == "CudnnConvHalfNhwc")
+    return (t == PrimitiveType::F16 || t == PrimitiveType::BF16) && spatial == 2 ? std::optional<bool>(true) : std::nullopt;
+  return std::nullopt;
+}
+
+bool IsCudnnConvKind(const std::string& kind) {
+  return kind == "CudnnConvNchw" || kind == "CudnnConvIntegerNhwc" || kind == "CudnnConvHopperNhwc" ||
+         kind == "CudnnConvHalfNhwc";
+}
+
+// The layout a cuDNN kind gives slot `slot` of `call` (nullopt: not a cuDNN convolution slot, or
+// the kind's branch does not apply). A tuple result means its element 0, the convolution's result.
+std::optional<Layout> CudnnConvKind(const std::string& kind, const HloInstruction& call, int slot) {
+  if (call.opcode() != HloOpcode::kCustomCall || !call.attrs().convolution_dimension_numbers ||
+      call.operand_count() < 2 || !call.operand(0)->shape().IsArray())
+    return std::nullopt;
+  const ConvRole role = CudnnConvRole(call, slot);
+  if (role == ConvRole::kNone) return std::nullopt;
+  const Shape* shape = &call.shape();
+  if (slot != LayoutConstraintInfo::kResult) shape = &call.operand(slot)->shape();
+  else if (shape->IsTuple()) shape = shape->tuple_shapes().empty() ? nullptr : &shape->tuple_shapes(0);
+  if (shape == nullptr || !shape->IsArray()) return std::nullopt;
+  std::optional<bool> nhwc = CudnnConvWantsNhwc(kind, call);
+  if (!nhwc) return std::nullopt;
+  const ConvolutionDimensionNumbers& c = *call.attrs().convolution_dimension_numbers;
+  int64_t major, feature;  // batch/feature (activations) or output/input feature (filter)
+  std::vector<int64_t> spatial;
+  if (role == ConvRole::kInput) {
+    major = c.input_batch_dimension, feature = c.input_feature_dimension, spatial = c.input_spatial_dimensions;
+  } else if (role == ConvRole::kOutput) {
+    major = c.output_batch_dimension, feature = c.output_feature_dimension, spatial = c.output_spatial_dimensions;
+  } else {
+    major = c.kernel_output_feature_dimension, feature = c.kernel_input_feature_dimension;
+    spatial = c.kernel_spatial_dimensions;
+  }
+  std::vector<int64_t> order{major};
+  if (!*nhwc) order.push_back(feature);
+  order.insert(order.end(), spatial.begin(), spatial.end());
+  if (*nhwc) order.push_back(feature);
+  if (static_cast<int64_t>(order.size()) != shape->rank()) return std::nullopt;
+  std::vector<int64_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  for (int64_t i = 0; i < shape->rank(); ++i)
+    if (sorted[i] != i) return std::nullopt;  // malformed dimension numbers: leave it to the verifier
+  return LayoutFromMajorToMinor(order);
+}
 
 }  // namespace
 
@@ -75,6 +154,8 @@ std::vector<const LayoutConstraintInfo*> ConstraintSet::RowsFor(HloOpcode op, in
 absl::StatusOr<std::optional<Layout>> ComputeKind(const std::string& kind, const HloInstruction& inst, int slot,
                                                   const Shape* current, const Shape* operand0, const Shape* result) {
   const bool is_result = slot == LayoutConstraintInfo::kResult;
+  // cuDNN calls return (result, scratch): their kinds lay out the tuple's element 0.
+  if (IsCudnnConvKind(kind)) return CudnnConvKind(kind, inst, slot);
   const Shape& shape = is_result ? inst.shape() : inst.operand(slot)->shape();
   if (!shape.IsArray()) return std::optional<Layout>();
   const int64_t rank = shape.rank();

@@ -39,6 +39,8 @@ struct SlotDecision {
 // only check the current layout, BatchMajor, say nothing). `operand0` / `result` give
 // SameAsOperand0 / SameAsResult their reference (null: not known yet). Returns nullopt when the
 // kind does not constrain this slot; an error for a kind the engine does not know.
+// For a tuple-shaped result (a cuDNN convolution call's (result, scratch)) the layout is the
+// one of tuple element 0.
 absl::StatusOr<std::optional<Layout>> ComputeKind(const std::string& kind, const HloInstruction& inst, int slot,
                                                   const Shape* current, const Shape* operand0,
                                                   const Shape* result);

@@ -46,8 +46,9 @@ bool HasWindowDilation(const Window& w) {
   return std::any_of(w.dimensions.begin(), w.dimensions.end(), [](const WindowDimension& d) { return d.window_dilation != 1; });
 }
 
-// The pass runs after layout assignment: a new pad or slice keeps its operand's layout, so the
-// cuDNN call sees its operand in the layout layout-assignment chose for it.
+// pipelines/gpu.yaml runs the pass before layout assignment (XLA's conv_canonicalization), where
+// layouts are only what the text wrote; run after layout assignment, a new pad or slice keeps
+// its operand's layout, so the cuDNN call still sees the layout layout-assignment chose for it.
 void KeepLayout(HloInstruction* inst, const Shape& like) {
   if (inst != nullptr && like.has_layout()) inst->mutable_shape().set_layout(like.layout());
 }

@@ -9,8 +9,9 @@
 //    min(low, high) on both sides;
 //  - backward-input convolutions: the smaller padding is kept on both sides, which makes the
 //    call produce a larger gradient; a `slice` cuts it back to the original.
-// Negative padding of backward convolutions is left alone (as XLA does). New pads and slices
-// keep their operand's layout, since this runs after layout assignment in hloc.
+// Negative padding of backward convolutions is left alone (as XLA does). pipelines/gpu.yaml runs
+// it in conv_canonicalization, before layout assignment, as XLA does; new pads and slices keep
+// their operand's layout, so it also stays correct when run after layout assignment.
 #pragma once
 #include "engine/pass.h"
 
