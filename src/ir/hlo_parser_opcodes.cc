@@ -288,13 +288,19 @@ bool Parser::ParseOpcodeAttributes(InstrCtx& c, AttrList& attrs) {
         return true;
       });
       attrs.Add("type", false, [this, &a] { return ParseComparisonType(&a.comparison_type); });
-      // Newer JAX/XLA text: order=TOTAL (total order) or order=PARTIAL; kept verbatim.
-      attrs.Add("order", false, [this] {
+      // Newer JAX/XLA text: order=TOTAL (total order) or order=PARTIAL. A total order on
+      // floating-point operands is XLA's TOTALORDER comparison (NaNs and -0 ordered), which is
+      // how it is kept (and printed: type=TOTALORDER); integers are totally ordered anyway.
+      attrs.Add("order", false, [this, &a, &c] {
         size_t at = loc();
         std::string v;
         if (!ParseIdentIn("comparison order (TOTAL or PARTIAL)", &v)) return false;
         if (v != "TOTAL" && v != "PARTIAL")
           return Err(at, "expects comparison order TOTAL or PARTIAL, but sees: ", v);
+        const bool floating = !c.operands.empty() && c.operands[0]->shape().IsArray() &&
+                              IsFloatingPoint(c.operands[0]->shape().element_type());
+        if (v == "TOTAL" && floating && a.comparison_type == ComparisonType::kDefault)
+          a.comparison_type = ComparisonType::kTotalOrder;
         return true;
       }, true);
       return parse();

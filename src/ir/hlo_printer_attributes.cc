@@ -512,7 +512,13 @@ void AddOpcodeAttributes(AttrList& a, const HloInstruction& inst, const HloPrint
       if (at.comparison_type != ComparisonType::kDefault && inst.operand_count() > 0 &&
           inst.operand(0) != nullptr &&
           at.comparison_type != DefaultComparisonType(inst.operand(0)->shape().element_type())) {
-        a.Cat("type=", ComparisonTypeText(at.comparison_type));
+        // A parsed order=TOTAL (kept verbatim and printed with the other raw attributes) already
+        // says TOTALORDER.
+        const bool said_by_order =
+            at.comparison_type == ComparisonType::kTotalOrder &&
+            std::any_of(at.raw_attributes.begin(), at.raw_attributes.end(),
+                        [](const auto& kv) { return kv.first == "order" && kv.second == "TOTAL"; });
+        if (!said_by_order) a.Cat("type=", ComparisonTypeText(at.comparison_type));
       }
       break;
     case O::kTriangularSolve:

@@ -34,5 +34,7 @@ void RegisterConvPaddingLegalizationPass(PassRegistry& registry);
 void RegisterCudnnLayoutLegalizationPass(PassRegistry& registry);
 // src/passes/copy/: copy-insertion.
 void RegisterCopyInsertionPass(PassRegistry& registry);
+// src/passes/sort/sort_merger.cc: sort-merger.
+void RegisterSortMergerPass(PassRegistry& registry);
 
 }  // namespace hloc

@@ -14,6 +14,7 @@ void RegisterAllPasses(PassRegistry& registry) {
   RegisterConvPaddingLegalizationPass(registry);
   RegisterCudnnLayoutLegalizationPass(registry);
   RegisterCopyInsertionPass(registry);
+  RegisterSortMergerPass(registry);
 }
 
 }  // namespace hloc

@@ -419,7 +419,8 @@ TEST_CASE("parser: instruction attributes", "[parser][attributes]") {
   CHECK(A(*m, "pad").padding_config->dimensions[1] == PaddingDimension{0, 2, 0});
   CHECK(A(*m, "cmp").comparison_direction == ComparisonDirection::kGe);
   CHECK(A(*m, "cmp").comparison_type == ComparisonType::kTotalOrder);
-  CHECK(A(*m, "cmp2").comparison_type == ComparisonType::kDefault);
+  // order=TOTAL on floating-point operands is XLA's TOTALORDER comparison.
+  CHECK(A(*m, "cmp2").comparison_type == ComparisonType::kTotalOrder);
   CHECK(Raw(A(*m, "cmp2"), "order") == "TOTAL");
 
   const auto& gat = A(*m, "gat");

@@ -3,9 +3,11 @@
 //                                         16-byte stores when contiguous), grid-stride;
 //   reduction   gpu_reduction_emitter.cc  row reductions and the reduce -> elementwise -> reduce
 //                                         chains fusion makes (warp shuffles, shared memory);
-//   transpose   gpu_transpose_emitter.cc  32x32 tiles through shared memory;
-//   sort, top-k gpu_sort_emitter.cc       bitonic sort per row in shared memory, odd-even
-//                                         transposition in global memory for long rows;
+//   transpose   gpu_transpose_emitter.cc  32x32 tiles through shared memory, with the
+//                                         elementwise roots above the transposes fused in;
+//   sort, top-k gpu_sort_emitter.cc       dispatch: bitonic sort in registers + shuffles
+//                                         (gpu_sort_registers.cc), warp top-k (gpu_topk_warp.cc);
+//                                         fallbacks in shared / global memory for long rows;
 //   others      gpu_special_emitters.cc   scatter (atomics or a serial deterministic path),
 //                                         in-place dynamic-update-slice, scan, select-and-scatter.
 // Each fills the kernel body and k.launch.
@@ -38,6 +40,12 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
 // when the root is not such a transpose (or too small to gain from tiling).
 absl::StatusOr<bool> TryEmitTiledTranspose(GpuKernel& k, const HloInstruction& transpose,
                                            const ElementGenerator& operand);
+// A fusion with a transpose "hero" (a transpose or layout-changing copy that moves the minor
+// dimension) under elementwise roots (XLA's TransposeFusion): the heroes' operands go through
+// shared-memory tiles, roots without a hero are written at the heroes' operand positions.
+// Returns false (emitting nothing) when the fusion has no such hero.
+absl::StatusOr<bool> TryEmitTransposeFusion(GpuKernel& k, const HloComputation& fused,
+                                            const std::function<ElementGenerator(int64_t)>& parameter);
 
 absl::Status EmitSortKernel(GpuKernel& k, const HloInstruction& sort);
 absl::Status EmitTopKKernel(GpuKernel& k, const HloInstruction& topk);

@@ -151,6 +151,9 @@ class KernelBuilder {
     absl::StatusOr<bool> reduction = TryEmitRowReduction(k_, *fused, parameter);
     if (!reduction.ok()) return reduction.status();
     if (*reduction) return absl::OkStatus();
+    absl::StatusOr<bool> transpose = TryEmitTransposeFusion(k_, *fused, parameter);
+    if (!transpose.ok()) return transpose.status();
+    if (*transpose) return absl::OkStatus();
     // Roots without an elemental form are emitted by EmitRoot from their operands' generators.
     const bool root_has_no_elemental_form =
         root->opcode() == HloOpcode::kScatter || root->opcode() == HloOpcode::kSort ||

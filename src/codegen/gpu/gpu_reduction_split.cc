@@ -22,124 +22,12 @@
 #include "codegen/cpu/kernel_util.h"
 #include "codegen/gpu/gpu_emitters.h"
 #include "codegen/gpu/gpu_kernel_emitter.h"
+#include "codegen/gpu/gpu_reduction_split.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
+#include "llvm/IR/Metadata.h"
 
 namespace hloc::codegen::gpu {
-namespace {
-
-struct SplitPlan {
-  std::vector<int64_t> in_dims;
-  std::vector<int64_t> b_dims, r_dims, c_dims;  // positions in in_dims
-  std::vector<int64_t> kept_dims;               // the reduced shape's dimensions
-  int64_t B = 1, R = 1, C = 1;
-  std::vector<const HloInstruction*> reduces;
-  struct Output {
-    const HloInstruction* inst;
-    int member;    // >= 0: a member of a variadic reduce root
-    bool is_input;  // of the input's shape, written while folding
-  };
-  std::vector<Output> outputs;
-};
-
-bool Dims(const Shape& s, const std::vector<int64_t>& d) { return s.IsArray() && s.dimensions() == d; }
-
-std::optional<SplitPlan> AnalyzeSplit(const HloComputation& fused) {
-  SplitPlan p;
-  const auto order = fused.MakeInstructionPostOrder();
-  for (const HloInstruction* inst : order)
-    if (inst->opcode() == HloOpcode::kReduce) p.reduces.push_back(inst);
-  if (p.reduces.empty()) return std::nullopt;
-  const HloInstruction* r0 = p.reduces[0];
-  p.in_dims = r0->operand(0)->shape().dimensions();
-  const int64_t rank = static_cast<int64_t>(p.in_dims.size());
-  std::vector<int64_t> red = r0->attrs().dimensions;
-  std::sort(red.begin(), red.end());
-  if (red.empty()) return std::nullopt;
-  std::vector<bool> reduced(rank, false);
-  for (int64_t d : red) {
-    if (d < 0 || d >= rank) return std::nullopt;
-    reduced[d] = true;
-  }
-  // C: the trailing run of kept dimensions.
-  int64_t c_start = rank;
-  while (c_start > 0 && !reduced[c_start - 1]) --c_start;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (reduced[d]) {
-      p.r_dims.push_back(d);
-      p.R *= p.in_dims[d];
-    } else {
-      p.kept_dims.push_back(p.in_dims[d]);
-      if (d >= c_start) {
-        p.c_dims.push_back(d);
-        p.C *= p.in_dims[d];
-      } else {
-        p.b_dims.push_back(d);
-        p.B *= p.in_dims[d];
-      }
-    }
-  }
-  // Every reduce reduces the same dimensions of operands of one shape, and reads no reduce.
-  std::set<const HloInstruction*> dep;
-  for (const HloInstruction* r : p.reduces) {
-    std::vector<int64_t> d = r->attrs().dimensions;
-    std::sort(d.begin(), d.end());
-    if (d != red || r->to_apply() == nullptr) return std::nullopt;
-    const int64_t n = r->operand_count() / 2;
-    for (int64_t i = 0; i < n; ++i)
-      if (!Dims(r->operand(i)->shape(), p.in_dims)) return std::nullopt;
-  }
-  for (const HloInstruction* inst : order) {
-    bool d = false;
-    for (const HloInstruction* op : inst->operands()) d = d || dep.count(op) > 0;
-    if (inst->opcode() == HloOpcode::kReduce) {
-      if (d) return std::nullopt;  // chains are the row emitter's
-      dep.insert(inst);
-      continue;
-    }
-    if (!d) continue;
-    dep.insert(inst);
-    switch (inst->opcode()) {
-      case HloOpcode::kGetTupleElement:
-      case HloOpcode::kTuple:
-        continue;
-      case HloOpcode::kBitcast:
-      case HloOpcode::kReshape:
-      case HloOpcode::kCopy:
-        if (!Dims(inst->shape(), p.kept_dims) || !Dims(inst->operand(0)->shape(), p.kept_dims)) return std::nullopt;
-        continue;
-      default:
-        if (!inst->IsElementwise() || !Dims(inst->shape(), p.kept_dims)) return std::nullopt;
-        for (const HloInstruction* op : inst->operands())
-          if (!Dims(op->shape(), p.kept_dims) && op->shape().rank() != 0) return std::nullopt;
-        continue;
-    }
-  }
-  const HloInstruction* root = fused.root_instruction();
-  auto add_output = [&](const HloInstruction* o) -> bool {
-    if (!o->shape().IsArray()) return false;
-    if (dep.count(o)) {
-      if (!Dims(o->shape(), p.kept_dims)) return false;
-      p.outputs.push_back({o, -1, false});
-    } else if (Dims(o->shape(), p.in_dims)) {
-      p.outputs.push_back({o, -1, true});
-    } else {
-      return false;
-    }
-    return true;
-  };
-  if (root->opcode() == HloOpcode::kTuple) {
-    for (const HloInstruction* op : root->operands())
-      if (!add_output(op)) return std::nullopt;
-  } else if (root->opcode() == HloOpcode::kReduce && root->shape().IsTuple()) {
-    for (int64_t i = 0; i < static_cast<int64_t>(root->shape().tuple_shapes().size()); ++i) p.outputs.push_back({root, static_cast<int>(i), false});
-  } else if (!add_output(root)) {
-    return std::nullopt;
-  }
-  return p;
-}
-
-}  // namespace
 
 // Whether the split emitter would take this fusion (the row emitter defers to it for a few long
 // rows without chains).
@@ -149,29 +37,118 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
                                            const std::function<ElementGenerator(int64_t)>& parameter) {
   std::optional<SplitPlan> plan = AnalyzeSplit(fused);
   if (!plan || plan->outputs.size() != k.outputs.size()) return false;
-  const SplitPlan& p = *plan;
+  SplitPlan& p = *plan;
   if (p.B * p.C == 0 || p.R == 0) return false;  // the loop kernel writes the inits
   llvm::IRBuilderBase& b = *k.b;
   llvm::LLVMContext& ctx = b.getContext();
   const bool column = p.C > 1;
+  // Rows (C == 1): the reduced dimensions are walked in the physical order of the largest
+  // parameter the reduces read (through elementwise ops and transposes; conv_train_step's loss
+  // reads two transposed NHWC arrays), so that consecutive threads read consecutive addresses;
+  // when that order's fastest dimension is the parameters' minor one, each thread folds V
+  // consecutive elements read with one vector load per parameter. Only for single-result
+  // reducers (the order of a variadic reducer's ties is left alone).
+  // Columns (C > 1): each thread folds V adjacent columns (one vector load per row and
+  // parameter whose minor dimension is the input's last), a block covers 32*V columns.
+  int64_t V = 1;
+  int64_t fast_dim = -1;  // the input dimension the V elements of a vector step along
+  std::map<int64_t, std::vector<int64_t>> vector_params;  // parameter -> index map
+  bool single = true;
+  for (const HloInstruction* r : p.reduces) single = single && r->operand_count() == 2;
+  std::map<int64_t, std::vector<int64_t>> traced = single ? TraceParameters(p) : std::map<int64_t, std::vector<int64_t>>();
+  int64_t nparams = 0;
+  std::map<int64_t, const HloInstruction*> params;
+  for (const HloInstruction* inst : fused.MakeInstructionPostOrder())
+    if (inst->opcode() == HloOpcode::kParameter) {
+      ++nparams;
+      params[inst->attrs().parameter_number] = inst;
+    }
+  // The traced parameters that can be read V at a time along input dimension `fast`.
+  auto pick_vector_params = [&](int64_t fast) {
+    int64_t max_bytes = 1;
+    if (static_cast<int64_t>(k.operands.size()) != nparams) return max_bytes;
+    for (const auto& [pn, pmap] : traced) {
+      if (!params.count(pn) || pn >= nparams) continue;
+      const Shape& ps = params[pn]->shape();
+      const Shape& os = k.operands[pn].shape();
+      const PrimitiveType t = ps.element_type();
+      const bool plain = t == PrimitiveType::F16 || t == PrimitiveType::BF16 || t == PrimitiveType::F32 ||
+                         t == PrimitiveType::F64 || t == PrimitiveType::S32 || t == PrimitiveType::U32;
+      if (!plain || !os.IsArray() || os.dimensions() != ps.dimensions() || os.element_type() != t ||
+          MinorToMajorOf(os) != MinorToMajorOf(ps) || ps.rank() == 0)
+        continue;
+      if (pmap[MinorToMajorOf(ps)[0]] != fast) continue;
+      vector_params[pn] = pmap;
+      max_bytes = std::max<int64_t>(max_bytes, ByteWidth(t));
+    }
+    return max_bytes;
+  };
+  if (column && single && !traced.empty()) {
+    fast_dim = static_cast<int64_t>(p.in_dims.size()) - 1;
+    const int64_t max_bytes = pick_vector_params(fast_dim);
+    V = vector_params.empty() ? 1 : 16 / max_bytes;
+    while (V > 1 && (p.in_dims[fast_dim] % V != 0 || p.C < 32 * V)) V /= 2;
+    // The transposing tile (32 x (32V+1) per accumulator) must fit in shared memory.
+    int64_t acc_bytes = 0;
+    for (const HloInstruction* r : p.reduces) acc_bytes += std::max(4, ByteWidth(r->shape().element_type()));
+    while (V > 1 && 32 * (32 * V + 1) * acc_bytes > 40 * 1024) V /= 2;
+    if (V == 1) vector_params.clear();
+  }
+  if (!column) {
+    int64_t primary = -1, primary_bytes = -1;
+    for (const auto& [pn, map] : traced) {
+      if (!params.count(pn) || !params[pn]->shape().IsArray()) continue;
+      const int64_t bytes = params[pn]->shape().byte_size();
+      if (bytes > primary_bytes) primary = pn, primary_bytes = bytes;
+    }
+    if (primary >= 0) {
+      const std::vector<int64_t>& map = traced[primary];
+      std::set<int64_t> reduced(p.r_dims.begin(), p.r_dims.end());
+      std::vector<int64_t> order;  // reduced input dimensions, fastest first
+      for (int64_t m : MinorToMajorOf(params[primary]->shape()))
+        if (m >= 0 && m < static_cast<int64_t>(map.size()) && reduced.count(map[m])) order.push_back(map[m]);
+      if (order.size() == p.r_dims.size()) {
+        p.r_dims.assign(order.rbegin(), order.rend());
+        // Vector loads: parameters whose minor dimension is the fastest reduced one.
+        const int64_t fast = order.front();
+        fast_dim = fast;
+        const int64_t max_bytes = pick_vector_params(fast);
+        V = vector_params.empty() ? 1 : 16 / max_bytes;
+        while (V > 1 && p.in_dims[fast] % V != 0) V /= 2;
+        if (V == 1) vector_params.clear();
+      }
+    }
+  }
   const int64_t block = column ? 1024 : 256;
-  const int64_t tiles = column ? (p.C + 31) / 32 : 1;
+  const bool column_vector = column && V > 1;
+  const int64_t tile_cols = column ? 32 * V : 1;  // columns per block
+  const int64_t tiles = column ? (p.C + tile_cols - 1) / tile_cols : 1;
   const int64_t resident = std::max<int64_t>(1, k.device->max_threads_per_sm / block) * k.device->sm_count;
   const int64_t base_units = p.B * tiles;
   // Split R until about one wave of resident blocks is busy; each split keeps enough rows
   // (columns: 64 rows, rows: 8 elements a thread) to amortize its partial.
+  // At most one wave of resident blocks (the kernel asks ptxas for that occupancy below): a
+  // second, partial wave would cost as much as the first.
   int64_t S = 1;
   if (base_units < resident) {
     const int64_t min_chunk = column ? 64 : block * 8;
-    S = std::max<int64_t>(1, std::min((resident + base_units - 1) / base_units, p.R / min_chunk));
+    S = std::max<int64_t>(1, std::min(resident / base_units, p.R / min_chunk));
     // Keep the scratch small.
     while (S > 1 && S * p.B * p.C > (int64_t{1} << 22)) S /= 2;
   }
-  const int64_t chunk = (p.R + S - 1) / S;
+  const int64_t chunk = ((p.R + S - 1) / S + V - 1) / V * V;  // a multiple of V
   const int64_t units = base_units * S;
   k.launch = runtime::LaunchDimensions{};
   k.launch.block_x = block;
   k.launch.grid_x = std::max<int64_t>(1, std::min(units, resident * k.device->waves));
+  if (S > 1) {
+    // The split assumes `resident` blocks run at once: ask ptxas for that many per SM.
+    k.module->getOrInsertNamedMetadata("nvvm.annotations")
+        ->addOperand(llvm::MDNode::get(
+            ctx, {llvm::ValueAsMetadata::get(k.function), llvm::MDString::get(ctx, "minctasm"),
+                  llvm::ValueAsMetadata::get(llvm::ConstantInt::get(
+                      b.getInt32Ty(), std::max<int64_t>(1, k.device->max_threads_per_sm / block)))}));
+  }
 
   // Accumulators (one alloca per reduce result) that the reduce generators read.
   std::map<const HloInstruction*, std::vector<llvm::AllocaInst*>> slots;
@@ -190,8 +167,26 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
     value_types[r] = r->shape().IsTuple() ? static_cast<llvm::Type*>(llvm::StructType::get(ctx, types)) : types[0];
   }
   llvm::IRBuilderBase* bp = &b;
+  // Vector mode: the values the vector loads gave for each element of the fold being emitted,
+  // with the parameter index the generators ask for (matched by identity).
+  struct VectorContext {
+    int64_t cur = -1;
+    std::vector<std::map<int64_t, std::pair<IrArray::Index, llvm::Value*>>> loaded;
+  } vctx;
+  VectorContext* vp = &vctx;
+  auto vector_parameter = [&](int64_t pn) -> ElementGenerator {
+    ElementGenerator orig = parameter(pn);
+    if (!vector_params.count(pn)) return orig;
+    return [orig, pn, vp](const IrArray::Index& index) -> absl::StatusOr<llvm::Value*> {
+      if (vp->cur >= 0) {
+        auto it = vp->loaded[vp->cur].find(pn);
+        if (it != vp->loaded[vp->cur].end() && it->second.first.multidim == index.multidim) return it->second.second;
+      }
+      return orig(index);
+    };
+  };
   absl::StatusOr<std::shared_ptr<GeneratorMap>> gens = MakeFusionGenerators(
-      *k.emitter, fused, parameter, [&](const HloInstruction* inst) -> ElementGenerator {
+      *k.emitter, fused, vector_parameter, [&](const HloInstruction* inst) -> ElementGenerator {
         if (inst->opcode() != HloOpcode::kReduce) return ElementGenerator();
         std::vector<llvm::AllocaInst*> s = slots[inst];
         llvm::Type* vt = value_types[inst];
@@ -210,7 +205,21 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
     return it->second;
   };
   auto acc_type = [&](size_t a) { return slots[accs[a].first][accs[a].second]->getAllocatedType(); };
-  auto acc_slot = [&](size_t a) { return slots[accs[a].first][accs[a].second]; };
+  // Vector columns: a set of accumulators per column of the thread's V; set 0 is the one the
+  // reduce generators read.
+  int64_t cur_set = 0;
+  std::vector<std::vector<llvm::AllocaInst*>> extra_sets;
+  if (column_vector) {
+    for (int64_t e = 1; e < V; ++e) {
+      extra_sets.emplace_back();
+      for (size_t a = 0; a < accs.size(); ++a)
+        extra_sets.back().push_back(cpu::EntryAlloca(b, acc_type(a), absl::StrCat("acc.col", e, ".", a)));
+    }
+  }
+  auto acc_slot = [&](size_t a) -> llvm::AllocaInst* {
+    if (cur_set > 0) return extra_sets[cur_set - 1][a];
+    return slots[accs[a].first][accs[a].second];
+  };
   auto load_accs = [&]() {
     std::vector<llvm::Value*> v;
     for (size_t a = 0; a < accs.size(); ++a) v.push_back(b.CreateLoad(acc_type(a), acc_slot(a)));
@@ -245,6 +254,9 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
         b.CreateStore(*v, slots[r][i]);
       }
     }
+    for (const auto& set : extra_sets)
+      for (size_t a = 0; a < accs.size(); ++a)
+        b.CreateStore(b.CreateLoad(acc_type(a), slots[accs[a].first][accs[a].second]), set[a]);
     return absl::OkStatus();
   };
   auto warp_reduce = [&](std::vector<llvm::Value*> cur) -> absl::StatusOr<std::vector<llvm::Value*>> {
@@ -263,7 +275,7 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
     auto place = [&](llvm::Value* lin, const std::vector<int64_t>& pos) {
       std::vector<int64_t> dims;
       for (int64_t d : pos) dims.push_back(p.in_dims[d]);
-      IrArray::Index i = DelinearizeRowMajor(lin, dims, b);
+      IrArray::Index i = DelinearizeNarrow(lin, dims, b);
       for (size_t j = 0; j < pos.size(); ++j) v[pos[j]] = i.multidim[j];
     };
     place(bb, p.b_dims);
@@ -276,6 +288,7 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
   auto fold = [&](const std::vector<IrArray::Index>& indices) -> absl::Status {
     std::vector<std::vector<llvm::Value*>> vals(indices.size());
     for (size_t e = 0; e < indices.size(); ++e) {
+      vctx.cur = vctx.loaded.size() == indices.size() ? static_cast<int64_t>(e) : -1;
       for (const HloInstruction* r : p.reduces) {
         const int64_t n = r->operand_count() / 2;
         for (int64_t i = 0; i < n; ++i) {
@@ -287,24 +300,55 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
         }
       }
     }
+    const bool grouped = vctx.loaded.size() == indices.size() && V > 1 && indices.size() % V == 0;
+    // Input-shaped outputs, per output and element (vector mode stores V at once where the
+    // output's minor dimension is the fastest reduced one).
+    std::vector<std::vector<llvm::Value*>> out_vals(p.outputs.size());
     for (size_t e = 0; e < indices.size(); ++e) {
+      vctx.cur = vctx.loaded.size() == indices.size() ? static_cast<int64_t>(e) : -1;
+      cur_set = column_vector ? static_cast<int64_t>(e) % V : 0;
       absl::StatusOr<std::vector<llvm::Value*>> next = combine(load_accs(), vals[e]);
       if (!next.ok()) return next.status();
       store_accs(*next);
+      cur_set = 0;
       for (size_t o = 0; o < p.outputs.size(); ++o) {
         if (!p.outputs[o].is_input) continue;
         absl::StatusOr<ElementGenerator> g = gen_of(p.outputs[o].inst);
         if (!g.ok()) return g.status();
         absl::StatusOr<llvm::Value*> v = (*g)(indices[e]);
         if (!v.ok()) return v.status();
-        k.outputs[o].EmitWriteArrayElement(indices[e], *v, b);
+        out_vals[o].push_back(*v);
+      }
+    }
+    vctx.cur = -1;
+    vctx.loaded.clear();
+    for (size_t o = 0; o < p.outputs.size(); ++o) {
+      if (!p.outputs[o].is_input) continue;
+      const IrArray& out = k.outputs[o];
+      const Shape& os = out.shape();
+      const PrimitiveType t = os.element_type();
+      const bool vector_store = grouped && os.IsArray() && os.rank() > 0 && os.dimensions() == p.in_dims &&
+                                MinorToMajorOf(os)[0] == fast_dim &&
+                                (t == PrimitiveType::F32 || t == PrimitiveType::F16 || t == PrimitiveType::BF16 ||
+                                 t == PrimitiveType::S32 || t == PrimitiveType::U32 || t == PrimitiveType::F64) &&
+                                V * ByteWidth(t) <= 16;
+      for (size_t e0 = 0; e0 < indices.size(); e0 += vector_store ? V : 1) {
+        if (!vector_store) {
+          out.EmitWriteArrayElement(indices[e0], out_vals[o][e0], b);
+          continue;
+        }
+        llvm::Type* et = PrimitiveTypeToIrType(t, ctx);
+        llvm::Value* v = llvm::UndefValue::get(llvm::FixedVectorType::get(et, V));
+        for (int64_t e = 0; e < V; ++e) v = b.CreateInsertElement(v, out_vals[o][e0 + e], b.getInt64(e));
+        b.CreateAlignedStore(v, out.EmitArrayElementAddress(indices[e0], b),
+                             llvm::Align(std::min<int64_t>(16, V * ByteWidth(t))));
       }
     }
     return absl::OkStatus();
   };
   // for (i = start; i < end; i += step), 4 at a time while 4 fit.
   auto fold_range = [&](llvm::Value* start, llvm::Value* end, int64_t step,
-                        const std::function<IrArray::Index(llvm::Value*)>& at) -> absl::Status {
+                        const std::function<std::vector<IrArray::Index>(llvm::Value*)>& at) -> absl::Status {
     llvm::Value* has = b.CreateICmpSLT(start, end);
     llvm::Value* span = b.CreateSelect(has, b.CreateSub(end, start), b.getInt64(0));
     llvm::Value* count = b.CreateUDiv(b.CreateAdd(span, b.getInt64(step - 1)), b.getInt64(step));
@@ -312,12 +356,47 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
     absl::Status s = EmitStridedLoop(b, b.getInt64(0), groups, b.getInt64(1), "fold4", [&](llvm::Value* g) {
       llvm::Value* first = b.CreateAdd(start, b.CreateMul(g, b.getInt64(4 * step)));
       std::vector<IrArray::Index> idx;
-      for (int64_t j = 0; j < 4; ++j) idx.push_back(at(b.CreateAdd(first, b.getInt64(j * step))));
+      for (int64_t j = 0; j < 4; ++j) {
+        std::vector<IrArray::Index> more = at(b.CreateAdd(first, b.getInt64(j * step)));
+        idx.insert(idx.end(), more.begin(), more.end());
+      }
       return fold(idx);
     });
     if (!s.ok()) return s;
     return EmitStridedLoop(b, b.CreateMul(groups, b.getInt64(4)), count, b.getInt64(1), "fold1",
-                           [&](llvm::Value* i) { return fold({at(b.CreateAdd(start, b.CreateMul(i, b.getInt64(step))))}); });
+                           [&](llvm::Value* i) { return fold(at(b.CreateAdd(start, b.CreateMul(i, b.getInt64(step))))); });
+  };
+  // Vector mode: the V elements of group `g` (r = g*V + e, consecutive in the fastest reduced
+  // dimension), each parameter in vector_params read with one vector load.
+  auto vector_elements = [&](const IrArray::Index& first) -> std::vector<IrArray::Index> {
+    const int64_t fast = fast_dim;
+    std::vector<IrArray::Index> out;
+    for (int64_t e = 0; e < V; ++e) {
+      std::vector<llvm::Value*> v = first.multidim;
+      if (e > 0) v[fast] = b.CreateAdd(v[fast], b.getInt64(e), "", /*HasNUW=*/true, /*HasNSW=*/true);
+      out.push_back(IrArray::Index(v));
+    }
+    const size_t base = vctx.loaded.size();
+    vctx.loaded.resize(base + V);
+    for (const auto& [pn, map] : vector_params) {
+      const IrArray& a = k.operands[pn];
+      const PrimitiveType t = a.shape().element_type();
+      llvm::Type* et = PrimitiveTypeToIrType(t, ctx);
+      auto param_index = [&](const IrArray::Index& in) {
+        std::vector<llvm::Value*> v;
+        for (int64_t m : map) v.push_back(in.multidim[m]);
+        return IrArray::Index(v);
+      };
+      llvm::Value* addr = a.EmitArrayElementAddress(param_index(out[0]), b);
+      llvm::LoadInst* ld = b.CreateAlignedLoad(llvm::FixedVectorType::get(et, V), addr,
+                                               llvm::Align(std::min<int64_t>(16, V * ByteWidth(t))));
+      for (int64_t e = 0; e < V; ++e)
+        vctx.loaded[base + e][pn] = {param_index(out[e]), b.CreateExtractElement(ld, b.getInt64(e))};
+    }
+    return out;
+  };
+  auto vector_group = [&](llvm::Value* bb, llvm::Value* g) {
+    return vector_elements(full_index(bb, b.CreateMul(g, b.getInt64(V)), b.getInt64(0)));
   };
   // Writes the reduced outputs at kept index (bb, c) from the accumulators.
   auto write_outputs = [&](llvm::Value* bb, llvm::Value* c) -> absl::Status {
@@ -379,9 +458,10 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
   const int64_t warps = block / 32;
   std::vector<llvm::Value*> tile;  // column: 32x33 per accumulator; row: one slot per warp
   for (size_t a = 0; a < accs.size(); ++a)
-    tile.push_back(k.SharedArray(acc_type(a), column ? 32 * 33 : warps, absl::StrCat("split.", a)));
+    tile.push_back(k.SharedArray(acc_type(a), column ? 32 * (tile_cols + 1) : warps, absl::StrCat("split.", a)));
   auto tile_ptr = [&](size_t a, llvm::Value* i) {
-    return b.CreateInBoundsGEP(llvm::ArrayType::get(acc_type(a), column ? 32 * 33 : warps), tile[a], {b.getInt64(0), i});
+    return b.CreateInBoundsGEP(llvm::ArrayType::get(acc_type(a), column ? 32 * (tile_cols + 1) : warps), tile[a],
+                               {b.getInt64(0), i});
   };
 
   absl::Status st = EmitStridedLoop(
@@ -395,33 +475,51 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
         if (column) {
           llvm::Value* ct = b.CreateURem(rest, b.getInt64(tiles));
           llvm::Value* bb = b.CreateUDiv(rest, b.getInt64(tiles));
-          llvm::Value* c = b.CreateAdd(b.CreateMul(ct, b.getInt64(32)), lane);
+          // The thread's first column; with V > 1 its V columns c..c+V-1 are all valid or all
+          // not (V divides the last dimension, so C).
+          llvm::Value* c = b.CreateAdd(b.CreateMul(ct, b.getInt64(tile_cols)), b.CreateMul(lane, b.getInt64(V)));
           absl::Status fs = cpu::EmitIf(b, b.CreateICmpULT(c, b.getInt64(p.C)), "col.valid", [&]() {
-            return fold_range(b.CreateAdd(r_begin, warp), r_end, 32,
-                              [&](llvm::Value* r) { return full_index(bb, r, c); });
+            return fold_range(b.CreateAdd(r_begin, warp), r_end, 32, [&](llvm::Value* r) {
+              if (column_vector) return vector_elements(full_index(bb, r, c));
+              return std::vector<IrArray::Index>{full_index(bb, r, c)};
+            });
           });
           if (!fs.ok()) return fs;
-          // Transpose the 32x32 partials: warp w then folds column ct*32 + w over its lanes.
-          std::vector<llvm::Value*> v = load_accs();
-          for (size_t a = 0; a < accs.size(); ++a)
-            b.CreateStore(v[a], tile_ptr(a, b.CreateAdd(b.CreateMul(warp, b.getInt64(33)), lane)));
+          // Transpose the 32 x 32V partials: warp w then folds columns w, w + 32, ... of the
+          // tile over its lanes.
+          const int64_t stride = tile_cols + 1;
+          for (int64_t e = 0; e < V; ++e) {
+            cur_set = e;
+            std::vector<llvm::Value*> v = load_accs();
+            cur_set = 0;
+            llvm::Value* at = b.CreateAdd(b.CreateMul(warp, b.getInt64(stride)),
+                                          b.CreateAdd(b.CreateMul(lane, b.getInt64(V)), b.getInt64(e)));
+            for (size_t a = 0; a < accs.size(); ++a) b.CreateStore(v[a], tile_ptr(a, at));
+          }
           k.Barrier();
-          std::vector<llvm::Value*> t;
-          for (size_t a = 0; a < accs.size(); ++a)
-            t.push_back(b.CreateLoad(acc_type(a), tile_ptr(a, b.CreateAdd(b.CreateMul(lane, b.getInt64(33)), warp))));
-          absl::StatusOr<std::vector<llvm::Value*>> w = warp_reduce(t);
-          if (!w.ok()) return w.status();
-          store_accs(*w);
-          llvm::Value* col = b.CreateAdd(b.CreateMul(ct, b.getInt64(32)), warp);
-          absl::Status ws = cpu::EmitIf(
-              b, b.CreateAnd(b.CreateICmpEQ(lane, b.getInt64(0)), b.CreateICmpULT(col, b.getInt64(p.C))), "col.write",
-              [&]() { return finish(s, bb, col); });
-          if (!ws.ok()) return ws;
+          for (int64_t e = 0; e < V; ++e) {
+            llvm::Value* j = b.CreateAdd(warp, b.getInt64(32 * e));
+            std::vector<llvm::Value*> t;
+            for (size_t a = 0; a < accs.size(); ++a)
+              t.push_back(b.CreateLoad(acc_type(a), tile_ptr(a, b.CreateAdd(b.CreateMul(lane, b.getInt64(stride)), j))));
+            absl::StatusOr<std::vector<llvm::Value*>> w = warp_reduce(t);
+            if (!w.ok()) return w.status();
+            store_accs(*w);
+            llvm::Value* col = b.CreateAdd(b.CreateMul(ct, b.getInt64(tile_cols)), j);
+            absl::Status ws = cpu::EmitIf(
+                b, b.CreateAnd(b.CreateICmpEQ(lane, b.getInt64(0)), b.CreateICmpULT(col, b.getInt64(p.C))), "col.write",
+                [&]() { return finish(s, bb, col); });
+            if (!ws.ok()) return ws;
+          }
           k.Barrier();  // the tile is reused by the next unit
           return absl::OkStatus();
         }
-        absl::Status fs = fold_range(b.CreateAdd(r_begin, tid), r_end, block,
-                                     [&](llvm::Value* r) { return full_index(rest, r, b.getInt64(0)); });
+        absl::Status fs =
+            V > 1 ? fold_range(b.CreateAdd(b.CreateUDiv(r_begin, b.getInt64(V)), tid), b.CreateUDiv(r_end, b.getInt64(V)),
+                               block, [&](llvm::Value* g) { return vector_group(rest, g); })
+                  : fold_range(b.CreateAdd(r_begin, tid), r_end, block, [&](llvm::Value* r) {
+                      return std::vector<IrArray::Index>{full_index(rest, r, b.getInt64(0))};
+                    });
         if (!fs.ok()) return fs;
         absl::StatusOr<std::vector<llvm::Value*>> w = warp_reduce(load_accs());
         if (!w.ok()) return w.status();
@@ -471,11 +569,10 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
   llvm::Value* is_last = b.CreateICmpNE(b.CreateLoad(b.getInt32Ty(), flag_ptr), b.getInt32(0));
   absl::Status ls = cpu::EmitIf(b, is_last, "last", [&]() -> absl::Status {
     b.CreateIntrinsic(llvm::Intrinsic::nvvm_membar_gl, {}, {});
-    // A warp per output; lanes take splits lane, lane+32, ... in order, then shuffle.
-    absl::Status os = EmitStridedLoop(b, warp, b.getInt64(p.B * p.C), b.getInt64(warps), "outputs",
-                                      [&](llvm::Value* o) -> absl::Status {
-      if (absl::Status is = init_accs(); !is.ok()) return is;
-      absl::Status fs = EmitStridedLoop(b, lane, b.getInt64(S), b.getInt64(32), "partials", [&](llvm::Value* sp) {
+    // One output's partials s = start, start + step, ... < S folded in order, four loads at a
+    // time (issued before their folds so that they are in flight together).
+    auto fold_partials = [&](llvm::Value* o, llvm::Value* start, int64_t step) -> absl::Status {
+      auto load = [&](llvm::Value* sp) {
         llvm::Value* slot = b.CreateAdd(b.CreateMul(sp, b.getInt64(p.B * p.C)), o);
         std::vector<llvm::Value*> part;
         for (size_t a = 0; a < accs.size(); ++a) {
@@ -483,19 +580,77 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
           ld->setVolatile(true);  // written by other blocks: bypass L1
           part.push_back(ld);
         }
-        absl::StatusOr<std::vector<llvm::Value*>> n = combine(load_accs(), part);
+        return part;
+      };
+      llvm::Value* has = b.CreateICmpSLT(start, b.getInt64(S));
+      llvm::Value* span = b.CreateSelect(has, b.CreateSub(b.getInt64(S), start), b.getInt64(0));
+      llvm::Value* count = b.CreateUDiv(b.CreateAdd(span, b.getInt64(step - 1)), b.getInt64(step));
+      llvm::Value* quads = b.CreateUDiv(count, b.getInt64(4));
+      absl::Status qs = EmitStridedLoop(b, b.getInt64(0), quads, b.getInt64(1), "partials4", [&](llvm::Value* q) {
+        llvm::Value* first = b.CreateAdd(start, b.CreateMul(q, b.getInt64(4 * step)));
+        std::vector<std::vector<llvm::Value*>> parts;
+        for (int64_t j = 0; j < 4; ++j) parts.push_back(load(b.CreateAdd(first, b.getInt64(j * step))));
+        for (const auto& part : parts) {
+          absl::StatusOr<std::vector<llvm::Value*>> n = combine(load_accs(), part);
+          if (!n.ok()) return n.status();
+          store_accs(*n);
+        }
+        return absl::OkStatus();
+      });
+      if (!qs.ok()) return qs;
+      return EmitStridedLoop(b, b.CreateMul(quads, b.getInt64(4)), count, b.getInt64(1), "partials1", [&](llvm::Value* i) {
+        absl::StatusOr<std::vector<llvm::Value*>> n =
+            combine(load_accs(), load(b.CreateAdd(start, b.CreateMul(i, b.getInt64(step)))));
         if (!n.ok()) return n.status();
         store_accs(*n);
         return absl::OkStatus();
       });
-      if (!fs.ok()) return fs;
-      absl::StatusOr<std::vector<llvm::Value*>> w = warp_reduce(load_accs());
-      if (!w.ok()) return w.status();
-      store_accs(*w);
-      return cpu::EmitIf(b, b.CreateICmpEQ(lane, b.getInt64(0)), "final.write", [&]() {
+    };
+    absl::Status os;
+    if (p.B * p.C < warps) {
+      // Few outputs (full reductions): the whole block folds each one; threads take splits
+      // tid, tid + block, ..., then the warps combine in order through shared memory.
+      os = EmitStridedLoop(b, b.getInt64(0), b.getInt64(p.B * p.C), b.getInt64(1), "outputs",
+                           [&](llvm::Value* o) -> absl::Status {
+        if (absl::Status is = init_accs(); !is.ok()) return is;
+        if (absl::Status fs = fold_partials(o, tid, block); !fs.ok()) return fs;
+        absl::StatusOr<std::vector<llvm::Value*>> w = warp_reduce(load_accs());
+        if (!w.ok()) return w.status();
+        absl::Status ps = cpu::EmitIf(b, b.CreateICmpEQ(lane, b.getInt64(0)), "final.publish", [&]() {
+          for (size_t a = 0; a < accs.size(); ++a) b.CreateStore((*w)[a], tile_ptr(a, warp));
+          return absl::OkStatus();
+        });
+        if (!ps.ok()) return ps;
+        k.Barrier();
+        absl::Status ws = cpu::EmitIf(b, b.CreateICmpEQ(tid, b.getInt64(0)), "final.write", [&]() -> absl::Status {
+          std::vector<llvm::Value*> total;
+          for (int64_t i = 0; i < warps; ++i) {
+            std::vector<llvm::Value*> part;
+            for (size_t a = 0; a < accs.size(); ++a) part.push_back(b.CreateLoad(acc_type(a), tile_ptr(a, b.getInt64(i))));
+            if (i == 0) {
+              total = part;
+              continue;
+            }
+            absl::StatusOr<std::vector<llvm::Value*>> n = combine(total, part);
+            if (!n.ok()) return n.status();
+            total = *n;
+          }
+          store_accs(total);
+          return write_outputs(b.CreateUDiv(o, b.getInt64(p.C)), b.CreateURem(o, b.getInt64(p.C)));
+        });
+        if (!ws.ok()) return ws;
+        k.Barrier();
+        return absl::OkStatus();
+      });
+    } else {
+      // Many outputs (columns): a thread per output (consecutive threads read consecutive
+      // partials), splits in order.
+      os = EmitStridedLoop(b, tid, b.getInt64(p.B * p.C), b.getInt64(block), "outputs", [&](llvm::Value* o) -> absl::Status {
+        if (absl::Status is = init_accs(); !is.ok()) return is;
+        if (absl::Status fs = fold_partials(o, b.getInt64(0), 1); !fs.ok()) return fs;
         return write_outputs(b.CreateUDiv(o, b.getInt64(p.C)), b.CreateURem(o, b.getInt64(p.C)));
       });
-    });
+    }
     if (!os.ok()) return os;
     // Ready for the next launch.
     return cpu::EmitIf(b, b.CreateICmpEQ(tid, b.getInt64(0)), "reset", [&]() {

@@ -1,7 +1,12 @@
-// Sort and top-k. A block owns a row (grid-stride over rows):
+// Sort and top-k: the dispatch and the fallbacks. First choices (gpu_sort_internal.h):
+//   - sort rows of up to 8192 slots: gpu_sort_registers.cc (bitonic network in registers, warp
+//     shuffles, shared memory only for strides >= 256 and for coalescing);
+//   - top-k with k <= 16: gpu_topk_warp.cc (a warp per row, per-lane sorted top-k lists merged
+//     by butterfly shuffles).
+// Otherwise a block owns a row (grid-stride over rows):
 //   - rows whose padded (power of two) length fits in shared memory with every operand and an
-//     index: bitonic sort in shared memory, a thread per compare-exchange pair (XLA sorts small rows the same way, in tiles); ties
-//     are broken by the original position, so the result is stable whatever `is_stable` says;
+//     index: bitonic sort in shared memory, a thread per compare-exchange pair; ties are broken
+//     by the original position, so the result is stable whatever `is_stable` says;
 //   - longer rows (sort): odd-even transposition sort in place in the outputs, stable because
 //     only strictly out-of-order neighbours swap;
 //   - top-k sorts the row the same way and keeps the first k; rows too long for shared memory
@@ -11,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/cpu/kernel_util.h"
 #include "codegen/gpu/gpu_emitters.h"
+#include "codegen/gpu/gpu_sort_internal.h"
 #include "llvm/IR/Constants.h"
 
 namespace hloc::codegen::gpu {
@@ -61,40 +67,11 @@ llvm::Value* TotalOrderBefore(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Valu
   return largest ? b.CreateICmpSGT(x, y) : b.CreateICmpSLT(x, y);
 }
 
-// The row layout of a sorted/top-k array: `dim` is the row, the other dimensions number rows.
-struct Rows {
-  std::vector<int64_t> other_dims;
-  std::vector<int64_t> others;
-  int64_t dim = 0, n = 0, count = 1;
-  IrArray::Index At(const IrArray::Index& row, llvm::Value* i) const {
-    std::vector<llvm::Value*> idx(others.size() + 1);
-    for (size_t j = 0; j < others.size(); ++j) idx[others[j]] = row[j];
-    idx[dim] = i;
-    return IrArray::Index(idx);
-  }
-};
-Rows RowsOf(const Shape& s, int64_t dim) {
-  Rows r;
-  r.dim = dim;
-  r.n = s.dimensions(dim);
-  for (int64_t d = 0; d < s.rank(); ++d)
-    if (d != dim) {
-      r.others.push_back(d);
-      r.other_dims.push_back(s.dimensions(d));
-      r.count *= s.dimensions(d);
-    }
-  return r;
-}
-
-int64_t NextPow2(int64_t n) {
-  int64_t p = 1;
-  while (p < n) p *= 2;
-  return p;
-}
+using Rows = SortRows;
+Rows RowsOf(const Shape& s, int64_t dim) { return SortRowsOf(s, dim); }
 
 // Comparison of two shared-memory elements: less(values of a..., values of b...).
-using LessFn = std::function<absl::StatusOr<llvm::Value*>(const std::vector<llvm::Value*>&,
-                                                          const std::vector<llvm::Value*>&)>;
+using LessFn = SortLessFn;
 
 // Sorts, in each block, the row loaded into `arrays` (shared [P] of each type) + `index`
 // (shared [P] i64 original positions; >= n marks padding, which sorts last).
@@ -231,6 +208,19 @@ int64_t SharedBytes(int64_t P, const std::vector<const IrArray*>& inputs) {
 
 }  // namespace
 
+SortRows SortRowsOf(const Shape& s, int64_t dim) {
+  SortRows r;
+  r.dim = dim;
+  r.n = s.dimensions(dim);
+  for (int64_t d = 0; d < s.rank(); ++d)
+    if (d != dim) {
+      r.others.push_back(d);
+      r.other_dims.push_back(s.dimensions(d));
+      r.count *= s.dimensions(d);
+    }
+  return r;
+}
+
 absl::Status EmitSortKernel(GpuKernel& k, const HloInstruction& sort) {
   llvm::IRBuilderBase& b = *k.b;
   const size_t n_arrays = static_cast<size_t>(sort.operand_count());
@@ -259,6 +249,11 @@ absl::Status EmitSortKernel(GpuKernel& k, const HloInstruction& sort) {
   };
   std::vector<const IrArray*> inputs;
   for (const IrArray& a : k.operands) inputs.push_back(&a);
+  if (rows.n > 1 && rows.count > 0) {
+    absl::StatusOr<bool> fast = TryEmitRegisterSort(k, sort, rows, less);
+    if (!fast.ok()) return fast.status();
+    if (*fast) return absl::OkStatus();
+  }
   if (rows.n <= 1 || SharedBytes(NextPow2(rows.n), inputs) <= k.device->shared_memory_per_block) {
     if (rows.n == 0 || rows.count == 0) {
       k.launch = runtime::LaunchDimensions{};
@@ -340,6 +335,9 @@ absl::Status EmitTopKKernel(GpuKernel& k, const HloInstruction& topk) {
     llvm::Type* ity = PrimitiveTypeToIrType(it, b.getContext());
     k.outputs[1].EmitWriteArrayElement(rows.At(row, i), b.CreateTrunc(original, ity), b);
   };
+  absl::StatusOr<bool> warp = TryEmitWarpTopK(k, topk);
+  if (!warp.ok()) return warp.status();
+  if (*warp) return absl::OkStatus();
   std::vector<const IrArray*> inputs = {&k.operands[0]};
   if (SharedBytes(NextPow2(rows.n), inputs) <= k.device->shared_memory_per_block) {
     LessFn less = [&](const std::vector<llvm::Value*>& a,

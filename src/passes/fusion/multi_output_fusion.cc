@@ -106,10 +106,15 @@ bool ShapesCompatible(const HloInstruction* a, const HloInstruction* b) {
   return true;
 }
 
-bool HeroesCompatible(const HloInstruction* a, const HloInstruction* b) {
+bool HeroesCompatible(const HloInstruction* a, const HloInstruction* b, bool siblings) {
   const bool ta = fusion::HasTiledTransposeHero(a), tb = fusion::HasTiledTransposeHero(b);
   if (!ta && !tb) return true;
-  if (ta != tb) return false;
+  // XLA's FusionHeroesAreCompatible: the transpose kernel writes roots without a transpose hero
+  // at the positions of the transpose's input (ShapesCompatible has checked that they are
+  // bitcasts of it), so two siblings reading one operand share its reads. A producer-consumer
+  // pair would need the consumer to use the transpose elementwise ("tiled transpose would
+  // become untiled"), which is not checked here: those stay apart.
+  if (ta != tb) return siblings;
   return fusion::FusionOutputs(a).front()->shape().dimensions() == fusion::FusionOutputs(b).front()->shape().dimensions();
 }
 
@@ -184,7 +189,7 @@ class ComputationMof {
         for (HloInstruction* u : producer->users()) distinct_users += u != consumer;
         if (distinct_users == 0) continue;  // PriorityFusion's business
         if (!legality_.CanFuse(producer, consumer).ok) continue;
-        if (!ShapesCompatible(producer, consumer) || !HeroesCompatible(producer, consumer)) continue;
+        if (!ShapesCompatible(producer, consumer) || !HeroesCompatible(producer, consumer, /*siblings=*/false)) continue;
         if (CombinedOperandsAndOutputs(producer, consumer) + 1 > kMaxOperandsAndOutputs) continue;
         bool cycle = false;
         for (HloInstruction* u : producer->users())
@@ -212,7 +217,7 @@ class ComputationMof {
           HloInstruction* a = siblings[i];
           HloInstruction* b = siblings[j];
           if (reach.IsReachable(a, b) || reach.IsReachable(b, a)) continue;
-          if (!ShapesCompatible(a, b) || !HeroesCompatible(a, b) || !KindsAllow({a, b}, legality_)) continue;
+          if (!ShapesCompatible(a, b) || !HeroesCompatible(a, b, /*siblings=*/true) || !KindsAllow({a, b}, legality_)) continue;
           if (CombinedOperandsAndOutputs(a, b) > kMaxOperandsAndOutputs) continue;
           if (MergeBenefit(cost_, a, b) < 0) continue;
           absl::StatusOr<HloInstruction*> f = builder_.Merge({a, b});
