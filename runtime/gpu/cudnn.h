@@ -30,6 +30,15 @@
 // true; padding whose low side alone gives the output size (symmetric in cuDNN's terms: a larger
 // pad_high that changes no output is fine); batch_group_count 1; activations kNone, kRelu,
 // kRelu6, kElu, kTanh and kSigmoid for bias_activation_forward.
+//
+// Two paths run these convolutions. forward, backward_input and backward_filter go through
+// cuDNN's graph (backend) API first (cudnn_graph.h: the engines and knobs XLA autotunes over,
+// e.g. the sm90 kernels the legacy Find never offers; chosen by timing, cached in the autotune
+// cache under "cudnn-graph-VERSION" with the engine/knob text); any graph-API failure (no plan,
+// no plan that runs, a buffer not 16-byte aligned) falls back to the legacy API below, and
+// --verbose's "algorithm by legacy ... (graph API: why)" says so. bias_activation_forward is
+// legacy only (the graph path does not build conv + bias + activation graphs yet).
+// HLOC_CUDNN_GRAPH=0 in the environment turns the graph path off (for comparisons).
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "runtime/gpu/cudnn.h"
+#include "runtime/gpu/cudnn_graph.h"
 
 #if HLOC_HAVE_CUDA
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
@@ -161,6 +163,17 @@ struct ConvPlanState {
   double alpha_d = 1, beta_d = 0, alpha2_d = 0;
   // Thunk argument index of each role (-1: absent).
   int in = -1, filt = -1, out = -1, bias_arg = -1, side = -1;
+  // The graph-API path (cudnn_graph.h), preferred when it has a plan; `graph_plan` is the
+  // chosen plan (-1: the legacy algorithm runs) and `graph_note` why the graph path is not used.
+  std::unique_ptr<CudnnGraphConv> graph;
+  int64_t graph_plan = -1;
+  std::string graph_note;
+  static constexpr int64_t kGraphAlignment = 16;
+  bool GraphAligned(const std::vector<CUdeviceptr>& args) const {
+    for (int i : {in, filt, out})
+      if (args[i] % kGraphAlignment != 0) return false;
+    return true;
+  }
 
   std::string Where(const std::string& what) const {
     return absl::StrCat(what, " for convolution '", name, "' (", description, ")");
@@ -188,6 +201,14 @@ int64_t CudnnConvolution::workspace_bytes() const {
   // up to a cap that leaves the model its memory.
   constexpr int64_t kCap = int64_t{1} << 30;
   int64_t need = 0;
+  if (state_->graph != nullptr) {
+    // Every graph plan (Create dropped those over the cap) and the leanest legacy algorithm,
+    // the fallback for misaligned buffers.
+    for (const GraphPlanInfo& p : state_->graph->plans()) need = std::max(need, p.workspace);
+    int64_t lean = kCap;
+    for (const Candidate& k : state_->heuristic) lean = std::min(lean, static_cast<int64_t>(k.memory));
+    return std::max(need, state_->heuristic.empty() ? 0 : lean);
+  }
   for (size_t i = 0; i < state_->heuristic.size() && i < 3; ++i)
     if (static_cast<int64_t>(state_->heuristic[i].memory) <= kCap)
       need = std::max(need, static_cast<int64_t>(state_->heuristic[i].memory));
@@ -430,7 +451,39 @@ absl::StatusOr<std::unique_ptr<CudnnConvolution>> CudnnConvolution::Create(const
     }
     collect(perf);
   }
-  if (st.heuristic.empty()) return unimplemented("cuDNN's heuristic offers no algorithm");
+  // The graph-API path (XLA's for every cuDNN 9 convolution): same tensors, same padding.
+  const char* env = std::getenv("HLOC_CUDNN_GRAPH");
+  if (env != nullptr && std::string(env) == "0") {
+    st.graph_note = "graph API off (HLOC_CUDNN_GRAPH=0)";
+  } else if (c.kind == "bias_activation_forward") {
+    st.graph_note = "the graph path does not build bias_activation_forward yet";
+  } else {
+    GraphConvProblem p;
+    p.kind = c.kind;
+    p.type = type->first;
+    auto to64 = [](const NdShape& s) {
+      return GraphConvTensor{std::vector<int64_t>(s.dims.begin(), s.dims.end()),
+                             std::vector<int64_t>(s.strides.begin(), s.strides.end())};
+    };
+    p.x = to64(*xs), p.w = to64(*ws), p.y = to64(*ys);
+    p.pre_padding.assign(pad.begin(), pad.end());
+    p.post_padding.assign(pad.begin(), pad.end());  // as the legacy path: pad_low gives the output size
+    p.stride.assign(stride.begin(), stride.end());
+    p.dilation.assign(dil.begin(), dil.end());
+    p.reversed = all_rev && !no_rev;
+    p.allow_tf32 = options.allow_tf32;
+    p.alpha = c.conv_result_scale;
+    p.alignment = ConvPlanState::kGraphAlignment;
+    absl::StatusOr<std::unique_ptr<CudnnGraphConv>> g = CudnnGraphConv::Create(st.handle->handle, p, int64_t{1} << 30);
+    if (g.ok()) {
+      st.graph = std::move(*g);
+    } else {
+      st.graph_note = std::string(g.status().message());
+    }
+  }
+  if (st.heuristic.empty() && st.graph == nullptr) {
+    return unimplemented(absl::StrCat("cuDNN's heuristic offers no algorithm (graph API: ", st.graph_note, ")"));
+  }
   st.key = absl::StrCat(st.description, " fmt", static_cast<int>(format), " math", static_cast<int>(st.base_math));
   return plan;
 }
@@ -439,6 +492,18 @@ absl::Status CudnnConvolution::Run(CUstream stream, const std::vector<CUdevicept
                                    int64_t workspace_bytes) const {
   const ConvPlanState& st = *state_;
   const CudnnLib& l = *st.lib;
+  if (st.graph_plan >= 0 && st.GraphAligned(args)) {
+    std::lock_guard<std::mutex> lock(st.handle->mu);
+    cudnnHandle_t h = st.handle->handle;
+    if (absl::Status s = HLOC_DNN(l, cudnnSetStream, st.Where("setting the stream"), h,
+                                  reinterpret_cast<cudaStream_t>(stream));
+        !s.ok()) {
+      return s;
+    }
+    absl::Status s = state_->graph->Execute(h, static_cast<size_t>(st.graph_plan), args[st.in], args[st.filt],
+                                            args[st.out], workspace, workspace_bytes);
+    return s.ok() ? s : absl::Status(s.code(), st.Where(std::string(s.message())));
+  }
   if (!st.have_algo) return absl::FailedPreconditionError(st.Where("running before an algorithm was chosen"));
   auto ptr = [&](int i) { return reinterpret_cast<void*>(args[i]); };
   void* ws = reinterpret_cast<void*>(workspace);
@@ -477,6 +542,69 @@ absl::Status CudnnConvolution::Run(CUstream stream, const std::vector<CUdevicept
                   st.Alpha2(), st.y, z, st.bias, ptr(st.bias_arg), st.act, st.y, ptr(st.out));
 }
 
+namespace {
+
+// How a legacy algorithm was chosen, with why the graph path is not in use.
+std::string Legacy(const ConvPlanState& st, const std::string& how) {
+  return absl::StrCat("legacy ", how, st.graph_note.empty() ? "" : absl::StrCat(" (graph API: ", st.graph_note, ")"));
+}
+
+// Chooses the graph plan: from the autotune cache (under its own key: the engine and knob
+// text), the heuristic's first when not autotuning, else by timing every plan on our buffers.
+// False (with graph_note set) when no plan can run here.
+absl::StatusOr<bool> PrepareGraph(ConvPlanState& st, CUstream stream, const std::vector<CUdeviceptr>& args,
+                                  CUdeviceptr workspace, int64_t workspace_bytes) {
+  const CudnnLib& l = *st.lib;
+  CudnnGraphConv& g = *st.graph;
+  if (!st.GraphAligned(args)) {
+    st.graph_note = absl::StrCat("a buffer is not ", ConvPlanState::kGraphAlignment, "-byte aligned");
+    return false;
+  }
+  const std::vector<GraphPlanInfo>& plans = g.plans();
+  const std::string key = absl::StrCat(st.options.profile.empty() ? "any" : st.options.profile, "|", st.ctx->info.name,
+                                       "|cudnn-graph-", l.version, "|", st.key);
+  auto choose = [&](size_t i, const std::string& how) {
+    st.graph_plan = static_cast<int64_t>(i);
+    st.chosen_by = absl::StrCat("graph ", plans[i].text, " (workspace ", plans[i].workspace, ") by ", how);
+    return true;
+  };
+  if (st.options.cache != nullptr) {
+    if (std::optional<AutotuneEntry> e = st.options.cache->Lookup(key)) {
+      for (size_t i = 0; i < plans.size(); ++i)
+        if (plans[i].text == e->algorithm && plans[i].workspace <= workspace_bytes) return choose(i, "cache");
+    }
+  }
+  size_t first = plans.size();
+  for (size_t i = 0; i < plans.size() && first == plans.size(); ++i)
+    if (plans[i].workspace <= workspace_bytes) first = i;
+  if (first == plans.size()) {
+    st.graph_note = absl::StrCat("every plan needs more than the ", workspace_bytes, " bytes of workspace");
+    return false;
+  }
+  if (!st.options.autotune || plans.size() == 1) return choose(first, absl::StrCat("heuristic (", g.summary(), ")"));
+  absl::StatusOr<CudnnGraphConv::Timing> t;
+  {
+    std::lock_guard<std::mutex> lock(st.handle->mu);
+    cudnnHandle_t h = st.handle->handle;
+    if (absl::Status s = HLOC_DNN(l, cudnnSetStream, st.Where("setting the stream"), h,
+                                  reinterpret_cast<cudaStream_t>(stream));
+        !s.ok()) {
+      return s;
+    }
+    t = g.Autotune(*st.ctx->driver, h, stream, args[st.in], args[st.filt], args[st.out], workspace, workspace_bytes);
+  }
+  if (!t.ok()) return absl::Status(t.status().code(), st.Where(std::string(t.status().message())));
+  if (t->best < 0) {
+    st.graph_note = absl::StrCat("none of ", t->tried, " plans ran (", g.summary(), ")");
+    return false;
+  }
+  if (st.options.cache != nullptr) st.options.cache->Insert(key, AutotuneEntry{plans[t->best].text, t->best_us});
+  return choose(static_cast<size_t>(t->best),
+                absl::StrFormat("autotune, %.1f us (%s; timed: %s)", t->best_us, g.summary(), t->table));
+}
+
+}  // namespace
+
 absl::Status CudnnConvolution::Prepare(CUstream stream, const std::vector<CUdeviceptr>& args, CUdeviceptr workspace,
                                        int64_t workspace_bytes) {
   ConvPlanState& st = *state_;
@@ -486,6 +614,15 @@ absl::Status CudnnConvolution::Prepare(CUstream stream, const std::vector<CUdevi
   std::vector<Candidate> fits;
   for (const Candidate& k : st.heuristic)
     if (static_cast<int64_t>(k.memory) <= workspace_bytes) fits.push_back(k);
+  if (st.graph != nullptr) {
+    // The legacy heuristic's choice stays the fallback (buffers that lose the graph plans'
+    // declared alignment); the graph plan is chosen here.
+    if (!fits.empty()) st.chosen = fits[0], st.have_algo = true;
+    absl::StatusOr<bool> chose = PrepareGraph(st, stream, args, workspace, workspace_bytes);
+    if (!chose.ok()) return chose.status();
+    if (*chose) return absl::OkStatus();
+    st.graph = nullptr;  // no plan can run: legacy from here on
+  }
   if (fits.empty()) {
     return absl::ResourceExhaustedError(st.Where(absl::StrCat("every cuDNN algorithm needs more workspace than the ",
                                                               workspace_bytes, " bytes given")));
@@ -496,7 +633,7 @@ absl::Status CudnnConvolution::Prepare(CUstream stream, const std::vector<CUdevi
         if (absl::StrCat(k.algo, ":", static_cast<int>(k.math)) == e->algorithm) {
           st.chosen = k;
           st.have_algo = true;
-          st.chosen_by = "cache";
+          st.chosen_by = Legacy(st, "cache");
           return absl::OkStatus();
         }
       }
@@ -504,7 +641,7 @@ absl::Status CudnnConvolution::Prepare(CUstream stream, const std::vector<CUdevi
   }
   st.chosen = fits[0];
   st.have_algo = true;
-  st.chosen_by = "heuristic";
+  st.chosen_by = Legacy(st, "heuristic");
   if (!st.options.autotune || fits.size() == 1 || st.spec.kind == "bias_activation_forward") return absl::OkStatus();
   // Time the algorithms that fit with cuDNN's own Find (on our buffers and workspace).
   constexpr int kMax = 16;
@@ -543,7 +680,7 @@ absl::Status CudnnConvolution::Prepare(CUstream stream, const std::vector<CUdevi
   if (!s.ok() || timed.empty()) return absl::OkStatus();
   auto best = std::min_element(timed.begin(), timed.end(), [](const Candidate& a, const Candidate& b) { return a.time < b.time; });
   st.chosen = *best;
-  st.chosen_by = absl::StrCat("autotune (", timed.size(), " algorithms)");
+  st.chosen_by = Legacy(st, absl::StrCat("autotune (", timed.size(), " algorithms)"));
   if (st.options.cache != nullptr) {
     st.options.cache->Insert(full_key, AutotuneEntry{absl::StrCat(best->algo, ":", static_cast<int>(best->math)),
                                                      1000.0 * best->time});

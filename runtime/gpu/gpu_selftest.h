@@ -11,7 +11,8 @@
 //                known trip count; kConditional on a pred and on an s32 index
 //   graph        a kCommandBuffer captured into a CUDA graph, replayed on new inputs, and the
 //                same with command buffers off
-//   conv         cuDNN forward convolution NHWC f32 (and bias + relu) against a host loop
+//   conv         cuDNN convolutions NHWC f32 against a host loop: forward (stride 1, 2), bias + relu,
+//                backward input and filter (stride 1, 2); the graph-API path must run all but bias + relu
 //   oom          an allocation larger than the device: a clear ResourceExhausted error, all
 //                memory given back, then a normal executable runs
 //   autotune     a GEMM autotuned into a cache file, then loaded from it

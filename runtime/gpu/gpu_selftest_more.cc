@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -83,72 +84,114 @@ std::string TensorJson(const ArrayShape& s) {
 
 }  // namespace
 
-absl::Status ConvCheck() {
-  // NHWC input, OHWI filter (dims H, W, I, O stored O-major: cuDNN's NHWC filter), 3x3, pad 1.
-  const int64_t N = 2, H = 8, W = 8, C = 4, O = 8;
-  const ArrayShape in = F32({N, H, W, C}), filter = F32({3, 3, C, O}, {2, 1, 0, 3}), out = F32({N, H, W, O}),
+// One convolution thunk of `kind` (cudnn.h's config) on NHWC input, OHWI filter (dims H, W,
+// I, O stored O-major: cuDNN's NHWC filter), 3x3 window with pad 1 and `stride`, checked
+// against a host loop. The graph-API path must be the one that ran (unless HLOC_CUDNN_GRAPH=0
+// turns it off, or for bias_activation_forward, which it does not build).
+absl::Status ConvKindCheck(const std::string& kind, int64_t stride) {
+  const int64_t N = 2, H = 8, W = 8, C = 4, O = 8, P = (H + 2 - 3) / stride + 1, Q = (W + 2 - 3) / stride + 1;
+  const bool fused = kind == "bias_activation_forward";
+  const ArrayShape in = F32({N, H, W, C}), filter = F32({3, 3, C, O}, {2, 1, 0, 3}), out = F32({N, P, Q, O}),
                    bias = F32({O});
-  const std::vector<float> x = Random(N * H * W * C, 21), w = Random(9 * C * O, 22), bv = Random(O, 23);
-  // The host reference, row-major logical indices.
-  std::vector<float> ref(N * H * W * O, 0.f);
+  const std::vector<float> x = Random(N * H * W * C, 21), w = Random(9 * C * O, 22), dy = Random(N * P * Q * O, 24),
+                           bv = Random(O, 23);
+  // The host reference, row-major logical indices, in double.
+  std::vector<double> y(N * P * Q * O, 0.0), dx(N * H * W * C, 0.0), dw(9 * C * O, 0.0);
   for (int64_t n = 0; n < N; ++n)
-    for (int64_t y = 0; y < H; ++y)
-      for (int64_t xx = 0; xx < W; ++xx)
-        for (int64_t o = 0; o < O; ++o) {
-          double acc = 0;
-          for (int64_t ky = 0; ky < 3; ++ky)
-            for (int64_t kx = 0; kx < 3; ++kx) {
-              const int64_t iy = y + ky - 1, ix = xx + kx - 1;
-              if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
-              for (int64_t c = 0; c < C; ++c)
-                acc += static_cast<double>(x[((n * H + iy) * W + ix) * C + c]) * w[((ky * 3 + kx) * C + c) * O + o];
-            }
-          ref[((n * H + y) * W + xx) * O + o] = static_cast<float>(acc);
-        }
-  for (bool fused : {false, true}) {
-    Mini m(fused ? "selftest_conv_bias_relu" : "selftest_conv");
-    Thunk t;
-    t.kind = ThunkKind::kConvolution;
-    t.name = m.exe.module_name;
-    t.target = fused ? "__cudnn$convBiasActivationForward" : "__cudnn$convForward";
-    t.arguments = {m.Alloc(in.byte_size(), 0, &in), m.Alloc(filter.byte_size(), 0, &filter)};
-    if (fused) t.arguments.push_back(m.Alloc(bias.byte_size(), 0, &bias));
-    t.arguments.push_back(m.Alloc(out.byte_size(), 1, &out));
-    t.written.assign(t.arguments.size(), false);
-    t.written.back() = true;
-    t.backend_config = absl::StrCat(
-        "{\"kind\":\"", fused ? "bias_activation_forward" : "forward", "\",\"input\":", TensorJson(in),
-        ",\"filter\":", TensorJson(filter), ",\"output\":", TensorJson(out),
-        ",\"input_batch_dim\":0,\"input_feature_dim\":3,\"input_spatial_dims\":[1,2],"
-        "\"kernel_input_feature_dim\":2,\"kernel_output_feature_dim\":3,\"kernel_spatial_dims\":[0,1],"
-        "\"output_batch_dim\":0,\"output_feature_dim\":3,\"output_spatial_dims\":[1,2],\"window\":["
-        "{\"size\":3,\"stride\":1,\"pad_low\":1,\"pad_high\":1,\"lhs_dilation\":1,\"rhs_dilation\":1,\"reversal\":false},"
-        "{\"size\":3,\"stride\":1,\"pad_low\":1,\"pad_high\":1,\"lhs_dilation\":1,\"rhs_dilation\":1,\"reversal\":false}],"
-        "\"feature_group_count\":1,\"batch_group_count\":1,\"conv_result_scale\":1,\"side_input_scale\":0,"
-        "\"activation\":\"",
-        fused ? "kRelu" : "kNone", "\",\"leakyrelu_alpha\":0,\"arguments\":[",
-        fused ? "\"input\",\"filter\",\"bias\",\"output\"" : "\"input\",\"filter\",\"output\"", "]}");
-    m.exe.thunks.push_back(t);
-    GpuRunOptions o;
-    o.allow_tf32 = false;
-    absl::StatusOr<std::unique_ptr<GpuExecutable>> exe = GpuExecutable::Load(m.exe, o);
-    if (!exe.ok()) return exe.status();
-    std::vector<HostBuffer> args = {Host(in, x), Host(filter, w)};
-    if (fused) args.push_back(Host(bias, bv));
-    absl::StatusOr<std::vector<HostBuffer>> r = (*exe)->Run(args);
-    if (!r.ok()) return r.status();
-    std::vector<float> got((*r)[0].data.size() / 4);
-    std::memcpy(got.data(), (*r)[0].data.data(), got.size() * 4);
-    std::vector<float> want = ref;
-    if (fused)
-      for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(0.f, want[i] + bv[i % O]);
-    double diff = 0, norm = 0;
-    for (size_t i = 0; i < want.size(); ++i) diff += (got[i] - want[i]) * (got[i] - want[i]), norm += want[i] * want[i];
-    const double rel = std::sqrt(diff / std::max(norm, 1e-30));
-    if (!(rel < 1e-4)) {  // FMA math (no TF32); Winograd/FFT algorithms round a little differently
-      return absl::InternalError(absl::StrFormat("%s: relative error %.3g against the host loop (%s)", t.name, rel,
-                                                 (*exe)->Describe()));
-    }
+    for (int64_t oy = 0; oy < P; ++oy)
+      for (int64_t ox = 0; ox < Q; ++ox)
+        for (int64_t ky = 0; ky < 3; ++ky)
+          for (int64_t kx = 0; kx < 3; ++kx) {
+            const int64_t iy = oy * stride + ky - 1, ix = ox * stride + kx - 1;
+            if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+            for (int64_t c = 0; c < C; ++c)
+              for (int64_t o = 0; o < O; ++o) {
+                const int64_t xi = ((n * H + iy) * W + ix) * C + c, wi = ((ky * 3 + kx) * C + c) * O + o,
+                              yi = ((n * P + oy) * Q + ox) * O + o;
+                y[yi] += static_cast<double>(x[xi]) * w[wi];
+                dx[xi] += static_cast<double>(dy[yi]) * w[wi];
+                dw[wi] += static_cast<double>(x[xi]) * dy[yi];
+              }
+          }
+  std::vector<double> want = kind == "backward_input" ? dx : kind == "backward_filter" ? dw : y;
+  if (fused)
+    for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(0.0, want[i] + bv[i % O]);
+  // Thunk arguments in the kind's role order (cudnn.h); the last is the result.
+  std::vector<std::pair<std::string, std::pair<const ArrayShape*, const std::vector<float>*>>> roles;
+  if (kind == "backward_input") {
+    roles = {{"output", {&out, &dy}}, {"filter", {&filter, &w}}, {"input", {&in, nullptr}}};
+  } else if (kind == "backward_filter") {
+    roles = {{"input", {&in, &x}}, {"output", {&out, &dy}}, {"filter", {&filter, nullptr}}};
+  } else {
+    roles = {{"input", {&in, &x}}, {"filter", {&filter, &w}}};
+    if (fused) roles.push_back({"bias", {&bias, &bv}});
+    roles.push_back({"output", {&out, nullptr}});
+  }
+  const std::string name = absl::StrCat("selftest_conv_", kind, "_s", stride);
+  Mini m(name);
+  Thunk t;
+  t.kind = ThunkKind::kConvolution;
+  t.name = name;
+  t.target = kind == "forward"           ? "__cudnn$convForward"
+             : kind == "backward_input"  ? "__cudnn$convBackwardInput"
+             : kind == "backward_filter" ? "__cudnn$convBackwardFilter"
+                                         : "__cudnn$convBiasActivationForward";
+  std::vector<HostBuffer> args;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < roles.size(); ++i) {
+    const bool result = i + 1 == roles.size();
+    const ArrayShape& s = *roles[i].second.first;
+    t.arguments.push_back(m.Alloc(s.byte_size(), result ? 1 : 0, &s));
+    if (!result) args.push_back(Host(s, *roles[i].second.second));
+    names.push_back(absl::StrCat("\"", roles[i].first, "\""));
+  }
+  t.written.assign(t.arguments.size(), false);
+  t.written.back() = true;
+  const std::string win = absl::StrCat("{\"size\":3,\"stride\":", stride, ",\"pad_low\":1,\"pad_high\":1,"
+                                       "\"lhs_dilation\":1,\"rhs_dilation\":1,\"reversal\":false}");
+  t.backend_config = absl::StrCat(
+      "{\"kind\":\"", kind, "\",\"input\":", TensorJson(in), ",\"filter\":", TensorJson(filter),
+      ",\"output\":", TensorJson(out),
+      ",\"input_batch_dim\":0,\"input_feature_dim\":3,\"input_spatial_dims\":[1,2],"
+      "\"kernel_input_feature_dim\":2,\"kernel_output_feature_dim\":3,\"kernel_spatial_dims\":[0,1],"
+      "\"output_batch_dim\":0,\"output_feature_dim\":3,\"output_spatial_dims\":[1,2],\"window\":[",
+      win, ",", win, "],\"feature_group_count\":1,\"batch_group_count\":1,\"conv_result_scale\":1,"
+      "\"side_input_scale\":0,\"activation\":\"", fused ? "kRelu" : "kNone",
+      "\",\"leakyrelu_alpha\":0,\"arguments\":[", absl::StrJoin(names, ","), "]}");
+  m.exe.thunks.push_back(t);
+  GpuRunOptions o;
+  o.allow_tf32 = false;
+  absl::StatusOr<std::unique_ptr<GpuExecutable>> exe = GpuExecutable::Load(m.exe, o);
+  if (!exe.ok()) return exe.status();
+  absl::StatusOr<std::vector<HostBuffer>> r = (*exe)->Run(args);
+  if (!r.ok()) return r.status();
+  // Results come back in their layout (the filter's is O-major): make them row-major.
+  absl::StatusOr<HostBuffer> row_major = ToLayout((*r)[0], {});
+  if (!row_major.ok()) return row_major.status();
+  std::vector<float> got(row_major->data.size() / 4);
+  std::memcpy(got.data(), row_major->data.data(), got.size() * 4);
+  if (got.size() != want.size()) return absl::InternalError(absl::StrCat(name, ": the result has the wrong size"));
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < want.size(); ++i) diff += (got[i] - want[i]) * (got[i] - want[i]), norm += want[i] * want[i];
+  const double rel = std::sqrt(diff / std::max(norm, 1e-30));
+  if (!(rel < 1e-4)) {  // FMA math (no TF32); Winograd/FFT algorithms round a little differently
+    return absl::InternalError(absl::StrFormat("%s: relative error %.3g against the host loop (%s)", name, rel,
+                                               (*exe)->Describe()));
+  }
+  const char* env = std::getenv("HLOC_CUDNN_GRAPH");
+  const bool graph_on = env == nullptr || std::string(env) != "0";
+  const std::string d = (*exe)->Describe();
+  if (graph_on && !fused && d.find("algorithm by graph eng") == std::string::npos) {
+    return absl::InternalError(absl::StrCat(name, ": the graph-API path did not run the convolution:\n", d));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ConvCheck() {
+  for (const auto& [kind, stride] : std::vector<std::pair<std::string, int64_t>>{
+           {"forward", 1}, {"bias_activation_forward", 1}, {"forward", 2}, {"backward_input", 2},
+           {"backward_filter", 2}, {"backward_input", 1}, {"backward_filter", 1}}) {
+    if (absl::Status s = ConvKindCheck(kind, stride); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
