@@ -34,6 +34,11 @@ def MulMinusOne : Rule<(Multiply $a, MinusOne), (Negate $a), [(Unless (IsComplex
 def DivOne : Rule<(Divide $a, One), (replaceWith $a)>;
 // A / -1 => -A (HLO: INT_MIN / -1 = INT_MIN = -INT_MIN)
 def DivMinusOne : Rule<(Divide $a, MinusOne), (Negate $a), [(Unless (IsComplex $a))]>;
+// A / C => A * (1/C) for a floating-point constant C holding one value (XLA's HandleDivide:
+// "A / Const => A * InvertConstant(Const)"); inexact where 1/C rounds, as in XLA.
+def DivByConstant : Rule<(Divide $a, $c), (Multiply $a, (ReciprocalOf $c)),
+                         [(IsFloat $a), (IsEffectiveConstant $c), (Unless (IsEffectiveConstant $a)),
+                          (InexactLikeXla)]>;
 // (-A) * (-B) => A * B
 def MulNegNeg : Rule<(Multiply (Negate $a), (Negate $b)), (Multiply $a, $b)>;
 // A + (-B) => A - B

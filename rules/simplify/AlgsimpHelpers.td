@@ -84,5 +84,7 @@ def ConcatWithoutEmpty : Builder<"a concatenate without its zero-element operand
 def AllOnesLike : Builder<"every bit set (true, -1, the unsigned maximum) in $like's shape",
                           "algsimp::AllOnesLike">;
 def OperandOf : Builder<"operand i of $x", "algsimp::OperandOf">;
+def ReciprocalOf : Builder<"1/v in $c's shape for a floating-point constant (or broadcast) holding one value v",
+                           "algsimp::ReciprocalOf">;
 
 #endif  // HLOC_SIMPLIFY_ALGSIMP_HELPERS_TD

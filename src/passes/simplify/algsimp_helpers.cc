@@ -573,6 +573,21 @@ HloInstruction* AllOnesLike(RewriteContext& ctx, const HloInstruction* like) {
   return ctx.Create(HloOpcode::kBroadcast, {constant}, std::move(b));
 }
 
+HloInstruction* ReciprocalOf(RewriteContext& ctx, const HloInstruction* c) {
+  const Literal* lit = LiteralOf(c);
+  if (lit == nullptr || lit->element_count() < 1 || !c->shape().IsArray()) return nullptr;
+  const PrimitiveType t = c->shape().element_type();
+  if (t != PrimitiveType::F16 && t != PrimitiveType::BF16 && t != PrimitiveType::F32 && t != PrimitiveType::F64)
+    return nullptr;
+  // One value (a scalar constant or a broadcast of one): 1/v in the type's own arithmetic
+  // (float for the 16- and 32-bit types, then rounded to the type by ScalarLike).
+  const double v = lit->GetDouble(0);
+  for (int64_t i = 1; i < lit->element_count(); ++i)
+    if (lit->GetDouble(i) != v) return nullptr;
+  const double r = t == PrimitiveType::F64 ? 1.0 / v : static_cast<double>(1.0f / static_cast<float>(v));
+  return ctx.ScalarLike(c, r);
+}
+
 HloInstruction* OperandOf(RewriteContext&, const HloInstruction* x, int64_t i) {
   if (i < 0 || i >= x->operand_count()) return nullptr;
   return x->operand(i);

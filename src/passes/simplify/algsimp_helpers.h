@@ -100,6 +100,8 @@ HloInstruction* ConcatWithoutEmpty(RewriteContext& ctx, const HloInstruction* c)
 // Every bit set in like's shape: true for pred, -1 for signed, the maximum for unsigned
 // integers; nullptr for other types.
 HloInstruction* AllOnesLike(RewriteContext& ctx, const HloInstruction* like);
+// 1/c in c's shape for a floating-point constant c holding one value (XLA's InvertConstant); null otherwise.
+HloInstruction* ReciprocalOf(RewriteContext& ctx, const HloInstruction* c);
 // Operand i of x (an existing instruction).
 HloInstruction* OperandOf(RewriteContext& ctx, const HloInstruction* x, int64_t i);
 
