@@ -1,15 +1,28 @@
-// The entry arguments of a corpus module from its inputs.npz (arg0..argN, reinterpreted by each
-// parameter's type: bf16 from uint16 bit patterns). Shared by the passes' semantics tests.
+// What the passes' semantics tests share about the corpus: the small modules' paths, and the
+// entry arguments of a module from its inputs.npz (arg0..argN, reinterpreted by each
+// parameter's type: bf16 from uint16 bit patterns).
 #pragma once
+#include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "io/npy.h"
 #include "ir/module.h"
 
 namespace hloc {
+
+// tests/corpus/*.small.before_optimizations.txt, sorted (HLOC_TESTS_DIR is set by CMake).
+inline std::vector<std::string> SmallCorpusModules() {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(HLOC_TESTS_DIR) + "/corpus"))
+    if (absl::EndsWith(e.path().filename().string(), ".small.before_optimizations.txt")) files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
 
 inline absl::StatusOr<std::vector<Literal>> LoadCorpusInputs(const HloModule& module,
                                                              const std::string& npz) {

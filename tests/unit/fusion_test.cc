@@ -89,17 +89,6 @@ void CheckSameOutputs(const Literal& got, const Literal& want, double f32_tol) {
   }
 }
 
-std::vector<std::string> SmallCorpusModules() {
-  std::vector<std::string> files;
-  const std::string dir = std::string(HLOC_TESTS_DIR) + "/corpus";
-  for (const auto& e : fs::directory_iterator(dir)) {
-    std::string name = e.path().filename().string();
-    if (absl::EndsWith(name, ".small.before_optimizations.txt")) files.push_back(e.path().string());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 int64_t CountFusions(const HloModule& module) {
   int64_t n = 0;
   for (const HloComputation* c : FusibleComputations(module))

@@ -84,14 +84,6 @@ double Tolerance(PrimitiveType t) {
   }
 }
 
-std::vector<std::string> SmallCorpusModules() {
-  std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(std::string(HLOC_TESTS_DIR) + "/corpus"))
-    if (absl::EndsWith(e.path().filename().string(), ".small.before_optimizations.txt")) files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 int64_t CountLibraryCalls(const HloModule& m) {
   int64_t n = 0;
   for (const auto& c : m.computations())

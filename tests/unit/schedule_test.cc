@@ -585,17 +585,6 @@ TEST_CASE("the scheduling passes are registered and set is_scheduled", "[schedul
 
 namespace {
 
-std::vector<std::string> SmallCorpusModules() {
-  std::vector<std::string> files;
-  const std::string dir = std::string(HLOC_TESTS_DIR) + "/corpus";
-  for (const auto& e : fs::directory_iterator(dir)) {
-    std::string name = e.path().filename().string();
-    if (absl::EndsWith(name, ".small.before_optimizations.txt")) files.push_back(e.path().string());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 double Tolerance(PrimitiveType t) {
   switch (t) {
     case PrimitiveType::F16: return 1e-3;

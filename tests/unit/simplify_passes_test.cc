@@ -78,17 +78,6 @@ std::vector<Config> Configs() {
   return out;
 }
 
-std::vector<std::string> SmallCorpusModules() {
-  std::vector<std::string> files;
-  const std::string dir = std::string(HLOC_TESTS_DIR) + "/corpus";
-  for (const auto& e : fs::directory_iterator(dir)) {
-    std::string name = e.path().filename().string();
-    if (absl::EndsWith(name, ".small.before_optimizations.txt")) files.push_back(e.path().string());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 }  // namespace
 
 TEST_CASE("simplify passes keep the evaluator's outputs on the small corpus", "[simplify][corpus]") {
