@@ -37,6 +37,9 @@ Options:
   --command-buffers K GPU: thunk kinds CUDA graphs hold, as XLA's xla_gpu_enable_command_buffer
                       (default FUSION,CUBLAS,CUBLASLT; "" or "none": no command buffers)
   --min-graph-size N  GPU: the shortest run of thunks made a graph (default 2)
+  --small-gemm-kernels S  GPU: on (default), off, or ROWSxWARPS[xDEPTH] (a tile for measurements):
+                      small GEMMs (batch*m*n*k <= 2^25, min(m, n) <= 128) as our own kernel
+                      instead of cuBLAS
   --no-passes         compile the module as it is (no HLO passes; each instruction then
                       becomes its own kernel)
   --dump-to DIR       write XLA-named dumps to DIR: module_0000.NAME.before_optimizations.txt,
@@ -113,6 +116,11 @@ int RunGpuCompile(const ParsedArgs& parsed, const std::vector<std::string>& conf
       options.command_buffer_options.kinds = *k;
     }
   }
+  if (auto v = parsed.Get("--small-gemm-kernels")) {
+    absl::StatusOr<codegen::gpu::SmallGemmOptions> o = codegen::gpu::ParseSmallGemmOptions(*v);
+    if (!o.ok()) return UsageError("compile", std::string(o.status().message()));
+    options.small_gemm = *o;
+  }
   if (auto n = parsed.Get("--min-graph-size")) {
     int64_t v = 0;
     if (!absl::SimpleAtoi(*n, &v) || v < 1)
@@ -146,7 +154,8 @@ int RunCompile(const std::vector<std::string>& args) {
                            {"--pipeline-dir", "", true},
                            {"--config-dir", "", true},
                            {"--command-buffers", "", true},
-                           {"--min-graph-size", "", true}});
+                           {"--min-graph-size", "", true},
+                           {"--small-gemm-kernels", "", true}});
   if (!parsed.ok()) return UsageError("compile", std::string(parsed.status().message()));
   if (parsed->help) {
     std::cout << kHelp;
@@ -168,8 +177,8 @@ int RunCompile(const std::vector<std::string>& args) {
       if (profile.ok() && profile->hardware.kind == "gpu") return RunGpuCompile(*parsed, config_dirs);
     }
   }
-  if (parsed->Has("--command-buffers") || parsed->Has("--min-graph-size"))
-    return UsageError("compile", "--command-buffers and --min-graph-size need a GPU --profile");
+  if (parsed->Has("--command-buffers") || parsed->Has("--min-graph-size") || parsed->Has("--small-gemm-kernels"))
+    return UsageError("compile", "--command-buffers, --min-graph-size and --small-gemm-kernels need a GPU --profile");
 
   codegen::cpu::CpuCompileOptions options;
   if (auto level = parsed->Get("--opt-level")) {

@@ -73,6 +73,8 @@ Options:
   --no-autotune       take the libraries' heuristic choice instead of timing candidates
   --command-buffers S on (default) or off: CUDA graphs for the command-buffer thunks
   --no-tf32           f32 GEMMs and convolutions in full f32 (default: TF32, XLA's default)
+  --small-gemm-kernels S  when compiling FILE: on (default), off or ROWSxWARPS[xDEPTH]: small GEMMs as
+                      our own kernel instead of cuBLAS (hloc compile --help)
   --verbose           describe the device, memory and each library call's algorithm
   --self-test [NAME]  run the GPU runtime's own checks (runtime/gpu/gpu_selftest.h; all, or
                       those named) instead of a module, one PASS/FAIL line each
@@ -292,6 +294,11 @@ Backend GpuBackend() {
       if (!s.ok()) return s;
     }
     if (args.Get("--command-buffers").value_or("on") == "off") options.command_buffers = false;
+    if (auto v = args.Get("--small-gemm-kernels")) {
+      absl::StatusOr<codegen::gpu::SmallGemmOptions> o = codegen::gpu::ParseSmallGemmOptions(*v);
+      if (!o.ok()) return o.status();
+      options.small_gemm = *o;
+    }
     return codegen::gpu::GpuCompiler::Compile(module, options);
   };
   b.load = [](runtime::Executable executable, const ParsedArgs& args) -> absl::StatusOr<std::unique_ptr<Runner>> {
@@ -370,6 +377,7 @@ int RunRun(const std::vector<std::string>& args) {
                            {"--no-autotune", "", false},
                            {"--command-buffers", "", true},
                            {"--no-tf32", "", false},
+                           {"--small-gemm-kernels", "", true},
                            {"--verbose", "", false},
                            {"--self-test", "", false}});
   if (!parsed.ok()) return UsageError("run", std::string(parsed.status().message()));

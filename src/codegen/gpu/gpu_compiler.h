@@ -17,6 +17,7 @@
 #include "ir/module.h"
 #include "runtime/executable/executable.h"
 #include "codegen/gpu/command_buffer_conversion.h"
+#include "codegen/gpu/gpu_small_gemm_options.h"
 
 namespace hloc::codegen::gpu {
 
@@ -32,6 +33,8 @@ struct GpuCompileOptions {
   CommandBufferConversionOptions command_buffer_options;
   int opt_level = 3;                 // LLVM optimization level for the kernels (0 or 3)
   std::string libdevice;             // path of libdevice.10.bc; empty: searched (nvptx_backend.h)
+  // Small GEMMs (cuBLAS custom-calls and dots) as our own kernel (gpu_small_gemm.h).
+  SmallGemmOptions small_gemm;
 };
 
 struct GpuCompileArtifacts {

@@ -285,6 +285,27 @@ std::string GpuKernelEmitter::UniqueName(const std::string& hlo_name) {
 
 absl::StatusOr<runtime::Thunk> GpuKernelEmitter::EmitKernel(const HloInstruction& hlo,
                                                             const std::vector<KernelArgument>& arguments) {
+  // A small dot GemmFor left to us: the small-GEMM kernel over (lhs, rhs, result).
+  if (hlo.opcode() == HloOpcode::kDot && arguments.size() == 3) {
+    if (std::optional<GemmPlan> gemm = GpuGemmPlanForDot(hlo)) {
+      SmallGemmRoles roles;
+      roles.a = gemm->swap_operands ? 1 : 0;
+      roles.b = gemm->swap_operands ? 0 : 1;
+      std::vector<runtime::BufferSlice> slices;
+      for (const KernelArgument& a : arguments) slices.push_back(a.slice);
+      if (std::optional<SmallGemmPlan> plan = PlanSmallGemm(gemm->config, roles, slices, device_, small_gemm_)) {
+        const std::string name = UniqueName(hlo.name());
+        absl::StatusOr<runtime::LaunchDimensions> launch = EmitSmallGemmKernel(module_, name, *plan);
+        if (!launch.ok()) return launch.status();
+        runtime::Thunk t;
+        t.kind = runtime::ThunkKind::kKernel;
+        t.name = hlo.name();
+        t.kernel_name = name;
+        t.launch = *launch;
+        return t;
+      }
+    }
+  }
   const std::string name = UniqueName(hlo.name());
   KernelBuilder builder(module_, device_, name, hlo, arguments);
   absl::StatusOr<runtime::Thunk> t = builder.Build();
@@ -292,11 +313,35 @@ absl::StatusOr<runtime::Thunk> GpuKernelEmitter::EmitKernel(const HloInstruction
   return t;
 }
 
-std::optional<GemmPlan> GpuKernelEmitter::GemmFor(const HloInstruction& dot) { return GpuGemmPlanForDot(dot); }
+std::optional<GemmPlan> GpuKernelEmitter::GemmFor(const HloInstruction& dot) {
+  std::optional<GemmPlan> plan = GpuGemmPlanForDot(dot);
+  // Small ones become kernels (EmitKernel above).
+  if (plan && small_gemm_.enabled && SmallGemmApplies(plan->config)) return std::nullopt;
+  return plan;
+}
 
 absl::StatusOr<std::optional<runtime::Thunk>> GpuKernelEmitter::EmitLibraryCall(
     const HloInstruction& hlo, const std::vector<KernelArgument>& arguments) {
-  return LibraryCallThunk(hlo, arguments);
+  absl::StatusOr<std::optional<runtime::Thunk>> library = LibraryCallThunk(hlo, arguments);
+  if (!library.ok() || !library->has_value() || (*library)->kind != runtime::ThunkKind::kGemm) return library;
+  // A small cuBLAS GEMM: the same arguments {A, B, (C or bias), D} through our kernel.
+  runtime::Thunk& gemm = **library;
+  SmallGemmRoles roles;
+  roles.c = gemm.arguments.size() == 4 ? 2 : -1;
+  roles.d = static_cast<int>(gemm.arguments.size()) - 1;
+  std::optional<SmallGemmPlan> plan = PlanSmallGemm(gemm.gemm, roles, gemm.arguments, device_, small_gemm_);
+  if (!plan) return library;
+  const std::string name = UniqueName(hlo.name());
+  absl::StatusOr<runtime::LaunchDimensions> launch = EmitSmallGemmKernel(module_, name, *plan);
+  if (!launch.ok()) return launch.status();
+  runtime::Thunk t;
+  t.kind = runtime::ThunkKind::kKernel;
+  t.name = hlo.name();
+  t.kernel_name = name;
+  t.launch = *launch;
+  t.arguments = gemm.arguments;
+  t.written = gemm.written;
+  return std::optional<runtime::Thunk>(std::move(t));
 }
 
 }  // namespace hloc::codegen::gpu

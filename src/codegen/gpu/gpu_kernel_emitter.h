@@ -3,7 +3,8 @@
 // pointer per argument slice (operand leaves, then result leaves; thunk_emitter.h), marked
 // noalias where no other argument shares the slice and align 16 where the slice offset is.
 // The cuBLAS/cuDNN custom-calls become kGemm/kConvolution thunks (gpu_library_calls.h), plain
-// dots cuBLAS can take kGemm thunks; everything else a kernel (gpu_emitters.h).
+// dots cuBLAS can take kGemm thunks; everything else a kernel (gpu_emitters.h). Small GEMMs
+// (gpu_small_gemm.h; both forms) become our own kernel instead unless small_gemm is off.
 #pragma once
 #include <optional>
 #include <set>
@@ -12,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "codegen/gpu/gpu_kernel_util.h"
+#include "codegen/gpu/gpu_small_gemm.h"
 #include "codegen/thunk_emitter.h"
 #include "llvm/IR/Module.h"
 
@@ -19,7 +21,8 @@ namespace hloc::codegen::gpu {
 
 class GpuKernelEmitter : public ThunkEmitterBackend {
  public:
-  GpuKernelEmitter(llvm::Module* module, GpuDeviceInfo device) : module_(module), device_(device) {}
+  GpuKernelEmitter(llvm::Module* module, GpuDeviceInfo device, SmallGemmOptions small_gemm = {})
+      : module_(module), device_(device), small_gemm_(small_gemm) {}
 
   absl::StatusOr<runtime::Thunk> EmitKernel(const HloInstruction& hlo,
                                             const std::vector<KernelArgument>& arguments) override;
@@ -35,6 +38,7 @@ class GpuKernelEmitter : public ThunkEmitterBackend {
 
   llvm::Module* module_;
   GpuDeviceInfo device_;
+  SmallGemmOptions small_gemm_;
   std::set<std::string> names_;
 };
 

@@ -1,0 +1,24 @@
+// The options of the small-GEMM kernel (gpu_small_gemm.h), apart so that the compiler's options
+// (gpu_compiler.h) need no LLVM headers.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace hloc::codegen::gpu {
+
+struct SmallGemmOptions {
+  bool enabled = true;
+  // Tile overrides for measurements (0: chosen per GEMM): output rows per block, warps per block,
+  // vector steps (4 K values each) whose loads are issued together.
+  int64_t rows = 0;
+  int64_t warps = 0;
+  int64_t depth = 0;
+};
+
+// "on", "off" or "ROWSxWARPS[xDEPTH]" (e.g. "8x8" or "8x8x4": on with that tile) -> options;
+// an error otherwise.
+absl::StatusOr<SmallGemmOptions> ParseSmallGemmOptions(const std::string& text);
+
+}  // namespace hloc::codegen::gpu
