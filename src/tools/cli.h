@@ -76,9 +76,10 @@ void PrintOutputs(const std::vector<const Literal*>& outputs);
 int CheckOutputs(const std::vector<const Literal*>& outputs, const std::string& expect_path, const HloModule* module,
                  std::optional<double> tol, const std::string& display_path);
 // Folders to look for a resource folder in ("configs", "pipelines"): the flag's, the
-// environment variable's, beside the hloc binary's folder (and ../share/hloc), then ./folder.
+// environment variable's, `extra` when not empty (e.g. beside a profile file), beside the hloc
+// binary's folder (and ../share/hloc), then ./folder.
 std::vector<std::string> DataSearchDirs(const std::optional<std::string>& flag, const char* env_var,
-                                        const char* folder);
+                                        const char* folder, const std::string& extra = "");
 
 // Counts for a one-line summary of a module.
 int64_t CountInstructions(const HloModule& module);

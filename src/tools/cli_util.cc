@@ -262,11 +262,12 @@ int CheckOutputs(const std::vector<const Literal*>& outputs, const std::string& 
 }
 
 std::vector<std::string> DataSearchDirs(const std::optional<std::string>& flag, const char* env_var,
-                                        const char* folder) {
+                                        const char* folder, const std::string& extra) {
   namespace fs = std::filesystem;
   std::vector<std::string> dirs;
   if (flag) dirs.push_back(*flag);
   if (const char* env = std::getenv(env_var); env != nullptr && *env != '\0') dirs.push_back(env);
+  if (!extra.empty()) dirs.push_back(extra);
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {

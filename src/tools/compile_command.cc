@@ -59,24 +59,6 @@ Exit status: 0 on success, 1 when the module is bad or cannot be compiled (the m
 the stage and the instruction), 2 on a command-line error.
 )HELP";
 
-std::string ExecutableDir() {
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string() : exe.parent_path().string();
-}
-
-std::vector<std::string> SearchDirs(const std::optional<std::string>& flag, const char* env_var, const char* folder) {
-  std::vector<std::string> dirs;
-  if (flag) dirs.push_back(*flag);
-  if (const char* env = std::getenv(env_var); env != nullptr && *env != '\0') dirs.push_back(env);
-  if (std::string exe = ExecutableDir(); !exe.empty()) {
-    dirs.push_back((fs::path(exe) / ".." / folder).lexically_normal().string());
-    dirs.push_back((fs::path(exe) / ".." / "share" / "hloc" / folder).lexically_normal().string());
-  }
-  dirs.push_back(folder);
-  return dirs;
-}
-
 int Fail(const std::string& message) {
   std::cerr << "hloc: error: " << message << "\n";
   return kExitFailure;
@@ -129,7 +111,7 @@ int RunGpuCompile(const ParsedArgs& parsed, const std::vector<std::string>& conf
   }
   absl::Status s = codegen::gpu::LoadGpuProfileAndPipeline(
       *parsed.Get("--profile"), config_dirs,
-      SearchDirs(parsed.Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), options);
+      DataSearchDirs(parsed.Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), options);
   if (!s.ok()) return Fail(std::string(s.message()));
   if (auto dir = parsed.Get("--dump-to")) options.dump_to = *dir;
   if (parsed.Has("--verbose")) options.log = &std::cerr;
@@ -170,7 +152,7 @@ int RunCompile(const std::vector<std::string>& args) {
 
   // A GPU profile takes the GPU compiler.
   if (!parsed->Has("--no-passes") && parsed->Has("--profile")) {
-    const std::vector<std::string> config_dirs = SearchDirs(parsed->Get("--config-dir"), "HLOC_CONFIG_DIR", "configs");
+    const std::vector<std::string> config_dirs = DataSearchDirs(parsed->Get("--config-dir"), "HLOC_CONFIG_DIR", "configs");
     absl::StatusOr<std::string> path = FindProfileFile(*parsed->Get("--profile"), config_dirs);
     if (path.ok()) {
       absl::StatusOr<Profile> profile = LoadProfileFile(*path);
@@ -189,8 +171,8 @@ int RunCompile(const std::vector<std::string>& args) {
   }
   if (!parsed->Has("--no-passes")) {
     absl::Status s = codegen::cpu::LoadCpuProfileAndPipeline(
-        parsed->Get("--profile").value_or("cpu"), SearchDirs(parsed->Get("--config-dir"), "HLOC_CONFIG_DIR", "configs"),
-        SearchDirs(parsed->Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), options);
+        parsed->Get("--profile").value_or("cpu"), DataSearchDirs(parsed->Get("--config-dir"), "HLOC_CONFIG_DIR", "configs"),
+        DataSearchDirs(parsed->Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), options);
     if (!s.ok()) return Fail(std::string(s.message()));
   }
   if (auto dir = parsed->Get("--dump-to")) options.dump_to = *dir;

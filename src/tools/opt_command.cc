@@ -87,26 +87,6 @@ std::vector<std::string> SplitList(const std::string& s) {
 
 // The folder holding the hloc binary (its build folder), for finding configs/ and pipelines/
 // beside the source tree it was built from.
-std::string ExecutableDir() {
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string() : exe.parent_path().string();
-}
-
-std::vector<std::string> SearchDirs(const std::optional<std::string>& flag, const char* env_var,
-                                    const std::string& profile_relative, const char* folder) {
-  std::vector<std::string> dirs;
-  if (flag) dirs.push_back(*flag);
-  if (const char* env = std::getenv(env_var); env != nullptr && *env != '\0') dirs.push_back(env);
-  if (!profile_relative.empty()) dirs.push_back(profile_relative);
-  if (std::string exe = ExecutableDir(); !exe.empty()) {
-    dirs.push_back((fs::path(exe) / ".." / folder).lexically_normal().string());
-    dirs.push_back((fs::path(exe) / ".." / "share" / "hloc" / folder).lexically_normal().string());
-  }
-  dirs.push_back(folder);
-  return dirs;
-}
-
 void ListPasses(std::ostream& out) {
   const std::vector<const PassInfo*> passes = PassRegistry::Global().All();
   out << passes.size() << " registered passes:\n";
@@ -175,7 +155,7 @@ int RunOpt(const std::vector<std::string>& args) {
   std::optional<Profile> profile;
   if (auto name = parsed->Get("--profile")) {
     absl::StatusOr<std::string> path =
-        FindProfileFile(*name, SearchDirs(parsed->Get("--config-dir"), "HLOC_CONFIG_DIR", "", "configs"));
+        FindProfileFile(*name, DataSearchDirs(parsed->Get("--config-dir"), "HLOC_CONFIG_DIR", "configs"));
     if (!path.ok()) return Fail(std::string(path.status().message()));
     absl::StatusOr<Profile> loaded = LoadProfileFile(*path);
     if (!loaded.ok()) return Fail(std::string(loaded.status().message()));
@@ -194,7 +174,7 @@ int RunOpt(const std::vector<std::string>& args) {
     std::string profile_relative;
     if (profile) profile_relative = (fs::path(profile->source).parent_path() / ".." / "pipelines").lexically_normal();
     std::vector<std::string> dirs =
-        SearchDirs(parsed->Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", profile_relative, "pipelines");
+        DataSearchDirs(parsed->Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines", profile_relative);
     absl::StatusOr<std::string> path;
     if (auto p = parsed->Get("--pipeline")) {
       path = FindPipelineFile(*p, dirs);
