@@ -16,11 +16,14 @@
 #include "codegen/gpu/command_buffer_conversion.h"
 #include "codegen/gpu/gpu_compiler.h"
 #include "ir/hlo_parser.h"
+#include "gpu_test_util.h"
 
 namespace hloc {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::HavePtxas;
+using testing::kPtxas;
 using codegen::gpu::CommandBufferConversionOptions;
 using codegen::gpu::GpuCompileArtifacts;
 using codegen::gpu::GpuCompileOptions;
@@ -31,33 +34,6 @@ using runtime::ThunkSequence;
 
 const std::string kSource = HLOC_SOURCE_DIR;
 const std::string kCorpus = std::string(HLOC_TESTS_DIR) + "/corpus";
-constexpr char kPtxas[] = "/usr/local/cuda/bin/ptxas";
-
-bool HavePtxas() {
-  std::error_code ec;
-  return fs::is_regular_file(kPtxas, ec);
-}
-
-// Assembles `ptx` for `arch`; "" on success, else ptxas's message.
-std::string Ptxas(const std::string& ptx, const std::string& arch, const std::string& tag) {
-  const fs::path dir = fs::temp_directory_path() / "hloc_gpu_codegen_test";
-  fs::create_directories(dir);
-  const std::string path = (dir / (tag + ".ptx")).string();
-  {
-    std::ofstream out(path);
-    out << ptx;
-  }
-  const std::string cmd = absl::StrCat(kPtxas, " -arch=", arch, " ", path, " -o ", path, ".cubin 2>&1");
-  std::string output;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    char buf[512];
-    while (fgets(buf, sizeof buf, p)) output += buf;
-    const int rc = pclose(p);
-    if (rc == 0) return "";
-    return output.empty() ? "ptxas failed" : output;
-  }
-  return "cannot run ptxas";
-}
 
 GpuCompileOptions ProfileOptions(const std::string& profile) {
   GpuCompileOptions options;
@@ -127,7 +103,7 @@ void CompileCorpus(const std::string& size, const std::string& profile, const st
       INFO(back.status().message());
       CHECK(back.ok());
       if (HavePtxas()) {
-        const std::string err = Ptxas(artifacts.ptx, arch, absl::StrCat(name, ".", size, ".", arch));
+        const std::string err = testing::AssemblePtx(artifacts.ptx, arch, absl::StrCat(name, ".", size, ".", arch));
         INFO(err);
         CHECK(err.empty());
       }

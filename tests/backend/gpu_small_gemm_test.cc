@@ -15,6 +15,7 @@
 #include "codegen/gpu/gpu_compiler.h"
 #include "codegen/gpu/gpu_small_gemm.h"
 #include "ir/hlo_parser.h"
+#include "gpu_test_util.h"
 
 namespace hloc {
 namespace {
@@ -33,7 +34,6 @@ using runtime::ThunkSequence;
 
 const std::string kSource = HLOC_SOURCE_DIR;
 const std::string kCorpus = std::string(HLOC_TESTS_DIR) + "/corpus";
-constexpr char kPtxas[] = "/usr/local/cuda/bin/ptxas";
 
 GemmConfig Config(int64_t batch, int64_t m, int64_t n, int64_t k, const std::string& type = "f32") {
   GemmConfig g;
@@ -81,26 +81,6 @@ void ForEachThunk(const ThunkSequence& seq, const std::function<void(const Thunk
     ForEachThunk(t.body, f);
     for (const ThunkSequence& b : t.branches) ForEachThunk(b, f);
   }
-}
-
-// ptxas's message for `ptx` (sm_90), "" when it assembles or ptxas is absent.
-std::string Ptxas(const std::string& ptx, const std::string& tag) {
-  std::error_code ec;
-  if (!fs::is_regular_file(kPtxas, ec)) return "";
-  const fs::path dir = fs::temp_directory_path() / "hloc_gpu_small_gemm_test";
-  fs::create_directories(dir);
-  const std::string path = (dir / (tag + ".ptx")).string();
-  {
-    std::ofstream out(path);
-    out << ptx;
-  }
-  const std::string cmd = absl::StrCat(kPtxas, " -arch=sm_90 ", path, " -o ", path, ".cubin 2>&1");
-  std::string output;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return "cannot run ptxas";
-  char buf[512];
-  while (fgets(buf, sizeof buf, p)) output += buf;
-  return pclose(p) == 0 ? "" : (output.empty() ? "ptxas failed" : output);
 }
 
 TEST_CASE("small gemm: which GEMMs take the kernel", "[gpu][small_gemm]") {
@@ -224,7 +204,7 @@ TEST_CASE("small gemm: scan_rnn's step GEMMs become kernels, C aliasing D", "[gp
   });
   CHECK(gemms == 0);
   CHECK(kernels == 2);
-  CHECK(Ptxas(on.artifacts.ptx, "scan_rnn_large").empty());
+  CHECK(testing::AssemblePtx(on.artifacts.ptx, "sm_90", "scan_rnn_large").empty());
   SmallGemmOptions off;
   off.enabled = false;
   Compiled cublas = MustCompile(kCorpus + "/scan_rnn.large.before_optimizations.txt", off);
@@ -246,7 +226,7 @@ TEST_CASE("small gemm: PTX assembles for every tile shape", "[gpu][small_gemm]")
         kernels += t.kind == ThunkKind::kKernel && absl::StrContains(c.artifacts.ptx, t.kernel_name + "_$_partials");
       });
       CHECK(kernels >= 1);
-      const std::string err = Ptxas(c.artifacts.ptx, absl::StrCat(name, "_", tile));
+      const std::string err = testing::AssemblePtx(c.artifacts.ptx, "sm_90", absl::StrCat(name, "_", tile));
       INFO(err);
       CHECK(err.empty());
     }

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/gpu/gpu_compiler.h"
 #include "ir/hlo_parser.h"
+#include "gpu_test_util.h"
 
 namespace hloc {
 namespace {
@@ -28,29 +29,6 @@ using runtime::ThunkSequence;
 
 const std::string kSource = HLOC_SOURCE_DIR;
 const std::string kInputs = std::string(HLOC_TESTS_DIR) + "/lit/gpu-sort/Inputs";
-constexpr char kPtxas[] = "/usr/local/cuda/bin/ptxas";
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-// "" when ptxas assembles `ptx` for sm_90 (or is absent), else its message.
-std::string AssembleSm90(const std::string& ptx, const std::string& tag) {
-  std::error_code ec;
-  if (!fs::is_regular_file(kPtxas, ec)) return "";
-  const fs::path dir = fs::temp_directory_path() / "hloc_gpu_sort_test";
-  fs::create_directories(dir);
-  const std::string path = (dir / (tag + ".ptx")).string();
-  std::ofstream(path) << ptx;
-  const std::string cmd = absl::StrCat(kPtxas, " -arch=sm_90 ", path, " -o ", path, ".cubin 2>&1");
-  std::string output;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return "cannot run ptxas";
-  char buf[512];
-  while (fgets(buf, sizeof buf, p)) output += buf;
-  return pclose(p) == 0 ? "" : (output.empty() ? "ptxas failed" : output);
-}
 
 struct Compiled {
   runtime::Executable exe;
@@ -63,7 +41,7 @@ Compiled CompileInput(const std::string& name) {
                                                            options);
   INFO(s.message());
   REQUIRE(s.ok());
-  auto module = ParseHloModule(ReadText(kInputs + "/" + name + ".hlo"));
+  auto module = ParseHloModule(testing::ReadTextFile(kInputs + "/" + name + ".hlo"));
   INFO(module.status().message());
   REQUIRE(module.ok());
   Compiled c;
@@ -71,7 +49,7 @@ Compiled CompileInput(const std::string& name) {
   INFO(exe.status().message());
   REQUIRE(exe.ok());
   c.exe = std::move(*exe);
-  const std::string err = AssembleSm90(c.artifacts.ptx, name);
+  const std::string err = testing::AssemblePtx(c.artifacts.ptx, "sm_90", name);
   INFO(err);
   CHECK(err.empty());
   return c;
@@ -124,7 +102,7 @@ TEST_CASE("gpu sort: the corpus module's sort is one kernel of 128 threads per r
   GpuCompileOptions options;
   REQUIRE(codegen::gpu::LoadGpuProfileAndPipeline("h200", {kSource + "/configs"}, {kSource + "/pipelines"}, options)
               .ok());
-  auto module = ParseHloModule(ReadText(std::string(HLOC_TESTS_DIR) + "/corpus/sort_topk.large.before_optimizations.txt"));
+  auto module = ParseHloModule(testing::ReadTextFile(std::string(HLOC_TESTS_DIR) + "/corpus/sort_topk.large.before_optimizations.txt"));
   REQUIRE(module.ok());
   GpuCompileArtifacts artifacts;
   absl::StatusOr<runtime::Executable> exe = GpuCompiler::Compile(**module, options, &artifacts);

@@ -8,6 +8,7 @@
 
 #include "codegen/gpu/gpu_compiler.h"
 #include "ir/hlo_parser.h"
+#include "gpu_test_util.h"
 
 namespace hloc {
 namespace {
@@ -20,11 +21,6 @@ using runtime::ThunkSequence;
 
 const std::string kSource = HLOC_SOURCE_DIR;
 const std::string kCorpus = std::string(HLOC_TESTS_DIR) + "/corpus";
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 std::vector<const Thunk*> Whiles(const ThunkSequence& seq) {
   std::vector<const Thunk*> out;
@@ -59,7 +55,7 @@ TEST_CASE("gpu: the corpus's counted while loops get known trip counts in their 
       {"while_loop.small", 100}, {"while_loop.large", 100}, {"scan_rnn.small", 5}, {"scan_rnn.large", 128}};
   for (const auto& [name, trips] : cases) {
     DYNAMIC_SECTION(name) {
-      runtime::Executable exe = CompileForH200(ReadFile(kCorpus + "/" + name + ".before_optimizations.txt"));
+      runtime::Executable exe = CompileForH200(testing::ReadTextFile(kCorpus + "/" + name + ".before_optimizations.txt"));
       std::vector<const Thunk*> whiles = Whiles(exe.thunks);
       REQUIRE(whiles.size() == 1);
       CHECK(whiles[0]->trip_count == trips);
