@@ -15,6 +15,7 @@
 // Elementwise epilogues on the reduced values and outputs of the input's shape that do not
 // depend on a reduce (multi-output fusions) are written in the same kernel.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -463,6 +464,35 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
     return b.CreateInBoundsGEP(llvm::ArrayType::get(acc_type(a), column ? 32 * (tile_cols + 1) : warps), tile[a],
                                {b.getInt64(0), i});
   };
+  // The block's accumulators folded into one value: each warp reduces with shuffles, lane 0
+  // parks it in shared memory, thread 0 combines the warps in warp order (deterministic), stores
+  // the accumulators and runs `then` (which writes the result).
+  auto block_combine = [&](const std::string& tag, const std::function<absl::Status()>& then) -> absl::Status {
+    absl::StatusOr<std::vector<llvm::Value*>> w = warp_reduce(load_accs());
+    if (!w.ok()) return w.status();
+    absl::Status ps = cpu::EmitIf(b, b.CreateICmpEQ(lane, b.getInt64(0)), tag + ".publish", [&]() {
+      for (size_t a = 0; a < accs.size(); ++a) b.CreateStore((*w)[a], tile_ptr(a, warp));
+      return absl::OkStatus();
+    });
+    if (!ps.ok()) return ps;
+    k.Barrier();
+    return cpu::EmitIf(b, b.CreateICmpEQ(tid, b.getInt64(0)), tag + ".write", [&]() -> absl::Status {
+      std::vector<llvm::Value*> total;
+      for (int64_t i = 0; i < warps; ++i) {
+        std::vector<llvm::Value*> part;
+        for (size_t a = 0; a < accs.size(); ++a) part.push_back(b.CreateLoad(acc_type(a), tile_ptr(a, b.getInt64(i))));
+        if (i == 0) {
+          total = part;
+          continue;
+        }
+        absl::StatusOr<std::vector<llvm::Value*>> n = combine(total, part);
+        if (!n.ok()) return n.status();
+        total = *n;
+      }
+      store_accs(total);
+      return then();
+    });
+  };
 
   absl::Status st = EmitStridedLoop(
       b, k.BlockIdX(), b.getInt64(units), b.getInt64(k.launch.grid_x), "units", [&](llvm::Value* u) -> absl::Status {
@@ -521,30 +551,7 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
                       return std::vector<IrArray::Index>{full_index(rest, r, b.getInt64(0))};
                     });
         if (!fs.ok()) return fs;
-        absl::StatusOr<std::vector<llvm::Value*>> w = warp_reduce(load_accs());
-        if (!w.ok()) return w.status();
-        absl::Status ps = cpu::EmitIf(b, b.CreateICmpEQ(lane, b.getInt64(0)), "publish", [&]() {
-          for (size_t a = 0; a < accs.size(); ++a) b.CreateStore((*w)[a], tile_ptr(a, warp));
-          return absl::OkStatus();
-        });
-        if (!ps.ok()) return ps;
-        k.Barrier();
-        absl::Status ws = cpu::EmitIf(b, b.CreateICmpEQ(tid, b.getInt64(0)), "row.write", [&]() -> absl::Status {
-          std::vector<llvm::Value*> total;
-          for (int64_t i = 0; i < warps; ++i) {
-            std::vector<llvm::Value*> part;
-            for (size_t a = 0; a < accs.size(); ++a) part.push_back(b.CreateLoad(acc_type(a), tile_ptr(a, b.getInt64(i))));
-            if (i == 0) {
-              total = part;
-              continue;
-            }
-            absl::StatusOr<std::vector<llvm::Value*>> n = combine(total, part);
-            if (!n.ok()) return n.status();
-            total = *n;
-          }
-          store_accs(total);
-          return finish(s, rest, b.getInt64(0));
-        });
+        absl::Status ws = block_combine("row", [&]() { return finish(s, rest, b.getInt64(0)); });
         if (!ws.ok()) return ws;
         k.Barrier();
         return absl::OkStatus();
@@ -614,28 +621,7 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
                            [&](llvm::Value* o) -> absl::Status {
         if (absl::Status is = init_accs(); !is.ok()) return is;
         if (absl::Status fs = fold_partials(o, tid, block); !fs.ok()) return fs;
-        absl::StatusOr<std::vector<llvm::Value*>> w = warp_reduce(load_accs());
-        if (!w.ok()) return w.status();
-        absl::Status ps = cpu::EmitIf(b, b.CreateICmpEQ(lane, b.getInt64(0)), "final.publish", [&]() {
-          for (size_t a = 0; a < accs.size(); ++a) b.CreateStore((*w)[a], tile_ptr(a, warp));
-          return absl::OkStatus();
-        });
-        if (!ps.ok()) return ps;
-        k.Barrier();
-        absl::Status ws = cpu::EmitIf(b, b.CreateICmpEQ(tid, b.getInt64(0)), "final.write", [&]() -> absl::Status {
-          std::vector<llvm::Value*> total;
-          for (int64_t i = 0; i < warps; ++i) {
-            std::vector<llvm::Value*> part;
-            for (size_t a = 0; a < accs.size(); ++a) part.push_back(b.CreateLoad(acc_type(a), tile_ptr(a, b.getInt64(i))));
-            if (i == 0) {
-              total = part;
-              continue;
-            }
-            absl::StatusOr<std::vector<llvm::Value*>> n = combine(total, part);
-            if (!n.ok()) return n.status();
-            total = *n;
-          }
-          store_accs(total);
+        absl::Status ws = block_combine("final", [&]() {
           return write_outputs(b.CreateUDiv(o, b.getInt64(p.C)), b.CreateURem(o, b.getInt64(p.C)));
         });
         if (!ws.ok()) return ws;
