@@ -302,6 +302,115 @@ ENTRY main {
   CheckSameOutputs(*result, *reference, 1e-6);
 }
 
+namespace {
+
+// Cross-entropy's mean logsumexp: the row max has a second user (the add in the final mean's
+// kernel), so PriorityFusion cannot fuse it into the exp-sum (ReductionWithManyUsers).
+std::string LogSumExpModule(int64_t rows, int64_t cols) {
+  const std::string s = absl::StrCat("f32[", rows, ",", cols, "]");
+  const std::string r = absl::StrCat("f32[", rows, "]");
+  return absl::StrCat(R"(HloModule lse
+max_f32 { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT m = f32[] maximum(a, b) }
+add_f32 { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
+ENTRY main {
+  x = )", s, R"( parameter(0)
+  ninf = f32[] constant(-inf)
+  zero = f32[] constant(0)
+  rmax = )", r, R"( reduce(x, ninf), dimensions={1}, to_apply=max_f32
+  bmax = )", s, R"( broadcast(rmax), dimensions={0}
+  sub = )", s, R"( subtract(x, bmax)
+  e = )", s, R"( exponential(sub)
+  rsum = )", r, R"( reduce(e, zero), dimensions={1}, to_apply=add_f32
+  l = )", r, R"( log(rsum)
+  lse = )", r, R"( add(l, rmax)
+  ROOT out = f32[] reduce(lse, zero), dimensions={0}, to_apply=add_f32
+})");
+}
+
+}  // namespace
+
+TEST_CASE("a row max with other users joins its exp-sum chain as an output", "[fusion][multi-output][chain]") {
+  const Profile h200 = LoadProfile("h200");
+  auto fuse = [&](const std::string& text, std::unique_ptr<HloModule>& module) {
+    module = Parse(text);
+    PassContext context;
+    context.profile = &h200.hardware;
+    auto fused = RunPasses(*module, kFusionPasses, context);
+    INFO(fused.status().message());
+    REQUIRE(fused.ok());
+    REQUIRE(VerifyModule(*module).ok());
+  };
+  // Both reduces in one kernel that returns the sum and the max; the epilogue reads the max
+  // from the tuple.
+  std::unique_ptr<HloModule> module;
+  fuse(LogSumExpModule(8192, 32000), module);
+  int reductions_in_one = 0;
+  for (const auto& c : module->computations()) {
+    if (!c->IsFusionComputation()) continue;
+    int n = 0;
+    for (const auto& i : c->instructions()) n += i->opcode() == HloOpcode::kReduce;
+    if (n == 2 && c->root_instruction()->opcode() == HloOpcode::kTuple) ++reductions_in_one;
+  }
+  CHECK(reductions_in_one == 1);
+  CHECK(CountFusions(*module) == 2);
+
+  // Same outputs as the unfused module.
+  const std::string small = LogSumExpModule(6, 40);
+  auto original = Parse(small);
+  Literal x(Shape(PrimitiveType::F32, {6, 40}));
+  for (int64_t i = 0; i < 6 * 40; ++i) x.SetDouble(i, static_cast<double>((i * 37) % 23) / 3.0 - 4.0);
+  std::vector<Literal> args;
+  args.push_back(x);
+  auto reference = EvaluateModule(*original, args);
+  REQUIRE(reference.ok());
+  fuse(small, module);
+  CHECK(CountFusions(*module) == 2);
+  auto result = EvaluateModule(*module, args);
+  REQUIRE(result.ok());
+  CheckSameOutputs(*result, *reference, 1e-5);
+
+  // A row that does not fit in shared memory per block stays two kernels (the chain's veto).
+  fuse(LogSumExpModule(64, 64 * 1024), module);
+  CHECK(CountFusions(*module) == 3);
+}
+
+TEST_CASE("a reduction merged as an output never creates a cycle", "[fusion][multi-output][chain]") {
+  // The max's other user (m2) feeds the exp-sum too: putting the max into the sum's kernel
+  // would make that kernel both produce and consume m2's value.
+  auto module = Parse(R"(HloModule m
+max_f32 { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT m = f32[] maximum(a, b) }
+add_f32 { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
+ENTRY main {
+  x = f32[64,4096] parameter(0)
+  ninf = f32[] constant(-inf)
+  zero = f32[] constant(0)
+  rmax = f32[64] reduce(x, ninf), dimensions={1}, to_apply=max_f32
+  y = f32[64,4096] parameter(1)
+  c = f32[64,4096] custom-call(y), custom_call_target="opaque"
+  m2 = f32[64,4096] custom-call(c, rmax), custom_call_target="opaque2"
+  bmax = f32[64,4096] broadcast(rmax), dimensions={0}
+  sub = f32[64,4096] subtract(x, bmax)
+  a2 = f32[64,4096] add(sub, m2)
+  e = f32[64,4096] exponential(a2)
+  rsum = f32[64] reduce(e, zero), dimensions={1}, to_apply=add_f32
+  ROOT out = (f32[64], f32[64,4096]) tuple(rsum, m2)
+})");
+  const Profile h200 = LoadProfile("h200");
+  PassContext context;
+  context.profile = &h200.hardware;
+  auto fused = RunPasses(*module, kFusionPasses, context);
+  INFO(fused.status().message());
+  REQUIRE(fused.ok());
+  REQUIRE(VerifyModule(*module).ok());
+  // The max stays a kernel of its own.
+  for (const auto& c : module->computations()) {
+    if (!c->IsFusionComputation()) continue;
+    int n = 0;
+    for (const auto& i : c->instructions()) n += i->opcode() == HloOpcode::kReduce;
+    CHECK(n <= 1);
+  }
+}
+
 TEST_CASE("the generated fusion tables carry their sources and reasons", "[fusion][tables]") {
   const GeneratedTables& t = GeneratedTables::Global();
   CHECK(t.fusible.size() >= 60);

@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "engine/rewrite.h"
+#include "engine/rule_tables.h"
 #include "passes/fusion/fusion_analysis.h"
 #include "passes/fusion/fusion_builder.h"
 #include "passes/fusion/fusion_legality.h"
@@ -170,6 +172,58 @@ double MergeBenefit(const fusion::GpuCostModel& cost, const HloInstruction* a, c
   return separate - merged;
 }
 
+// The reduction producer of a row chain (softmax's, logsumexp's row max) joining the chain's
+// kernel as an extra output: PriorityFusion cannot fuse it when it has other users (the
+// ReductionWithManyUsers veto: it would be computed twice), but as an output of the chain's
+// kernel it is computed once and the other users read it from the fusion's tuple. Every
+// other veto still applies (ReductionIntoNonEpilogue admits only row-normalization chains,
+// which the row emitter runs in one kernel, a block or a warp per row).
+constexpr char kDuplicationVeto[] = "ReductionWithManyUsers";
+
+bool ChainMergeLegal(HloInstruction* producer, HloInstruction* consumer, fusion::FusionLegality& legality) {
+  if (!fusion::HasReduction(consumer) || fusion::IsMultiOutputFusion(producer)) return false;
+  if (!legality.IsFusibleNode(producer, /*as_producer=*/true).ok) return false;
+  RewriteContext ctx(producer->parent(), legality.context());
+  for (const FusionVetoInfo* veto : legality.active_vetoes()) {
+    if (std::string(veto->name) == kDuplicationVeto) continue;  // nothing is duplicated here
+    if (veto->fn(ctx, producer, consumer)) return false;
+  }
+  return KindsAllow({producer, consumer}, legality);
+}
+
+// Time saved by running the chain producer -> consumer as one kernel. Both read the rows of
+// their shared operands (logsumexp: the logits): separately, each reads them from memory; in
+// one kernel the consumer's pass re-reads each row its block has just read, which the caches
+// serve while the rows that the resident blocks hold fit in L2 (the row emitter gives rows of
+// 8192+ elements whose chain re-reads them 1024 threads, two blocks per SM). Otherwise the
+// re-read goes to memory again and merging saves only the reduced values' round trip and a
+// launch, which the re-read's latency eats: no merge then.
+double ChainMergeBenefit(const fusion::GpuCostModel& cost, const HloInstruction* producer,
+                         const HloInstruction* consumer) {
+  const fusion::CostModelHardware& hw = cost.hardware();
+  const std::vector<const HloInstruction*> reductions = fusion::Reductions(producer);
+  if (reductions.empty()) return -1;
+  const HloInstruction* r = reductions.front();
+  const int64_t rows = std::max<int64_t>(1, fusion::ElementCount(r->shape()));
+  const int64_t row_len = fusion::ElementCount(r->operand(0)->shape()) / rows;
+  int64_t reread = 0, row_bytes = 0;
+  for (const HloInstruction* op : producer->operands()) {
+    if (std::find(consumer->operands().begin(), consumer->operands().end(), op) == consumer->operands().end()) continue;
+    if (fusion::ElementCount(op->shape()) != rows * row_len) continue;  // only row-shaped operands are re-read
+    reread += fusion::ByteSize(op->shape());
+    row_bytes += fusion::ByteSize(op->shape()) / rows;
+  }
+  if (reread == 0) return -1;  // nothing read twice: the merge would only add a pass
+  constexpr double kL2Speedup = 2.5;  // XLA's kL2CacheSpeedup, as GpuCostModel uses it
+  const int64_t blocks_per_sm = row_len >= 8192 ? 2 : 4;
+  const int64_t in_flight = std::min(rows, hw.sm_count * blocks_per_sm) * row_bytes;
+  if (in_flight > hw.l2_cache_size) return -1;
+  const double separate = 2 * hw.launch_overhead + cost.Estimate(producer).exec_time + cost.Estimate(consumer).exec_time;
+  const double merged =
+      hw.launch_overhead + cost.EstimateMerged({producer, consumer}).exec_time + reread / (hw.memory_bandwidth * kL2Speedup);
+  return separate - merged;
+}
+
 class ComputationMof {
  public:
   ComputationMof(HloComputation& comp, fusion::FusionLegality& legality, const fusion::GpuCostModel& cost,
@@ -183,19 +237,23 @@ class ComputationMof {
       if (!IsMofCandidate(consumer, legality_)) continue;
       for (HloInstruction* producer : consumer->operands()) {
         if (!IsMofCandidate(producer, legality_) || producer->IsRoot()) continue;
-        if (fusion::HasReduction(producer) || fusion::IsMultiOutputFusion(producer)) continue;
         if (!producer->shape().IsArray()) continue;
         int64_t distinct_users = 0;
         for (HloInstruction* u : producer->users()) distinct_users += u != consumer;
         if (distinct_users == 0) continue;  // PriorityFusion's business
-        if (!legality_.CanFuse(producer, consumer).ok) continue;
+        const bool chain = fusion::HasReduction(producer);
+        if (chain) {
+          if (!ChainMergeLegal(producer, consumer, legality_)) continue;
+        } else {
+          if (fusion::IsMultiOutputFusion(producer) || !legality_.CanFuse(producer, consumer).ok) continue;
+        }
         if (!ShapesCompatible(producer, consumer) || !HeroesCompatible(producer, consumer, /*siblings=*/false)) continue;
         if (CombinedOperandsAndOutputs(producer, consumer) + 1 > kMaxOperandsAndOutputs) continue;
         bool cycle = false;
         for (HloInstruction* u : producer->users())
           if (u != consumer && reach.IsReachable(u, consumer)) cycle = true;
         if (cycle) continue;
-        if (MergeBenefit(cost_, producer, consumer) < 0) continue;
+        if (chain ? ChainMergeBenefit(cost_, producer, consumer) <= 0 : MergeBenefit(cost_, producer, consumer) < 0) continue;
         absl::StatusOr<HloInstruction*> f = builder_.Merge({producer, consumer});
         if (!f.ok()) return f.status();
         return true;
