@@ -293,17 +293,8 @@ absl::StatusOr<runtime::Thunk> GpuKernelEmitter::EmitKernel(const HloInstruction
       roles.b = gemm->swap_operands ? 0 : 1;
       std::vector<runtime::BufferSlice> slices;
       for (const KernelArgument& a : arguments) slices.push_back(a.slice);
-      if (std::optional<SmallGemmPlan> plan = PlanSmallGemm(gemm->config, roles, slices, device_, small_gemm_)) {
-        const std::string name = UniqueName(hlo.name());
-        absl::StatusOr<runtime::LaunchDimensions> launch = EmitSmallGemmKernel(module_, name, *plan);
-        if (!launch.ok()) return launch.status();
-        runtime::Thunk t;
-        t.kind = runtime::ThunkKind::kKernel;
-        t.name = hlo.name();
-        t.kernel_name = name;
-        t.launch = *launch;
-        return t;
-      }
+      if (std::optional<SmallGemmPlan> plan = PlanSmallGemm(gemm->config, roles, slices, device_, small_gemm_))
+        return SmallGemmThunk(hlo, *plan);
     }
   }
   const std::string name = UniqueName(hlo.name());
@@ -331,17 +322,23 @@ absl::StatusOr<std::optional<runtime::Thunk>> GpuKernelEmitter::EmitLibraryCall(
   roles.d = static_cast<int>(gemm.arguments.size()) - 1;
   std::optional<SmallGemmPlan> plan = PlanSmallGemm(gemm.gemm, roles, gemm.arguments, device_, small_gemm_);
   if (!plan) return library;
+  absl::StatusOr<runtime::Thunk> t = SmallGemmThunk(hlo, *plan);
+  if (!t.ok()) return t.status();
+  t->arguments = gemm.arguments;
+  t->written = gemm.written;
+  return std::optional<runtime::Thunk>(std::move(*t));
+}
+
+absl::StatusOr<runtime::Thunk> GpuKernelEmitter::SmallGemmThunk(const HloInstruction& hlo, const SmallGemmPlan& plan) {
   const std::string name = UniqueName(hlo.name());
-  absl::StatusOr<runtime::LaunchDimensions> launch = EmitSmallGemmKernel(module_, name, *plan);
+  absl::StatusOr<runtime::LaunchDimensions> launch = EmitSmallGemmKernel(module_, name, plan);
   if (!launch.ok()) return launch.status();
   runtime::Thunk t;
   t.kind = runtime::ThunkKind::kKernel;
   t.name = hlo.name();
   t.kernel_name = name;
   t.launch = *launch;
-  t.arguments = gemm.arguments;
-  t.written = gemm.written;
-  return std::optional<runtime::Thunk>(std::move(t));
+  return t;
 }
 
 }  // namespace hloc::codegen::gpu

@@ -35,6 +35,8 @@ class GpuKernelEmitter : public ThunkEmitterBackend {
 
  private:
   std::string UniqueName(const std::string& hlo_name);
+  // A kKernel thunk running `plan` (gpu_small_gemm.h) for `hlo`; arguments are the caller's.
+  absl::StatusOr<runtime::Thunk> SmallGemmThunk(const HloInstruction& hlo, const SmallGemmPlan& plan);
 
   llvm::Module* module_;
   GpuDeviceInfo device_;
