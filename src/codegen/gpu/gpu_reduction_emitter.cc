@@ -33,6 +33,7 @@
 #include "codegen/cpu/kernel_util.h"
 #include "codegen/gpu/gpu_emitters.h"
 #include "codegen/gpu/gpu_kernel_emitter.h"
+#include "codegen/gpu/gpu_reduction_split.h"
 #include "llvm/IR/Constants.h"
 
 namespace hloc::codegen::gpu {
@@ -73,15 +74,12 @@ bool IsReshapeLike(const HloInstruction* inst) {
 std::optional<RowPlan> Analyze(const HloComputation& fused) {
   RowPlan p;
   const auto order = fused.MakeInstructionPostOrder();
-  for (const HloInstruction* inst : order)
-    if (inst->opcode() == HloOpcode::kReduce) p.reduces.push_back(inst);
-  if (p.reduces.empty()) return std::nullopt;
-  const HloInstruction* r0 = p.reduces[0];
-  p.in_dims = r0->operand(0)->shape().dimensions();
+  std::optional<ReduceHead> head = AnalyzeReduceHead(fused);
+  if (!head) return std::nullopt;
+  p.reduces = head->reduces;
+  p.in_dims = head->in_dims;
   const int64_t rank = static_cast<int64_t>(p.in_dims.size());
-  std::vector<int64_t> red = r0->attrs().dimensions;
-  std::sort(red.begin(), red.end());
-  if (red.empty()) return std::nullopt;
+  const std::vector<int64_t>& red = head->reduced;
   for (size_t i = 0; i < red.size(); ++i)
     if (red[i] != rank - static_cast<int64_t>(red.size()) + static_cast<int64_t>(i)) return std::nullopt;
   const int64_t nk = rank - static_cast<int64_t>(red.size());

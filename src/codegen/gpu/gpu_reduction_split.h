@@ -9,6 +9,15 @@
 
 namespace hloc::codegen::gpu {
 
+// What both reduction emitters start from: the fusion's reduces in post order, the first one's
+// input dimensions and its reduced dimensions (sorted, not empty); nullopt without a reduce.
+struct ReduceHead {
+  std::vector<const HloInstruction*> reduces;
+  std::vector<int64_t> in_dims;
+  std::vector<int64_t> reduced;
+};
+std::optional<ReduceHead> AnalyzeReduceHead(const HloComputation& fused);
+
 struct SplitPlan {
   std::vector<int64_t> in_dims;
   std::vector<int64_t> b_dims, r_dims, c_dims;  // positions in in_dims

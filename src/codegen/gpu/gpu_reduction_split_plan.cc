@@ -79,18 +79,27 @@ std::map<int64_t, std::vector<int64_t>> TraceParameters(const SplitPlan& p) {
   return found;
 }
 
+std::optional<ReduceHead> AnalyzeReduceHead(const HloComputation& fused) {
+  ReduceHead h;
+  for (const HloInstruction* inst : fused.MakeInstructionPostOrder())
+    if (inst->opcode() == HloOpcode::kReduce) h.reduces.push_back(inst);
+  if (h.reduces.empty()) return std::nullopt;
+  h.in_dims = h.reduces[0]->operand(0)->shape().dimensions();
+  h.reduced = h.reduces[0]->attrs().dimensions;
+  std::sort(h.reduced.begin(), h.reduced.end());
+  if (h.reduced.empty()) return std::nullopt;
+  return h;
+}
+
 std::optional<SplitPlan> AnalyzeSplit(const HloComputation& fused) {
   SplitPlan p;
   const auto order = fused.MakeInstructionPostOrder();
-  for (const HloInstruction* inst : order)
-    if (inst->opcode() == HloOpcode::kReduce) p.reduces.push_back(inst);
-  if (p.reduces.empty()) return std::nullopt;
-  const HloInstruction* r0 = p.reduces[0];
-  p.in_dims = r0->operand(0)->shape().dimensions();
+  std::optional<ReduceHead> head = AnalyzeReduceHead(fused);
+  if (!head) return std::nullopt;
+  p.reduces = head->reduces;
+  p.in_dims = head->in_dims;
   const int64_t rank = static_cast<int64_t>(p.in_dims.size());
-  std::vector<int64_t> red = r0->attrs().dimensions;
-  std::sort(red.begin(), red.end());
-  if (red.empty()) return std::nullopt;
+  const std::vector<int64_t>& red = head->reduced;
   std::vector<bool> reduced(rank, false);
   for (int64_t d : red) {
     if (d < 0 || d >= rank) return std::nullopt;
