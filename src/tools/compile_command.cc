@@ -40,6 +40,8 @@ Options:
   --small-gemm-kernels S  GPU: on (default), off, or ROWSxWARPS[xDEPTH] (a tile for measurements):
                       small GEMMs (batch*m*n*k <= 2^25, min(m, n) <= 128) as our own kernel
                       instead of cuBLAS
+  --deterministic-ops GPU: results that repeat bit for bit (XLA's xla_gpu_deterministic_ops):
+                      no floating-point atomics (such scatters update serially, in order)
   --no-passes         compile the module as it is (no HLO passes; each instruction then
                       becomes its own kernel)
   --dump-to DIR       write XLA-named dumps to DIR: module_0000.NAME.before_optimizations.txt,
@@ -103,6 +105,7 @@ int RunGpuCompile(const ParsedArgs& parsed, const std::vector<std::string>& conf
     if (!o.ok()) return UsageError("compile", std::string(o.status().message()));
     options.small_gemm = *o;
   }
+  options.deterministic_ops = parsed.Has("--deterministic-ops");
   if (auto n = parsed.Get("--min-graph-size")) {
     int64_t v = 0;
     if (!absl::SimpleAtoi(*n, &v) || v < 1)
@@ -137,7 +140,8 @@ int RunCompile(const std::vector<std::string>& args) {
                            {"--config-dir", "", true},
                            {"--command-buffers", "", true},
                            {"--min-graph-size", "", true},
-                           {"--small-gemm-kernels", "", true}});
+                           {"--small-gemm-kernels", "", true},
+                           {"--deterministic-ops", "", false}});
   if (!parsed.ok()) return UsageError("compile", std::string(parsed.status().message()));
   if (parsed->help) {
     std::cout << kHelp;
@@ -159,8 +163,11 @@ int RunCompile(const std::vector<std::string>& args) {
       if (profile.ok() && profile->hardware.kind == "gpu") return RunGpuCompile(*parsed, config_dirs);
     }
   }
-  if (parsed->Has("--command-buffers") || parsed->Has("--min-graph-size") || parsed->Has("--small-gemm-kernels"))
-    return UsageError("compile", "--command-buffers, --min-graph-size and --small-gemm-kernels need a GPU --profile");
+  if (parsed->Has("--command-buffers") || parsed->Has("--min-graph-size") || parsed->Has("--small-gemm-kernels") ||
+      parsed->Has("--deterministic-ops"))
+    return UsageError("compile",
+                      "--command-buffers, --min-graph-size, --small-gemm-kernels and --deterministic-ops need a GPU "
+                      "--profile");
 
   codegen::cpu::CpuCompileOptions options;
   if (auto level = parsed->Get("--opt-level")) {

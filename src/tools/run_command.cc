@@ -75,6 +75,7 @@ Options:
   --no-tf32           f32 GEMMs and convolutions in full f32 (default: TF32, XLA's default)
   --small-gemm-kernels S  when compiling FILE: on (default), off or ROWSxWARPS[xDEPTH]: small GEMMs as
                       our own kernel instead of cuBLAS (hloc compile --help)
+  --deterministic-ops when compiling FILE: no floating-point atomics (hloc compile --help)
   --verbose           describe the device, memory and each library call's algorithm
   --self-test [NAME]  run the GPU runtime's own checks (runtime/gpu/gpu_selftest.h; all, or
                       those named) instead of a module, one PASS/FAIL line each
@@ -299,6 +300,7 @@ Backend GpuBackend() {
       if (!o.ok()) return o.status();
       options.small_gemm = *o;
     }
+    options.deterministic_ops = args.Has("--deterministic-ops");
     return codegen::gpu::GpuCompiler::Compile(module, options);
   };
   b.load = [](runtime::Executable executable, const ParsedArgs& args) -> absl::StatusOr<std::unique_ptr<Runner>> {
@@ -378,6 +380,7 @@ int RunRun(const std::vector<std::string>& args) {
                            {"--command-buffers", "", true},
                            {"--no-tf32", "", false},
                            {"--small-gemm-kernels", "", true},
+                           {"--deterministic-ops", "", false},
                            {"--verbose", "", false},
                            {"--self-test", "", false}});
   if (!parsed.ok()) return UsageError("run", std::string(parsed.status().message()));

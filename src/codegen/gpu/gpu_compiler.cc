@@ -65,7 +65,7 @@ absl::StatusOr<runtime::Executable> GpuCompiler::Compile(HloModule& module, cons
   llvm::LLVMContext context;
   auto llvm_module = std::make_unique<llvm::Module>(module.name(), context);
   ConfigureNvptxModule(*llvm_module, nvptx);
-  GpuKernelEmitter kernels(llvm_module.get(), device, options.small_gemm);
+  GpuKernelEmitter kernels(llvm_module.get(), device, options.small_gemm, options.deterministic_ops);
   ThunkEmitterOptions thunk_options;
   thunk_options.num_devices = std::max<int64_t>(1, module.config().replica_count) *
                               std::max<int64_t>(1, module.config().num_partitions);

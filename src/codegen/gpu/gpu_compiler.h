@@ -35,6 +35,9 @@ struct GpuCompileOptions {
   std::string libdevice;             // path of libdevice.10.bc; empty: searched (nvptx_backend.h)
   // Small GEMMs (cuBLAS custom-calls and dots) as our own kernel (gpu_small_gemm.h).
   SmallGemmOptions small_gemm;
+  // XLA's xla_gpu_deterministic_ops: no floating-point atomics (a scatter whose combiner would
+  // use them takes the serial path, updates in order), so results repeat bit for bit.
+  bool deterministic_ops = false;
 };
 
 struct GpuCompileArtifacts {

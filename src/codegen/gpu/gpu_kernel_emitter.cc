@@ -22,8 +22,8 @@ bool Overlaps(const runtime::BufferSlice& a, const runtime::BufferSlice& b) {
 
 class KernelBuilder {
  public:
-  KernelBuilder(llvm::Module* module, const GpuDeviceInfo& device, const std::string& name, const HloInstruction& hlo,
-                const std::vector<KernelArgument>& args)
+  KernelBuilder(llvm::Module* module, const GpuDeviceInfo& device, bool deterministic_ops, const std::string& name,
+                const HloInstruction& hlo, const std::vector<KernelArgument>& args)
       : hlo_(hlo), b_(module->getContext()), emitter_(module, &b_) {
     llvm::LLVMContext& ctx = module->getContext();
     llvm::Type* ptr = llvm::PointerType::getUnqual(ctx);
@@ -45,6 +45,7 @@ class KernelBuilder {
     k_.emitter = &emitter_;
     k_.name = name;
     k_.device = &device;
+    k_.deterministic_ops = deterministic_ops;
     for (size_t i = 0; i < args.size(); ++i) {
       llvm::Argument* a = f->getArg(static_cast<unsigned>(i));
       a->setName(absl::StrCat(args[i].is_output ? "out" : "in", i));
@@ -298,7 +299,7 @@ absl::StatusOr<runtime::Thunk> GpuKernelEmitter::EmitKernel(const HloInstruction
     }
   }
   const std::string name = UniqueName(hlo.name());
-  KernelBuilder builder(module_, device_, name, hlo, arguments);
+  KernelBuilder builder(module_, device_, deterministic_ops_, name, hlo, arguments);
   absl::StatusOr<runtime::Thunk> t = builder.Build();
   if (!t.ok()) names_.erase(name);
   return t;

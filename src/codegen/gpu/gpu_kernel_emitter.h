@@ -21,8 +21,9 @@ namespace hloc::codegen::gpu {
 
 class GpuKernelEmitter : public ThunkEmitterBackend {
  public:
-  GpuKernelEmitter(llvm::Module* module, GpuDeviceInfo device, SmallGemmOptions small_gemm = {})
-      : module_(module), device_(device), small_gemm_(small_gemm) {}
+  GpuKernelEmitter(llvm::Module* module, GpuDeviceInfo device, SmallGemmOptions small_gemm = {},
+                   bool deterministic_ops = false)
+      : module_(module), device_(device), small_gemm_(small_gemm), deterministic_ops_(deterministic_ops) {}
 
   absl::StatusOr<runtime::Thunk> EmitKernel(const HloInstruction& hlo,
                                             const std::vector<KernelArgument>& arguments) override;
@@ -41,6 +42,7 @@ class GpuKernelEmitter : public ThunkEmitterBackend {
   llvm::Module* module_;
   GpuDeviceInfo device_;
   SmallGemmOptions small_gemm_;
+  bool deterministic_ops_ = false;
   std::set<std::string> names_;
 };
 

@@ -48,6 +48,7 @@ struct GpuKernel {
   GpuElementalIrEmitter* emitter = nullptr;
   std::string name;
   const GpuDeviceInfo* device = nullptr;
+  bool deterministic_ops = false;  // no floating-point atomics (GpuCompileOptions)
   std::vector<IrArray> operands;  // operand leaves, in KernelArgument order
   std::vector<IrArray> outputs;   // result leaves
   std::vector<runtime::BufferSlice> operand_slices, output_slices;

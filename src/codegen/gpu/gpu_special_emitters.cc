@@ -7,7 +7,8 @@
 //     applying the combiner). In place (the output is the operand's buffer) the whole grid works;
 //     otherwise one block copies the operand first, then scatters. Other combiners, several
 //     operands and narrow types take the serial path (one thread, updates in order:
-//     deterministic, XLA's semantics exactly).
+//     deterministic, XLA's semantics exactly), as do floating-point combiners under
+//     --deterministic-ops (XLA's xla_gpu_deterministic_ops: float atomics add in any order).
 //   dynamic-update-slice: in place, a thread per update element; otherwise every output element.
 //   scan: associative one-carry scans in parallel (gpu_scan_emitter.cc); others a thread per
 //     position of the scanned slice, running the recurrence along the dimension.
@@ -115,7 +116,8 @@ absl::Status EmitScatterKernel(GpuKernel& k, const HloInstruction& scatter,
     return absl::InvalidArgumentError("scatter without dimension numbers or combiner");
   const std::optional<HloOpcode> atomic = AtomicCombiner(*scatter.to_apply());
   const PrimitiveType t = k.outputs[0].shape().element_type();
-  const bool atomic_ok = n == 1 && atomic && !IsComplex(t) && (BitWidth(t) == 32 || BitWidth(t) == 64);
+  const bool atomic_ok = n == 1 && atomic && !IsComplex(t) && (BitWidth(t) == 32 || BitWidth(t) == 64) &&
+                         !(k.deterministic_ops && IsFloatingPoint(t));
   if (!atomic_ok) {
     // Serial and deterministic: XLA's order of updates exactly.
     SerialLaunch(k);
