@@ -178,10 +178,11 @@ class KernelBuilder {
     const HloComputation* fused = hlo_.fused_instructions_computation();
     if (fused == nullptr) return absl::InvalidArgumentError("fusion without a fused computation");
     const HloInstruction* root = fused->root_instruction();
-    absl::StatusOr<std::shared_ptr<GeneratorMap>> gens = MakeComputationGenerators(
-        emitter_, *fused, [&](int64_t p) { return ReadOperand(p); },
-        // The root is emitted by EmitRoot (it may not be elemental).
-        root->opcode() == HloOpcode::kTuple || root->opcode() == HloOpcode::kParameter ? nullptr : root);
+    ComputationGeneratorOptions options;
+    // The root is emitted by EmitRoot (it may not be elemental).
+    options.stop_at = root->opcode() == HloOpcode::kTuple || root->opcode() == HloOpcode::kParameter ? nullptr : root;
+    absl::StatusOr<std::shared_ptr<GeneratorMap>> gens =
+        MakeComputationGenerators(emitter_, *fused, [&](int64_t p) { return ReadOperand(p); }, options);
     if (!gens.ok()) return gens.status();
     // Fused parameters map to the fusion's operands (for in-place checks).
     auto param_array = [&](const HloInstruction* op) -> const IrArray* {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "codegen/elemental/computation_generators.h"
 #include "codegen/elemental/elemental_ir_emitter.h"
 #include "codegen/elemental/ir_array.h"
 #include "codegen/thunk_emitter.h"
@@ -53,15 +54,8 @@ absl::Status EmitArrayCopy(llvm::IRBuilderBase& b, const IrArray& from, const Ir
 // An index value read from an array element of integer type, as i64 (signed or unsigned).
 llvm::Value* IndexToI64(llvm::IRBuilderBase& b, llvm::Value* v, PrimitiveType type);
 
-// Generators for every instruction of `computation` (a fused computation or a scalar/array
-// body), with parameters produced by `parameter`. Copies are identities; get-tuple-element of
-// a multi-result value picks the struct member. An instruction with several users is emitted
-// once per element and basic block (a cache), not once per use. The map is shared because the
-// generators refer to it.
-absl::StatusOr<std::shared_ptr<GeneratorMap>> MakeComputationGenerators(
-    ElementalIrEmitter& emitter, const HloComputation& computation,
-    const std::function<ElementGenerator(int64_t parameter_number)>& parameter,
-    const HloInstruction* stop_at = nullptr);
+// MakeComputationGenerators (codegen/elemental/computation_generators.h) makes the element
+// generators of fused computations and bodies.
 
 // The special kernels (cpu_special_kernels.cc). `root` is the instruction computed: an unfused
 // instruction, or the root of a fusion whose other instructions `generators` holds.

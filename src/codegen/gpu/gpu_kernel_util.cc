@@ -169,75 +169,12 @@ IrArray::Index DelinearizeRowMajor(llvm::Value* linear, const std::vector<int64_
   return IrArray::Index(idx);
 }
 
-absl::StatusOr<std::shared_ptr<GeneratorMap>> MakeFusionGenerators(
-    ElementalIrEmitter& emitter, const HloComputation& computation,
-    const std::function<ElementGenerator(int64_t)>& parameter, const GeneratorOverride& override_gen) {
-  auto shared = std::make_shared<GeneratorMap>();
-  GeneratorMap& gens = *shared;
-  using Key = std::pair<const HloInstruction*, std::vector<llvm::Value*>>;
-  auto cache = std::make_shared<std::map<Key, llvm::Value*>>();
-  llvm::IRBuilderBase* b = emitter.builder();
-  // Reuse a value computed for the same element earlier in the same basic block (it dominates
-  // the use); without this a DAG of shared subexpressions is emitted once per path.
-  auto cached = [&](const HloInstruction* inst, ElementGenerator gen) -> ElementGenerator {
-    if (inst->user_count() <= 1 || inst->opcode() == HloOpcode::kConstant) return gen;
-    return [gen, inst, cache, b](const IrArray::Index& index) -> absl::StatusOr<llvm::Value*> {
-      Key key{inst, index.multidim};
-      auto it = cache->find(key);
-      if (it != cache->end()) {
-        auto* i = llvm::dyn_cast<llvm::Instruction>(it->second);
-        if (!i || i->getParent() == b->GetInsertBlock()) return it->second;
-      }
-      absl::StatusOr<llvm::Value*> v = gen(index);
-      if (v.ok()) (*cache)[key] = *v;
-      return v;
-    };
-  };
-  for (const HloInstruction* inst : computation.MakeInstructionPostOrder()) {
-    if (override_gen) {
-      if (ElementGenerator g = override_gen(inst)) {
-        gens[inst] = std::move(g);
-        continue;
-      }
-    }
-    switch (inst->opcode()) {
-      case HloOpcode::kParameter:
-        gens[inst] = parameter(inst->attrs().parameter_number);
-        continue;
-      case HloOpcode::kCopy: {
-        // A copy inside a kernel only changes the layout, which logical indices do not see.
-        auto it = gens.find(inst->operand(0));
-        if (it == gens.end()) return absl::InternalError(absl::StrCat("no generator for %", inst->operand(0)->name()));
-        gens[inst] = it->second;
-        continue;
-      }
-      case HloOpcode::kTuple:
-        continue;  // only roots are tuples; multi-output kernels read their elements
-      case HloOpcode::kGetTupleElement: {
-        const HloInstruction* op = inst->operand(0);
-        auto it = gens.find(op);
-        if (it == gens.end()) {
-          if (op->opcode() == HloOpcode::kTuple) {
-            auto el = gens.find(op->operand(inst->attrs().tuple_index));
-            if (el != gens.end()) {
-              gens[inst] = el->second;
-              continue;
-            }
-          }
-          return absl::UnimplementedError(absl::StrCat("get-tuple-element %", inst->name(), " of %", op->name(),
-                                                       " inside a kernel"));
-        }
-        ElementGenerator whole = it->second;
-        const unsigned index = static_cast<unsigned>(inst->attrs().tuple_index);
-        gens[inst] = [whole, index, b](const IrArray::Index& i) -> absl::StatusOr<llvm::Value*> {
-          absl::StatusOr<llvm::Value*> v = whole(i);
-          if (!v.ok()) return v.status();
-          if ((*v)->getType()->isStructTy()) return b->CreateExtractValue(*v, {index});
-          if (index == 0) return *v;
-          return absl::InternalError("get-tuple-element of a single value");
-        };
-        continue;
-      }
+namespace {
+
+// The GPU's own generators for float conversions and f16/bf16 arithmetic (hardware cvt), or
+// null where the elemental emitter's serve.
+ElementGenerator GpuFloatGenerator(const HloInstruction* inst, const GeneratorMap& gens, llvm::IRBuilderBase* b) {
+  switch (inst->opcode()) {
       case HloOpcode::kConvert: {
         // f32 <-> f16/bf16 with the hardware's cvt (round to nearest even, like the software
         // codec the elemental emitter uses for every target, which costs ~40 instructions an
@@ -252,14 +189,13 @@ absl::StatusOr<std::shared_ptr<GeneratorMap>> MakeFusionGenerators(
           to_ty = b->getFloatTy();
         }
         auto it = gens.find(inst->operand(0));
-        if (to_ty == nullptr || it == gens.end()) break;
+        if (to_ty == nullptr || it == gens.end()) return nullptr;
         ElementGenerator op = it->second;
-        gens[inst] = cached(inst, [op, to_ty, narrow, b](const IrArray::Index& index) -> absl::StatusOr<llvm::Value*> {
+        return [op, to_ty, narrow, b](const IrArray::Index& index) -> absl::StatusOr<llvm::Value*> {
           absl::StatusOr<llvm::Value*> v = op(index);
           if (!v.ok()) return v;
           return narrow ? b->CreateFPTrunc(*v, to_ty) : b->CreateFPExt(*v, to_ty);
-        });
-        continue;
+        };
       }
       case HloOpcode::kAdd:
       case HloOpcode::kSubtract:
@@ -270,14 +206,14 @@ absl::StatusOr<std::shared_ptr<GeneratorMap>> MakeFusionGenerators(
         const PrimitiveType t = inst->shape().element_type();
         if ((t != PrimitiveType::BF16 && t != PrimitiveType::F16) || inst->operand_count() != 2 ||
             inst->operand(0)->shape().element_type() != t || inst->operand(1)->shape().element_type() != t)
-          break;
+          return nullptr;
         auto x = gens.find(inst->operand(0));
         auto y = gens.find(inst->operand(1));
-        if (x == gens.end() || y == gens.end()) break;
+        if (x == gens.end() || y == gens.end()) return nullptr;
         ElementGenerator gx = x->second, gy = y->second;
         llvm::Type* ty = t == PrimitiveType::BF16 ? b->getBFloatTy() : b->getHalfTy();
         const HloOpcode opc = inst->opcode();
-        gens[inst] = cached(inst, [gx, gy, ty, opc, b](const IrArray::Index& index) -> absl::StatusOr<llvm::Value*> {
+        return [gx, gy, ty, opc, b](const IrArray::Index& index) -> absl::StatusOr<llvm::Value*> {
           absl::StatusOr<llvm::Value*> u = gx(index);
           if (!u.ok()) return u;
           absl::StatusOr<llvm::Value*> v = gy(index);
@@ -289,19 +225,24 @@ absl::StatusOr<std::shared_ptr<GeneratorMap>> MakeFusionGenerators(
                            : opc == HloOpcode::kMultiply ? b->CreateFMul(p, q)
                                                          : b->CreateFDiv(p, q);
           return b->CreateFPTrunc(r, ty);
-        });
-        continue;
+        };
       }
       default:
-        break;
-    }
-    absl::StatusOr<ElementGenerator> g = emitter.MakeElementGenerator(inst, gens);
-    if (!g.ok()) return g.status();
-    gens[inst] = cached(inst, std::move(*g));
+        return nullptr;
   }
-  return shared;
 }
 
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<GeneratorMap>> MakeFusionGenerators(
+    ElementalIrEmitter& emitter, const HloComputation& computation,
+    const std::function<ElementGenerator(int64_t)>& parameter, const GeneratorOverride& override_gen) {
+  ComputationGeneratorOptions options;
+  options.override_gen = override_gen;
+  llvm::IRBuilderBase* b = emitter.builder();
+  options.special = [b](const HloInstruction* inst, const GeneratorMap& gens) { return GpuFloatGenerator(inst, gens, b); };
+  return MakeComputationGenerators(emitter, computation, parameter, options);
+}
 absl::StatusOr<std::vector<llvm::Value*>> ApplyReducer(ElementalIrEmitter& e, const HloComputation& reducer,
                                                        const std::vector<llvm::Value*>& acc,
                                                        const std::vector<llvm::Value*>& values) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "codegen/elemental/computation_generators.h"
 #include "codegen/elemental/elemental_ir_emitter.h"
 #include "codegen/elemental/ir_array.h"
 #include "codegen/thunk_emitter.h"
@@ -75,10 +76,9 @@ absl::Status EmitStridedLoop(llvm::IRBuilderBase& b, llvm::Value* start, llvm::V
 // The logical index (into `dims`, row-major) of linear element `linear`.
 IrArray::Index DelinearizeRowMajor(llvm::Value* linear, const std::vector<int64_t>& dims, llvm::IRBuilderBase& b);
 
-// Generators for every instruction of `computation` (a fused computation), parameters from
-// `parameter`; `override_gen` may return a generator for an instruction (else empty, and the
-// elemental emitter makes one). Values used several times are emitted once per element and
-// basic block.
+// MakeComputationGenerators (codegen/elemental/computation_generators.h) with the GPU's
+// hardware float conversions; `override_gen` may return a generator for an instruction (else
+// empty, and the elemental emitter makes one).
 using GeneratorOverride = std::function<ElementGenerator(const HloInstruction*)>;
 absl::StatusOr<std::shared_ptr<GeneratorMap>> MakeFusionGenerators(
     ElementalIrEmitter& emitter, const HloComputation& computation,

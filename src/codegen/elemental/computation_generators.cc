@@ -1,0 +1,102 @@
+// Element generators of a computation (see computation_generators.h).
+#include "codegen/elemental/computation_generators.h"
+
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "llvm/IR/Instructions.h"
+
+namespace hloc::codegen {
+
+absl::StatusOr<std::shared_ptr<GeneratorMap>> MakeComputationGenerators(
+    ElementalIrEmitter& emitter, const HloComputation& computation,
+    const std::function<ElementGenerator(int64_t parameter_number)>& parameter,
+    const ComputationGeneratorOptions& options) {
+  auto shared = std::make_shared<GeneratorMap>();
+  GeneratorMap& gens = *shared;
+  using Key = std::pair<const HloInstruction*, std::vector<llvm::Value*>>;
+  auto cache = std::make_shared<std::map<Key, llvm::Value*>>();
+  llvm::IRBuilderBase* b = emitter.builder();
+  // Reuses a value computed for the same element earlier in the same basic block (which
+  // dominates the use); without this a DAG of shared subexpressions is emitted once per path.
+  auto cached = [&](const HloInstruction* inst, ElementGenerator gen) -> ElementGenerator {
+    if (inst->user_count() <= 1 || inst->opcode() == HloOpcode::kConstant) return gen;
+    return [gen, inst, cache, b](const IrArray::Index& index) -> absl::StatusOr<llvm::Value*> {
+      Key key{inst, index.multidim};
+      auto it = cache->find(key);
+      if (it != cache->end()) {
+        auto* i = llvm::dyn_cast<llvm::Instruction>(it->second);
+        if (!i || i->getParent() == b->GetInsertBlock()) return it->second;
+      }
+      absl::StatusOr<llvm::Value*> v = gen(index);
+      if (v.ok()) (*cache)[key] = *v;
+      return v;
+    };
+  };
+  for (const HloInstruction* inst : computation.MakeInstructionPostOrder()) {
+    if (inst == options.stop_at) continue;
+    if (options.override_gen) {
+      if (ElementGenerator g = options.override_gen(inst)) {
+        gens[inst] = std::move(g);
+        continue;
+      }
+    }
+    switch (inst->opcode()) {
+      case HloOpcode::kParameter:
+        gens[inst] = parameter(inst->attrs().parameter_number);
+        continue;
+      case HloOpcode::kCopy: {
+        // A copy inside a kernel only changes the layout, which logical indices do not see.
+        auto it = gens.find(inst->operand(0));
+        if (it == gens.end()) return absl::InternalError(absl::StrCat("no generator for %", inst->operand(0)->name()));
+        gens[inst] = it->second;
+        continue;
+      }
+      case HloOpcode::kTuple:
+        // Only roots are tuples (multi-output kernels read their elements' generators).
+        continue;
+      case HloOpcode::kGetTupleElement: {
+        const HloInstruction* op = inst->operand(0);
+        auto it = gens.find(op);
+        if (it == gens.end()) {
+          // get-tuple-element of a tuple instruction: the element's own generator.
+          if (op->opcode() == HloOpcode::kTuple) {
+            auto el = gens.find(op->operand(inst->attrs().tuple_index));
+            if (el != gens.end()) {
+              gens[inst] = el->second;
+              continue;
+            }
+          }
+          return absl::UnimplementedError(absl::StrCat("get-tuple-element %", inst->name(), " of %", op->name(),
+                                                       " inside a kernel"));
+        }
+        ElementGenerator whole = it->second;
+        const unsigned index = static_cast<unsigned>(inst->attrs().tuple_index);
+        gens[inst] = [whole, index, b](const IrArray::Index& i) -> absl::StatusOr<llvm::Value*> {
+          absl::StatusOr<llvm::Value*> v = whole(i);
+          if (!v.ok()) return v.status();
+          if ((*v)->getType()->isStructTy()) return b->CreateExtractValue(*v, {index});
+          if (index == 0) return *v;
+          return absl::InternalError("get-tuple-element of a single value");
+        };
+        continue;
+      }
+      default:
+        break;
+    }
+    if (options.special) {
+      if (ElementGenerator g = options.special(inst, gens)) {
+        gens[inst] = cached(inst, std::move(g));
+        continue;
+      }
+    }
+    absl::StatusOr<ElementGenerator> g = emitter.MakeElementGenerator(inst, gens);
+    if (!g.ok()) return g.status();
+    gens[inst] = cached(inst, std::move(*g));
+  }
+  return shared;
+}
+
+}  // namespace hloc::codegen
