@@ -99,4 +99,29 @@ absl::Status WriteCompileDumps(const std::string& dump_to, const HloModule& modu
   return absl::OkStatus();
 }
 
+absl::Status LoadProfileAndPipeline(const std::string& name_or_path, const std::string& kind,
+                                    const std::string& compiler, const std::vector<std::string>& config_dirs,
+                                    const std::vector<std::string>& pipeline_dirs, std::optional<Profile>& profile,
+                                    std::optional<Pipeline>& pipeline) {
+  absl::StatusOr<std::string> path = FindProfileFile(name_or_path, config_dirs);
+  if (!path.ok()) return path.status();
+  absl::StatusOr<Profile> loaded = LoadProfileFile(*path);
+  if (!loaded.ok()) return loaded.status();
+  if (loaded->hardware.kind != kind)
+    return absl::InvalidArgumentError(absl::StrCat("profile '", *path, "' is for ", loaded->hardware.kind,
+                                                   " hardware; the ", compiler, " compiler needs a ", kind,
+                                                   " profile"));
+  std::vector<std::string> dirs = pipeline_dirs;
+  dirs.insert(dirs.begin(),
+              (std::filesystem::path(loaded->source).parent_path() / ".." / "pipelines").lexically_normal().string());
+  absl::StatusOr<std::string> pipeline_path = FindPipelineFile(loaded->hardware.pipeline, dirs, loaded->source);
+  if (!pipeline_path.ok()) return pipeline_path.status();
+  absl::StatusOr<Pipeline> p = LoadPipelineFile(*pipeline_path);
+  if (!p.ok()) return p.status();
+  if (absl::Status s = ApplyPatches(*loaded, *p); !s.ok()) return s;
+  pipeline = std::move(*p);
+  profile = std::move(*loaded);
+  return absl::OkStatus();
+}
+
 }  // namespace hloc::codegen

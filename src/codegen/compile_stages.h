@@ -39,6 +39,14 @@ absl::StatusOr<std::unique_ptr<BufferAssignment>> RunHloStagesAndAssignBuffers(
     HloModule& module, const std::optional<Pipeline>& pipeline, const std::optional<Profile>& profile,
     const std::string& dump_to, std::ostream* log, int64_t alignment, StageTimer& timer);
 
+// Finds the profile `name_or_path` in `config_dirs`, checks it is for `kind` hardware ("cpu",
+// "gpu"; `compiler` names the caller in the error), finds the pipeline it names (first beside
+// it, ../pipelines, then `pipeline_dirs`) and applies its patches.
+absl::Status LoadProfileAndPipeline(const std::string& name_or_path, const std::string& kind,
+                                    const std::string& compiler, const std::vector<std::string>& config_dirs,
+                                    const std::vector<std::string>& pipeline_dirs, std::optional<Profile>& profile,
+                                    std::optional<Pipeline>& pipeline);
+
 // Writes the dumps every backend makes into `dump_to` (XLA's names, module_0000.NAME.SUFFIX):
 // after_optimizations, ...-buffer-assignment and thunk_sequence from `exe`, then `extra`
 // (suffix with its extension, text), e.g. {"ll", ir}. Nothing when `dump_to` is empty.

@@ -192,23 +192,8 @@ absl::Status LoadCpuProfileAndPipeline(const std::string& profile_name_or_path,
     options.profile.reset();
     return absl::OkStatus();
   }
-  absl::StatusOr<std::string> path = FindProfileFile(profile_name_or_path, config_dirs);
-  if (!path.ok()) return path.status();
-  absl::StatusOr<Profile> profile = LoadProfileFile(*path);
-  if (!profile.ok()) return profile.status();
-  if (profile->hardware.kind != "cpu")
-    return absl::InvalidArgumentError(absl::StrCat("profile '", *path, "' is for ", profile->hardware.kind,
-                                                   " hardware; the CPU compiler needs a cpu profile"));
-  std::vector<std::string> dirs = pipeline_dirs;
-  dirs.insert(dirs.begin(), (fs::path(profile->source).parent_path() / ".." / "pipelines").lexically_normal().string());
-  absl::StatusOr<std::string> pipeline_path = FindPipelineFile(profile->hardware.pipeline, dirs, profile->source);
-  if (!pipeline_path.ok()) return pipeline_path.status();
-  absl::StatusOr<Pipeline> pipeline = LoadPipelineFile(*pipeline_path);
-  if (!pipeline.ok()) return pipeline.status();
-  if (absl::Status s = ApplyPatches(*profile, *pipeline); !s.ok()) return s;
-  options.pipeline = std::move(*pipeline);
-  options.profile = std::move(*profile);
-  return absl::OkStatus();
+  return LoadProfileAndPipeline(profile_name_or_path, "cpu", "CPU", config_dirs, pipeline_dirs, options.profile,
+                                options.pipeline);
 }
 
 }  // namespace hloc::codegen::cpu

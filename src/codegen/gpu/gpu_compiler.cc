@@ -124,23 +124,7 @@ absl::Status LoadGpuProfileAndPipeline(const std::string& profile_name_or_path,
                                        const std::vector<std::string>& config_dirs,
                                        const std::vector<std::string>& pipeline_dirs, GpuCompileOptions& options) {
   const std::string name = profile_name_or_path.empty() ? std::string("h200") : profile_name_or_path;
-  absl::StatusOr<std::string> path = FindProfileFile(name, config_dirs);
-  if (!path.ok()) return path.status();
-  absl::StatusOr<Profile> profile = LoadProfileFile(*path);
-  if (!profile.ok()) return profile.status();
-  if (profile->hardware.kind != "gpu")
-    return absl::InvalidArgumentError(absl::StrCat("profile '", *path, "' is for ", profile->hardware.kind,
-                                                   " hardware; the GPU compiler needs a gpu profile"));
-  std::vector<std::string> dirs = pipeline_dirs;
-  dirs.insert(dirs.begin(), (fs::path(profile->source).parent_path() / ".." / "pipelines").lexically_normal().string());
-  absl::StatusOr<std::string> pipeline_path = FindPipelineFile(profile->hardware.pipeline, dirs, profile->source);
-  if (!pipeline_path.ok()) return pipeline_path.status();
-  absl::StatusOr<Pipeline> pipeline = LoadPipelineFile(*pipeline_path);
-  if (!pipeline.ok()) return pipeline.status();
-  if (absl::Status s = ApplyPatches(*profile, *pipeline); !s.ok()) return s;
-  options.pipeline = std::move(*pipeline);
-  options.profile = std::move(*profile);
-  return absl::OkStatus();
+  return LoadProfileAndPipeline(name, "gpu", "GPU", config_dirs, pipeline_dirs, options.profile, options.pipeline);
 }
 
 }  // namespace hloc::codegen::gpu
