@@ -31,9 +31,8 @@ struct KernelContext {
   int64_t partitions = 1;            // what the kernel accepts (Thunk::launch.partitions)
 };
 
-// for (i = start; i < end; ++i) body(i), in i64; the builder is left after the loop.
-absl::Status EmitForLoop(llvm::IRBuilderBase& b, llvm::Value* start, llvm::Value* end, const std::string& name,
-                         const std::function<absl::Status(llvm::Value*)>& body);
+// for (i = start; i < end; ++i) body(i), in i64 (codegen/elemental/elemental_ir_emitter.h).
+using ::hloc::codegen::EmitForLoop;
 // A row-major loop nest over `dims` (logical order); body gets one i64 per dimension.
 absl::Status EmitIndexLoops(llvm::IRBuilderBase& b, const std::vector<int64_t>& dims, const std::string& name,
                             const std::function<absl::Status(const IrArray::Index&)>& body);

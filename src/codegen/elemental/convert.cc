@@ -104,28 +104,6 @@ absl::Status EmitIf(B& b, llvm::Value* cond, const std::function<absl::Status()>
   return absl::OkStatus();
 }
 
-absl::Status EmitForLoop(B& b, llvm::Value* start, llvm::Value* end, const std::string& name,
-                         const std::function<absl::Status(llvm::Value*)>& body) {
-  llvm::Function* fn = b.GetInsertBlock()->getParent();
-  llvm::LLVMContext& ctx = b.getContext();
-  llvm::BasicBlock* pre = b.GetInsertBlock();
-  auto* header = llvm::BasicBlock::Create(ctx, name + ".header", fn);
-  auto* body_bb = llvm::BasicBlock::Create(ctx, name + ".body", fn);
-  auto* exit = llvm::BasicBlock::Create(ctx, name + ".exit", fn);
-  b.CreateBr(header);
-  b.SetInsertPoint(header);
-  llvm::PHINode* iv = b.CreatePHI(b.getInt64Ty(), 2, name + ".iv");
-  iv->addIncoming(start, pre);
-  b.CreateCondBr(b.CreateICmpSLT(iv, end), body_bb, exit);
-  b.SetInsertPoint(body_bb);
-  if (absl::Status s = body(iv); !s.ok()) return s;
-  llvm::Value* next = b.CreateAdd(iv, b.getInt64(1), name + ".next", true, true);
-  iv->addIncoming(next, b.GetInsertBlock());
-  b.CreateBr(header);
-  b.SetInsertPoint(exit);
-  return absl::OkStatus();
-}
-
 absl::Status EmitLoops(B& b, const std::vector<int64_t>& bounds, const std::string& name,
                        const std::function<absl::Status(const std::vector<llvm::Value*>&)>& body) {
   std::vector<llvm::Value*> ivs;

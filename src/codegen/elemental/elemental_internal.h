@@ -43,9 +43,8 @@ absl::StatusOr<llvm::Value*> EmitIfThenElse(B& b, llvm::Value* cond, const Value
                                             const std::string& name);
 // if (cond) body()
 absl::Status EmitIf(B& b, llvm::Value* cond, const std::function<absl::Status()>& body, const std::string& name);
-// for (iv = start; iv < end; ++iv) body(iv), with i64 bounds.
-absl::Status EmitForLoop(B& b, llvm::Value* start, llvm::Value* end, const std::string& name,
-                         const std::function<absl::Status(llvm::Value*)>& body);
+// for (iv = start; iv < end; ++iv) body(iv), with i64 bounds (elemental_ir_emitter.h).
+using ::hloc::codegen::EmitForLoop;
 // Nested loops over `bounds` (outermost first), body gets one i64 per bound.
 absl::Status EmitLoops(B& b, const std::vector<int64_t>& bounds, const std::string& name,
                        const std::function<absl::Status(const std::vector<llvm::Value*>&)>& body);

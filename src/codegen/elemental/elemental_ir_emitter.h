@@ -90,6 +90,14 @@ class ElementalIrEmitter {
 // so a backend can call it by LibmName / LibdeviceName; nullopt for any other intrinsic.
 std::optional<MathFunction> IntrinsicMathFunction(llvm::Intrinsic::ID id);
 
+// for (i = start; i < end; i += step) body(i), i64 (a signed compare; the add is nuw/nsw); the
+// builder is left after the loop. The one loop builder of the CPU and GPU kernels.
+absl::Status EmitStridedLoop(llvm::IRBuilderBase& b, llvm::Value* start, llvm::Value* end, llvm::Value* step,
+                             const std::string& name, const std::function<absl::Status(llvm::Value*)>& body);
+// for (i = start; i < end; ++i) body(i): EmitStridedLoop with step 1.
+absl::Status EmitForLoop(llvm::IRBuilderBase& b, llvm::Value* start, llvm::Value* end, const std::string& name,
+                         const std::function<absl::Status(llvm::Value*)>& body);
+
 // Loops over every element of `shape` (outermost logical dimension of the layout first), calling
 // `body` with the index. `part`/`num_parts` (i64 values; may be null for "whole shape") split
 // the outermost loop for multi-threaded CPU kernels; the GPU emitters make their own indices.

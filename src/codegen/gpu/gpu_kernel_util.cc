@@ -132,28 +132,6 @@ bool GpuKernel::OutputAliasesOperand(size_t o, size_t i) const {
   return a.allocation == c.allocation && a.offset == c.offset;
 }
 
-absl::Status EmitStridedLoop(llvm::IRBuilderBase& b, llvm::Value* start, llvm::Value* end, llvm::Value* step,
-                             const std::string& name, const std::function<absl::Status(llvm::Value*)>& body) {
-  llvm::LLVMContext& ctx = b.getContext();
-  llvm::Function* f = b.GetInsertBlock()->getParent();
-  llvm::BasicBlock* pre = b.GetInsertBlock();
-  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, name + ".header", f);
-  llvm::BasicBlock* body_bb = llvm::BasicBlock::Create(ctx, name + ".body", f);
-  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, name + ".exit", f);
-  b.CreateBr(header);
-  b.SetInsertPoint(header);
-  llvm::PHINode* iv = b.CreatePHI(b.getInt64Ty(), 2, name + ".iv");
-  iv->addIncoming(start, pre);
-  b.CreateCondBr(b.CreateICmpSLT(iv, end), body_bb, exit);
-  b.SetInsertPoint(body_bb);
-  if (absl::Status s = body(iv); !s.ok()) return s;
-  llvm::Value* next = b.CreateAdd(iv, step, name + ".next", /*HasNUW=*/true, /*HasNSW=*/true);
-  iv->addIncoming(next, b.GetInsertBlock());
-  b.CreateBr(header);
-  b.SetInsertPoint(exit);
-  return absl::OkStatus();
-}
-
 IrArray::Index DelinearizeRowMajor(llvm::Value* linear, const std::vector<int64_t>& dims, llvm::IRBuilderBase& b) {
   std::vector<llvm::Value*> idx(dims.size());
   llvm::Value* rest = linear;

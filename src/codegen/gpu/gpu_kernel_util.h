@@ -69,9 +69,8 @@ struct GpuKernel {
   bool OutputAliasesOperand(size_t o, size_t i) const;
 };
 
-// for (i = start; i < end; i += step), i64; the builder is left after the loop.
-absl::Status EmitStridedLoop(llvm::IRBuilderBase& b, llvm::Value* start, llvm::Value* end, llvm::Value* step,
-                             const std::string& name, const std::function<absl::Status(llvm::Value*)>& body);
+// for (i = start; i < end; i += step), i64 (codegen/elemental/elemental_ir_emitter.h).
+using ::hloc::codegen::EmitStridedLoop;
 
 // The logical index (into `dims`, row-major) of linear element `linear`.
 IrArray::Index DelinearizeRowMajor(llvm::Value* linear, const std::vector<int64_t>& dims, llvm::IRBuilderBase& b);
