@@ -212,6 +212,23 @@ ElementGenerator GpuFloatGenerator(const HloInstruction* inst, const GeneratorMa
 
 }  // namespace
 
+absl::StatusOr<ElementGenerator> GeneratorOf(const GeneratorMap& gens, const HloInstruction* inst) {
+  auto it = gens.find(inst);
+  if (it == gens.end()) return absl::InternalError(absl::StrCat("no generator for %", inst->name()));
+  return it->second;
+}
+
+ElementGenerator AccumulatorGenerator(std::vector<llvm::AllocaInst*> slots, llvm::Type* value_type,
+                                      llvm::IRBuilderBase* b) {
+  return [slots, value_type, b](const IrArray::Index&) -> absl::StatusOr<llvm::Value*> {
+    if (!value_type->isStructTy()) return b->CreateLoad(slots[0]->getAllocatedType(), slots[0]);
+    llvm::Value* v = llvm::UndefValue::get(value_type);
+    for (size_t i = 0; i < slots.size(); ++i)
+      v = b->CreateInsertValue(v, b->CreateLoad(slots[i]->getAllocatedType(), slots[i]), {static_cast<unsigned>(i)});
+    return v;
+  };
+}
+
 absl::StatusOr<std::shared_ptr<GeneratorMap>> MakeFusionGenerators(
     ElementalIrEmitter& emitter, const HloComputation& computation,
     const std::function<ElementGenerator(int64_t)>& parameter, const GeneratorOverride& override_gen) {

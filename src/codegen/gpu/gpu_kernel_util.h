@@ -83,6 +83,14 @@ absl::StatusOr<std::shared_ptr<GeneratorMap>> MakeFusionGenerators(
     ElementalIrEmitter& emitter, const HloComputation& computation,
     const std::function<ElementGenerator(int64_t)>& parameter, const GeneratorOverride& override_gen);
 
+// `inst`'s generator in `gens`, or an internal error naming it.
+absl::StatusOr<ElementGenerator> GeneratorOf(const GeneratorMap& gens, const HloInstruction* inst);
+
+// A reduce's value read back from its accumulator slots (one per member; `value_type` a struct
+// for a variadic reduce): what the reduction emitters give a reduce's users.
+ElementGenerator AccumulatorGenerator(std::vector<llvm::AllocaInst*> slots, llvm::Type* value_type,
+                                      llvm::IRBuilderBase* b);
+
 // Applies a reducer computation to (accumulators..., values...), returning the new accumulators.
 absl::StatusOr<std::vector<llvm::Value*>> ApplyReducer(ElementalIrEmitter& e, const HloComputation& reducer,
                                                        const std::vector<llvm::Value*>& acc,

@@ -396,23 +396,11 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
           };
         }
         if (inst->opcode() != HloOpcode::kReduce) return ElementGenerator();
-        std::vector<llvm::AllocaInst*> s = slots[inst];
-        llvm::Type* vt = value_types[inst];
-        return [s, vt, bp](const IrArray::Index&) -> absl::StatusOr<llvm::Value*> {
-          if (!vt->isStructTy()) return bp->CreateLoad(s[0]->getAllocatedType(), s[0]);
-          llvm::Value* v = llvm::UndefValue::get(vt);
-          for (size_t i = 0; i < s.size(); ++i)
-            v = bp->CreateInsertValue(v, bp->CreateLoad(s[i]->getAllocatedType(), s[i]), {static_cast<unsigned>(i)});
-          return v;
-        };
+        return AccumulatorGenerator(slots[inst], value_types[inst], bp);
       });
   if (!gens.ok()) return gens.status();
   *gens_holder = *gens;
-  auto gen_of = [&](const HloInstruction* inst) -> absl::StatusOr<ElementGenerator> {
-    auto it = (*gens)->find(inst);
-    if (it == (*gens)->end()) return absl::InternalError(absl::StrCat("no generator for %", inst->name()));
-    return it->second;
-  };
+  auto gen_of = [&](const HloInstruction* inst) { return GeneratorOf(**gens, inst); };
   // Shared memory for the block-wide combine: one slot per warp and accumulator.
   std::map<const HloInstruction*, std::vector<llvm::Value*>> shared;
   if (warps_per_row > 1) {

@@ -189,22 +189,10 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
   absl::StatusOr<std::shared_ptr<GeneratorMap>> gens = MakeFusionGenerators(
       *k.emitter, fused, vector_parameter, [&](const HloInstruction* inst) -> ElementGenerator {
         if (inst->opcode() != HloOpcode::kReduce) return ElementGenerator();
-        std::vector<llvm::AllocaInst*> s = slots[inst];
-        llvm::Type* vt = value_types[inst];
-        return [s, vt, bp](const IrArray::Index&) -> absl::StatusOr<llvm::Value*> {
-          if (!vt->isStructTy()) return bp->CreateLoad(s[0]->getAllocatedType(), s[0]);
-          llvm::Value* v = llvm::UndefValue::get(vt);
-          for (size_t i = 0; i < s.size(); ++i)
-            v = bp->CreateInsertValue(v, bp->CreateLoad(s[i]->getAllocatedType(), s[i]), {static_cast<unsigned>(i)});
-          return v;
-        };
+        return AccumulatorGenerator(slots[inst], value_types[inst], bp);
       });
   if (!gens.ok()) return gens.status();
-  auto gen_of = [&](const HloInstruction* inst) -> absl::StatusOr<ElementGenerator> {
-    auto it = (*gens)->find(inst);
-    if (it == (*gens)->end()) return absl::InternalError(absl::StrCat("no generator for %", inst->name()));
-    return it->second;
-  };
+  auto gen_of = [&](const HloInstruction* inst) { return GeneratorOf(**gens, inst); };
   auto acc_type = [&](size_t a) { return slots[accs[a].first][accs[a].second]->getAllocatedType(); };
   // Vector columns: a set of accumulators per column of the thread's V; set 0 is the one the
   // reduce generators read.
