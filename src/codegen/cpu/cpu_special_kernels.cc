@@ -350,9 +350,9 @@ absl::Status EmitScatterKernel(KernelContext& k, const HloInstruction& scatter,
 // scan over dimension d: the body must compute each element of its results from the same
 // element of its parameters (elementwise ops, scalar broadcasts, constants), which is what
 // cumulative sums/products lower to; then each position of the slice is an independent
-// recurrence, run in place in the carry outputs, and positions are split between parts.
-absl::Status EmitScanKernel(KernelContext& k, const HloInstruction& scan) {
-  llvm::IRBuilderBase& b = *k.b;
+// recurrence, run in place in the carry outputs.
+absl::StatusOr<ScanSlices> AnalyzeScan(const HloInstruction& scan, const std::vector<IrArray>& operands,
+                                       const std::vector<IrArray>& outputs) {
   const HloComputation* body = scan.to_apply();
   if (body == nullptr) return absl::InvalidArgumentError("scan without a body");
   for (const auto& inst : body->instructions()) {
@@ -365,65 +365,81 @@ absl::Status EmitScanKernel(KernelContext& k, const HloInstruction& scan) {
                                                    std::string(HloOpcodeString(op)),
                                                    "): only element-independent bodies are supported"));
   }
-  const int64_t c = scan.attrs().num_carries;
+  ScanSlices p;
+  p.c = scan.attrs().num_carries;
   const int64_t nops = scan.operand_count();
-  const int64_t nin = nops - c;
-  const int64_t nres = static_cast<int64_t>(k.outputs.size());
-  const int64_t nout = nres - c;
-  if (c < 0 || nin < 1 || nout < 0 || static_cast<int64_t>(k.operands.size()) != nops)
+  p.nin = nops - p.c;
+  p.nres = static_cast<int64_t>(outputs.size());
+  p.nout = p.nres - p.c;
+  if (p.c < 0 || p.nin < 1 || p.nout < 0 || static_cast<int64_t>(operands.size()) != nops)
     return absl::InvalidArgumentError("scan: malformed operands or results");
   if (scan.attrs().dimensions.size() != 1) return absl::InvalidArgumentError("scan needs one dimension");
-  const int64_t dim = scan.attrs().dimensions[0];
-  const Shape& in0 = k.operands[0].shape();
-  if (dim < 0 || dim >= in0.rank()) return absl::InvalidArgumentError("scan dimension out of range");
-  const int64_t len = in0.dimensions(dim);
-  std::vector<int64_t> slice_dims = in0.dimensions();
-  slice_dims.erase(slice_dims.begin() + dim);
-  auto with_pos = [&](const IrArray::Index& s, llvm::Value* pos) {
-    std::vector<llvm::Value*> v = s.multidim;
+  p.dim = scan.attrs().dimensions[0];
+  const Shape& in0 = operands[0].shape();
+  if (p.dim < 0 || p.dim >= in0.rank()) return absl::InvalidArgumentError("scan dimension out of range");
+  p.len = in0.dimensions(p.dim);
+  p.slice_dims = in0.dimensions();
+  p.slice_dims.erase(p.slice_dims.begin() + p.dim);
+  return p;
+}
+
+absl::Status EmitScanSlice(llvm::IRBuilderBase& b, const HloInstruction& scan, const ScanSlices& p,
+                           const std::vector<IrArray>& operands, const std::vector<IrArray>& outputs,
+                           const IrArray::Index& s, const ScanBodyGenerators& make_generators) {
+  const int64_t c = p.c, nin = p.nin, nout = p.nout, dim = p.dim, len = p.len;
+  auto with_pos = [&](const IrArray::Index& at, llvm::Value* pos) {
+    std::vector<llvm::Value*> v = at.multidim;
     v.insert(v.begin() + dim, pos);
     return IrArray::Index(v);
   };
-  // The slices' positions, split by part (the caller chose k.partitions).
-  Shape slice_shape(in0.element_type(), slice_dims);
-  slice_shape.SetDefaultLayout();
-  return EmitLoopNest(slice_shape, b, k.part, k.num_parts, [&](const IrArray::Index& s) -> absl::Status {
-    for (int64_t j = 0; j < c; ++j)
-      k.outputs[nout + j].EmitWriteArrayElement(s, k.operands[nin + j].EmitReadArrayElement(s, b), b);
-    return EmitForLoop(b, b.getInt64(0), b.getInt64(len), "scan.step", [&](llvm::Value* step) -> absl::Status {
-      llvm::Value* pos = scan.attrs().is_reverse ? b.CreateSub(b.getInt64(len - 1), step) : step;
-      auto param = [&](int64_t p) -> ElementGenerator {
-        IrArray array = p < nin ? k.operands[p] : k.outputs[nout + (p - nin)];
-        const bool is_input = p < nin;
-        llvm::IRBuilderBase* bb = &b;
-        return [array, is_input, pos, bb, dim](const IrArray::Index& i) -> absl::StatusOr<llvm::Value*> {
-          if (!is_input) return array.EmitReadArrayElement(i, *bb);
-          std::vector<llvm::Value*> v = i.multidim;
-          v.insert(v.begin() + dim, pos);
-          return array.EmitReadArrayElement(IrArray::Index(v), *bb);
-        };
+  for (int64_t j = 0; j < c; ++j) outputs[nout + j].EmitWriteArrayElement(s, operands[nin + j].EmitReadArrayElement(s, b), b);
+  return EmitForLoop(b, b.getInt64(0), b.getInt64(len), "scan.step", [&](llvm::Value* step) -> absl::Status {
+    llvm::Value* pos = scan.attrs().is_reverse ? b.CreateSub(b.getInt64(len - 1), step) : step;
+    auto param = [&](int64_t q) -> ElementGenerator {
+      IrArray array = q < nin ? operands[q] : outputs[nout + (q - nin)];
+      const bool is_input = q < nin;
+      llvm::IRBuilderBase* bb = &b;
+      return [array, is_input, pos, bb, dim](const IrArray::Index& i) -> absl::StatusOr<llvm::Value*> {
+        if (!is_input) return array.EmitReadArrayElement(i, *bb);
+        std::vector<llvm::Value*> v = i.multidim;
+        v.insert(v.begin() + dim, pos);
+        return array.EmitReadArrayElement(IrArray::Index(v), *bb);
       };
-      absl::StatusOr<std::shared_ptr<GeneratorMap>> gens = MakeComputationGenerators(*k.emitter, *body, param);
-      if (!gens.ok()) return gens.status();
-      const HloInstruction* root = body->root_instruction();
-      std::vector<const HloInstruction*> leaves;
-      if (root->opcode() == HloOpcode::kTuple) {
-        for (const HloInstruction* op : root->operands()) leaves.push_back(op);
-      } else {
-        leaves.push_back(root);
-      }
-      if (static_cast<int64_t>(leaves.size()) != nres) return absl::InvalidArgumentError("scan body result count");
-      std::vector<llvm::Value*> values;
-      for (const HloInstruction* leaf : leaves) {
-        auto it = (*gens)->find(leaf);
-        if (it == (*gens)->end()) return absl::InternalError("scan body leaf without a generator");
-        absl::StatusOr<llvm::Value*> v = it->second(s);
-        if (!v.ok()) return v.status();
-        values.push_back(*v);
-      }
-      for (int64_t o = 0; o < nout; ++o) k.outputs[o].EmitWriteArrayElement(with_pos(s, pos), values[o], b);
-      for (int64_t j = 0; j < c; ++j) k.outputs[nout + j].EmitWriteArrayElement(s, values[nout + j], b);
-      return absl::OkStatus();
+    };
+    absl::StatusOr<std::shared_ptr<GeneratorMap>> gens = make_generators(param);
+    if (!gens.ok()) return gens.status();
+    const HloInstruction* root = scan.to_apply()->root_instruction();
+    std::vector<const HloInstruction*> leaves;
+    if (root->opcode() == HloOpcode::kTuple) {
+      for (const HloInstruction* op : root->operands()) leaves.push_back(op);
+    } else {
+      leaves.push_back(root);
+    }
+    if (static_cast<int64_t>(leaves.size()) != p.nres) return absl::InvalidArgumentError("scan body result count");
+    std::vector<llvm::Value*> values;
+    for (const HloInstruction* leaf : leaves) {
+      auto it = (*gens)->find(leaf);
+      if (it == (*gens)->end()) return absl::InternalError("scan body leaf without a generator");
+      absl::StatusOr<llvm::Value*> v = it->second(s);
+      if (!v.ok()) return v.status();
+      values.push_back(*v);
+    }
+    for (int64_t o = 0; o < nout; ++o) outputs[o].EmitWriteArrayElement(with_pos(s, pos), values[o], b);
+    for (int64_t j = 0; j < c; ++j) outputs[nout + j].EmitWriteArrayElement(s, values[nout + j], b);
+    return absl::OkStatus();
+  });
+}
+
+// The slices' positions are split between parts (the caller chose k.partitions).
+absl::Status EmitScanKernel(KernelContext& k, const HloInstruction& scan) {
+  absl::StatusOr<ScanSlices> p = AnalyzeScan(scan, k.operands, k.outputs);
+  if (!p.ok()) return p.status();
+  Shape slice_shape(k.operands[0].shape().element_type(), p->slice_dims);
+  slice_shape.SetDefaultLayout();
+  const HloComputation* body = scan.to_apply();
+  return EmitLoopNest(slice_shape, *k.b, k.part, k.num_parts, [&](const IrArray::Index& s) -> absl::Status {
+    return EmitScanSlice(*k.b, scan, *p, k.operands, k.outputs, s, [&](const auto& param) {
+      return MakeComputationGenerators(*k.emitter, *body, param);
     });
   });
 }

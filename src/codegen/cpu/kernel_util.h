@@ -61,6 +61,21 @@ llvm::Value* IndexToI64(llvm::IRBuilderBase& b, llvm::Value* v, PrimitiveType ty
 absl::Status EmitSortKernel(KernelContext& k, const HloInstruction& sort);
 absl::Status EmitTopKKernel(KernelContext& k, const HloInstruction& topk);
 absl::Status EmitScanKernel(KernelContext& k, const HloInstruction& scan);
+// The pieces of a scan kernel the GPU's serial scan shares: the layout of its operands and
+// results (checked: the body must be element-independent), and one slice position's whole
+// recurrence, with the body's generators made by `make_generators` from the parameter readers.
+struct ScanSlices {
+  int64_t c = 0, nin = 0, nres = 0, nout = 0;  // carries, inputs, results, non-carry results
+  int64_t dim = 0, len = 0;                   // the scanned dimension and its length
+  std::vector<int64_t> slice_dims;            // the other dimensions
+};
+absl::StatusOr<ScanSlices> AnalyzeScan(const HloInstruction& scan, const std::vector<IrArray>& operands,
+                                       const std::vector<IrArray>& outputs);
+using ScanBodyGenerators = std::function<absl::StatusOr<std::shared_ptr<GeneratorMap>>(
+    const std::function<ElementGenerator(int64_t)>& parameter)>;
+absl::Status EmitScanSlice(llvm::IRBuilderBase& b, const HloInstruction& scan, const ScanSlices& p,
+                           const std::vector<IrArray>& operands, const std::vector<IrArray>& outputs,
+                           const IrArray::Index& s, const ScanBodyGenerators& make_generators);
 absl::Status EmitSelectAndScatterKernel(KernelContext& k, const HloInstruction& sas);
 // Scatter and dynamic-update-slice read their operands through `operand_gen` (operand i's
 // generator) and `operand_array` (operand i's array when it is a kernel argument, for the

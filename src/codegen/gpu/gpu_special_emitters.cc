@@ -267,81 +267,20 @@ absl::Status EmitScanKernel(GpuKernel& k, const HloInstruction& scan) {
   absl::StatusOr<bool> parallel = TryEmitParallelScan(k, scan);
   if (!parallel.ok()) return parallel.status();
   if (*parallel) return absl::OkStatus();
+  // Others: a thread per slice position, running its recurrence (the CPU's scan step).
+  absl::StatusOr<cpu::ScanSlices> p = cpu::AnalyzeScan(scan, k.operands, k.outputs);
+  if (!p.ok()) return p.status();
   llvm::IRBuilderBase& b = *k.b;
-  const HloComputation* body = scan.to_apply();
-  if (body == nullptr) return absl::InvalidArgumentError("scan without a body");
-  for (const auto& inst : body->instructions()) {
-    const HloOpcode op = inst->opcode();
-    const bool ok = inst->IsElementwise() || op == HloOpcode::kParameter || op == HloOpcode::kTuple ||
-                    op == HloOpcode::kCopy || (op == HloOpcode::kConstant && inst->shape().IsArray()) ||
-                    (op == HloOpcode::kBroadcast && inst->operand(0)->shape().rank() == 0);
-    if (!ok)
-      return absl::UnimplementedError(absl::StrCat("scan body with %", inst->name(), " (",
-                                                   std::string(HloOpcodeString(op)),
-                                                   "): only element-independent bodies are supported"));
-  }
-  const int64_t c = scan.attrs().num_carries;
-  const int64_t nops = scan.operand_count();
-  const int64_t nin = nops - c;
-  const int64_t nres = static_cast<int64_t>(k.outputs.size());
-  const int64_t nout = nres - c;
-  if (c < 0 || nin < 1 || nout < 0 || static_cast<int64_t>(k.operands.size()) != nops)
-    return absl::InvalidArgumentError("scan: malformed operands or results");
-  if (scan.attrs().dimensions.size() != 1) return absl::InvalidArgumentError("scan needs one dimension");
-  const int64_t dim = scan.attrs().dimensions[0];
-  const Shape& in0 = k.operands[0].shape();
-  if (dim < 0 || dim >= in0.rank()) return absl::InvalidArgumentError("scan dimension out of range");
-  const int64_t len = in0.dimensions(dim);
-  std::vector<int64_t> slice_dims = in0.dimensions();
-  slice_dims.erase(slice_dims.begin() + dim);
   int64_t slices = 1;
-  for (int64_t d : slice_dims) slices *= d;
+  for (int64_t d : p->slice_dims) slices *= d;
   k.launch = GridStrideLaunch(std::max<int64_t>(1, slices), k.device->threads_per_block, *k.device);
-  auto with_pos = [&](const IrArray::Index& s, llvm::Value* pos) {
-    std::vector<llvm::Value*> v = s.multidim;
-    v.insert(v.begin() + dim, pos);
-    return IrArray::Index(v);
-  };
   llvm::Value* thread = ThreadIndex(k);
+  const HloComputation* body = scan.to_apply();
   return EmitStridedLoop(b, thread, b.getInt64(slices), b.getInt64(k.launch.block_x * k.launch.grid_x), "slice",
                          [&](llvm::Value* si) -> absl::Status {
-    IrArray::Index s = DelinearizeRowMajor(si, slice_dims, b);
-    for (int64_t j = 0; j < c; ++j)
-      k.outputs[nout + j].EmitWriteArrayElement(s, k.operands[nin + j].EmitReadArrayElement(s, b), b);
-    return cpu::EmitForLoop(b, b.getInt64(0), b.getInt64(len), "step", [&](llvm::Value* step) -> absl::Status {
-      llvm::Value* pos = scan.attrs().is_reverse ? b.CreateSub(b.getInt64(len - 1), step) : step;
-      auto param = [&](int64_t p) -> ElementGenerator {
-        IrArray array = p < nin ? k.operands[p] : k.outputs[nout + (p - nin)];
-        const bool is_input = p < nin;
-        llvm::IRBuilderBase* bb = &b;
-        return [array, is_input, pos, bb, dim](const IrArray::Index& i) -> absl::StatusOr<llvm::Value*> {
-          if (!is_input) return array.EmitReadArrayElement(i, *bb);
-          std::vector<llvm::Value*> v = i.multidim;
-          v.insert(v.begin() + dim, pos);
-          return array.EmitReadArrayElement(IrArray::Index(v), *bb);
-        };
-      };
-      absl::StatusOr<std::shared_ptr<GeneratorMap>> gens = MakeFusionGenerators(*k.emitter, *body, param, nullptr);
-      if (!gens.ok()) return gens.status();
-      const HloInstruction* root = body->root_instruction();
-      std::vector<const HloInstruction*> leaves;
-      if (root->opcode() == HloOpcode::kTuple) {
-        for (const HloInstruction* op : root->operands()) leaves.push_back(op);
-      } else {
-        leaves.push_back(root);
-      }
-      if (static_cast<int64_t>(leaves.size()) != nres) return absl::InvalidArgumentError("scan body result count");
-      std::vector<llvm::Value*> values;
-      for (const HloInstruction* l : leaves) {
-        auto it = (*gens)->find(l);
-        if (it == (*gens)->end()) return absl::InternalError("scan body leaf without a generator");
-        absl::StatusOr<llvm::Value*> v = it->second(s);
-        if (!v.ok()) return v.status();
-        values.push_back(*v);
-      }
-      for (int64_t o = 0; o < nout; ++o) k.outputs[o].EmitWriteArrayElement(with_pos(s, pos), values[o], b);
-      for (int64_t j = 0; j < c; ++j) k.outputs[nout + j].EmitWriteArrayElement(s, values[nout + j], b);
-      return absl::OkStatus();
+    IrArray::Index s = DelinearizeRowMajor(si, p->slice_dims, b);
+    return cpu::EmitScanSlice(b, scan, *p, k.operands, k.outputs, s, [&](const auto& param) {
+      return MakeFusionGenerators(*k.emitter, *body, param, nullptr);
     });
   });
 }
