@@ -318,22 +318,10 @@ class KernelBuilder {
 
 }  // namespace
 
-std::string SanitizeKernelName(const std::string& name) {
-  std::string out = name.empty() ? std::string("kernel") : name;
-  for (char& c : out) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
-    if (!ok) c = '_';
-  }
-  if (out[0] >= '0' && out[0] <= '9') out = "k" + out;
-  return out;
-}
+std::string SanitizeKernelName(const std::string& name) { return KernelSymbolName(name, /*allow_dot=*/true); }
 
 std::string CpuKernelEmitter::UniqueName(const std::string& hlo_name) {
-  std::string base = SanitizeKernelName(hlo_name);
-  std::string name = base;
-  for (int i = 1; names_.count(name) || module_->getNamedValue(name) != nullptr; ++i) name = absl::StrCat(base, "_", i);
-  names_.insert(name);
-  return name;
+  return UniqueSymbolName(SanitizeKernelName(hlo_name), names_, *module_);
 }
 
 absl::StatusOr<runtime::Thunk> CpuKernelEmitter::EmitKernel(const HloInstruction& hlo,

@@ -7,6 +7,24 @@
 
 namespace hloc::codegen::cpu {
 
+std::string KernelSymbolName(const std::string& name, bool allow_dot) {
+  std::string out = name.empty() ? std::string("kernel") : name;
+  for (char& c : out) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                    (allow_dot && c == '.');
+    if (!ok) c = '_';
+  }
+  if (out[0] >= '0' && out[0] <= '9') out = "k" + out;
+  return out;
+}
+
+std::string UniqueSymbolName(const std::string& base, std::set<std::string>& taken, const llvm::Module& module) {
+  std::string name = base;
+  for (int i = 1; taken.count(name) || module.getNamedValue(name) != nullptr; ++i) name = absl::StrCat(base, "_", i);
+  taken.insert(name);
+  return name;
+}
+
 absl::Status EmitIndexLoops(llvm::IRBuilderBase& b, const std::vector<int64_t>& dims, const std::string& name,
                             const std::function<absl::Status(const IrArray::Index&)>& body) {
   std::vector<llvm::Value*> index(dims.size(), nullptr);

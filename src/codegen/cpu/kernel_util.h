@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,14 @@ absl::Status EmitArrayCopy(llvm::IRBuilderBase& b, const IrArray& from, const Ir
 
 // An index value read from an array element of integer type, as i64 (signed or unsigned).
 llvm::Value* IndexToI64(llvm::IRBuilderBase& b, llvm::Value* v, PrimitiveType type);
+
+// A kernel symbol from an HLO name: characters other than [A-Za-z0-9_] (and '.' where
+// `allow_dot`: object files take dots, PTX identifiers do not) become '_'; a leading digit gets
+// a 'k' in front; "kernel" for an empty name.
+std::string KernelSymbolName(const std::string& name, bool allow_dot);
+// `base`, else base_1, base_2, ...: the first neither in `taken` nor a symbol of `module`; it is
+// added to `taken`.
+std::string UniqueSymbolName(const std::string& base, std::set<std::string>& taken, const llvm::Module& module);
 
 // MakeComputationGenerators (codegen/elemental/computation_generators.h) makes the element
 // generators of fused computations and bodies.

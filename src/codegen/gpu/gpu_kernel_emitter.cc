@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "codegen/cpu/kernel_util.h"
 #include "codegen/gpu/gpu_emitters.h"
 #include "codegen/gpu/gpu_library_calls.h"
 #include "llvm/IR/Constants.h"
@@ -266,22 +267,10 @@ class KernelBuilder {
 
 }  // namespace
 
-std::string PtxKernelName(const std::string& name) {
-  std::string out = name.empty() ? std::string("kernel") : name;
-  for (char& c : out) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    if (!ok) c = '_';
-  }
-  if (out[0] >= '0' && out[0] <= '9') out = "k" + out;
-  return out;
-}
+std::string PtxKernelName(const std::string& name) { return cpu::KernelSymbolName(name, /*allow_dot=*/false); }
 
 std::string GpuKernelEmitter::UniqueName(const std::string& hlo_name) {
-  std::string base = PtxKernelName(hlo_name);
-  std::string name = base;
-  for (int i = 1; names_.count(name) || module_->getNamedValue(name) != nullptr; ++i) name = absl::StrCat(base, "_", i);
-  names_.insert(name);
-  return name;
+  return cpu::UniqueSymbolName(PtxKernelName(hlo_name), names_, *module_);
 }
 
 absl::StatusOr<runtime::Thunk> GpuKernelEmitter::EmitKernel(const HloInstruction& hlo,
