@@ -116,6 +116,11 @@ struct Thunk {
   ThunkSequence body;
   std::vector<ThunkSequence> branches;
   int64_t trip_count = -1;              // known trip count of a while, -1 when unknown
+  // Compile-time annotations (not serialized): which emitter made a kKernel ("loop", "scatter",
+  // ...) and, when it launches fewer threads than its work wants, why the op is inherently
+  // serial (the launch check, codegen/gpu/launch_check.h, then does not report it).
+  std::string emitter;
+  std::string serial_reason;
 };
 
 struct Executable {

@@ -58,6 +58,14 @@ struct GpuTiming {
   std::vector<double> batch_us;       // each batch's time per call, in batch order
 };
 
+// One thunk's time in ProfileThunks: every execution of it (a while body's thunks run once per
+// iteration) summed over the profiled calls.
+struct ThunkTime {
+  const Thunk* thunk = nullptr;
+  double total_us = 0;      // CUDA events around each execution, summed
+  int64_t executions = 0;   // over all profiled calls
+};
+
 class GpuExecutable {
  public:
   static absl::StatusOr<std::unique_ptr<GpuExecutable>> Load(Executable executable, const GpuRunOptions& options);
@@ -68,6 +76,9 @@ class GpuExecutable {
   // results ready, median over `batches` batches of `calls_per_batch` calls (after a warm-up).
   virtual absl::StatusOr<GpuTiming> Benchmark(const std::vector<HostBuffer>& arguments, int batches,
                                               int calls_per_batch) = 0;
+  // Per-thunk times (`hloc run --per-thunk`): `calls` calls after a warm-up, every leaf thunk
+  // (command buffers run thunk by thunk) between two CUDA events. In thunk order.
+  virtual absl::StatusOr<std::vector<ThunkTime>> ProfileThunks(const std::vector<HostBuffer>& arguments, int calls) = 0;
   virtual const Executable& executable() const = 0;
   // What Load decided, one line each: device, allocations, workspace, kernels, each GEMM's and
   // convolution's algorithm and how it was chosen, command buffers.

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <mutex>
 
 #include "absl/container/flat_hash_map.h"
@@ -134,6 +135,36 @@ class GpuExecutableImpl : public GpuExecutable {
     t.min_us = per_call.front();
     t.calls = static_cast<int64_t>(batches) * calls_per_batch;
     return t;
+  }
+
+  absl::StatusOr<std::vector<ThunkTime>> ProfileThunks(const std::vector<HostBuffer>& arguments, int calls) override {
+    if (calls < 1) return absl::InvalidArgumentError("ProfileThunks needs calls >= 1");
+    std::lock_guard<std::mutex> lock(mu_);
+    GPU_RETURN_IF_ERROR(ctx_->MakeCurrent());
+    GPU_RETURN_IF_ERROR(Upload(arguments));
+    GPU_RETURN_IF_ERROR(ExecuteAll("warming up"));
+    std::map<const Thunk*, ThunkTime> times;
+    profiling_ = true;
+    absl::Status status = absl::OkStatus();
+    for (int c = 0; c < calls && status.ok(); ++c) {
+      status = ExecuteAll("profiling");
+      // Every recorded pair is complete once the stream is synchronized.
+      for (const Pending& p : pending_) {
+        float ms = 0;
+        if (status.ok()) status = HLOC_CU(*d_, cuEventElapsedTime, Where("profiling"), &ms, p.start, p.stop);
+        ThunkTime& t = times[p.thunk];
+        t.thunk = p.thunk;
+        t.total_us += 1000.0 * ms;
+        ++t.executions;
+      }
+      used_events_ = 0;
+      pending_.clear();
+    }
+    profiling_ = false;
+    if (!status.ok()) return status;
+    std::vector<ThunkTime> out;
+    CollectLeaves(exe_.thunks, times, out);
+    return out;
   }
 
   const Executable& executable() const override { return exe_; }
@@ -332,6 +363,8 @@ class GpuExecutableImpl : public GpuExecutable {
       if (p != 0) d_->cuMemFree(p), p = 0;
     if (workspace_ != 0) d_->cuMemFree(workspace_), workspace_ = 0;
     if (pinned_ != nullptr) d_->cuMemFreeHost(pinned_), pinned_ = nullptr;
+    for (CUevent e : events_) d_->cuEventDestroy(e);
+    events_.clear();
     if (start_ != nullptr) d_->cuEventDestroy(start_), start_ = nullptr;
     if (stop_ != nullptr) d_->cuEventDestroy(stop_), stop_ = nullptr;
     if (stream_ != nullptr) d_->cuStreamDestroy(stream_), stream_ = nullptr;
@@ -521,9 +554,49 @@ class GpuExecutableImpl : public GpuExecutable {
     return s;
   }
 
+  // --per-thunk: leaf thunks in thunk order, each once (while bodies included).
+  static void CollectLeaves(const ThunkSequence& seq, const std::map<const Thunk*, ThunkTime>& times,
+                            std::vector<ThunkTime>& out) {
+    for (const Thunk& t : seq) {
+      CollectLeaves(t.condition, times, out);
+      CollectLeaves(t.body, times, out);
+      for (const ThunkSequence& b : t.branches) CollectLeaves(b, times, out);
+      auto it = times.find(&t);
+      if (it != times.end()) out.push_back(it->second);
+    }
+  }
+
+  static bool IsLeaf(const Thunk& t) {
+    return t.kind != ThunkKind::kSequential && t.kind != ThunkKind::kWhile && t.kind != ThunkKind::kConditional &&
+           t.kind != ThunkKind::kCommandBuffer;
+  }
+
+  // A pair of events from the pool (made on first use, reused every profiled call).
+  absl::StatusOr<std::pair<CUevent, CUevent>> ProfileEvents() {
+    while (events_.size() < used_events_ + 2) {
+      CUevent e = nullptr;
+      GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuEventCreate, Where("creating profiling events"), &e, CU_EVENT_DEFAULT));
+      events_.push_back(e);
+    }
+    used_events_ += 2;
+    return std::make_pair(events_[used_events_ - 2], events_[used_events_ - 1]);
+  }
+
+  absl::Status ExecuteProfiled(const Thunk& t) {
+    if (t.kind == ThunkKind::kCommandBuffer) return Execute(t.body);  // thunk by thunk
+    if (!IsLeaf(t)) return ExecuteThunk(t);
+    absl::StatusOr<std::pair<CUevent, CUevent>> ev = ProfileEvents();
+    if (!ev.ok()) return ev.status();
+    GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuEventRecord, Where("profiling"), ev->first, stream_));
+    GPU_RETURN_IF_ERROR(ExecuteThunk(t));
+    GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuEventRecord, Where("profiling"), ev->second, stream_));
+    pending_.push_back({&t, ev->first, ev->second});
+    return absl::OkStatus();
+  }
+
   absl::Status Execute(const ThunkSequence& seq) {
     for (const Thunk& t : seq) {
-      absl::Status s = ExecuteThunk(t);
+      absl::Status s = profiling_ && !capturing_ ? ExecuteProfiled(t) : ExecuteThunk(t);
       if (s.ok() && options_.sync_each_thunk && !capturing_ && t.kind != ThunkKind::kSequential &&
           t.kind != ThunkKind::kWhile && t.kind != ThunkKind::kConditional) {
         s = HLOC_CU(*d_, cuStreamSynchronize, "waiting for the thunk", stream_);
@@ -711,6 +784,15 @@ class GpuExecutableImpl : public GpuExecutable {
   std::map<const Thunk*, std::unique_ptr<CudnnConvolution>> convs_;
   absl::flat_hash_map<const Thunk*, Graph> graphs_;
   bool capturing_ = false;
+  // --per-thunk profiling: events around each leaf thunk of a call (a pool reused per call).
+  struct Pending {
+    const Thunk* thunk;
+    CUevent start, stop;
+  };
+  bool profiling_ = false;
+  std::vector<CUevent> events_;
+  size_t used_events_ = 0;
+  std::vector<Pending> pending_;
   std::mutex mu_;
 };
 

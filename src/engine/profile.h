@@ -19,6 +19,11 @@ struct HardwareProfile {
   int compute_capability_major = 0, compute_capability_minor = 0;
   int64_t memory_size = 0;        // bytes of device (or host) memory
   bool has_tensor_cores = false;
+  // The launch check's limits (profile key `launch_check:`; codegen/gpu/launch_check.h): a kernel
+  // touching more than min_bytes with more than max_bytes_per_thread per launched thread is
+  // reported. 0: the compiler's defaults (1 MiB, 64 KiB).
+  int64_t launch_check_min_bytes = 0;
+  int64_t launch_check_max_bytes_per_thread = 0;
   // Capability names rules may require (HasTensorCores, HasFp8, ...), derived from the facts.
   std::map<std::string, bool> capabilities;
 };

@@ -384,12 +384,28 @@ absl::StatusOr<std::string> FindByName(const std::string& name, const std::vecto
       known.empty() ? std::string("") : absl::StrCat(" (", what, "s there: ", absl::StrJoin(known, ", "), ")")));
 }
 
+// launch_check: {min_bytes: 1 MiB, max_bytes_per_thread: 64 KiB}
+absl::Status ParseLaunchCheck(const yaml::Reader& reader, const YAML::Node& node, HardwareProfile* hw) {
+  absl::StatusOr<std::vector<yaml::MapEntry>> keys = reader.Entries(node, "'launch_check'");
+  if (!keys.ok()) return keys.status();
+  if (absl::Status s = reader.CheckKeys(*keys, {"min_bytes", "max_bytes_per_thread"}, "'launch_check'"); !s.ok())
+    return s;
+  for (const yaml::MapEntry& k : *keys) {
+    absl::StatusOr<int64_t> v = ByteCount(reader, k.value, absl::StrCat("launch_check: ", k.key));
+    if (!v.ok()) return v.status();
+    if (*v <= 0) return reader.Error(k.value, absl::StrCat(k.key, " must be a positive byte count"));
+    (k.key == "min_bytes" ? hw->launch_check_min_bytes : hw->launch_check_max_bytes_per_thread) = *v;
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Profile> ParseProfile(const yaml::Reader& reader, const YAML::Node& root, const Registries& registries) {
   if (root.IsNull()) return reader.Error(YAML::Mark::null_mark(), "empty profile (expected name, kind, pipeline)");
   absl::StatusOr<std::vector<yaml::MapEntry>> keys = reader.Entries(root, "a profile");
   if (!keys.ok()) return keys.status();
   if (absl::Status s =
-          reader.CheckKeys(*keys, {"name", "kind", "pipeline", "description", "hardware", "patches"}, "a profile");
+          reader.CheckKeys(*keys, {"name", "kind", "pipeline", "description", "hardware", "launch_check", "patches"},
+                           "a profile");
       !s.ok())
     return s;
   for (const char* required : {"name", "kind", "pipeline"}) {
@@ -421,6 +437,8 @@ absl::StatusOr<Profile> ParseProfile(const yaml::Reader& reader, const YAML::Nod
       p.description = *v;
     } else if (k.key == "hardware") {
       if (absl::Status s = ParseHardware(reader, k.value, &p.hardware); !s.ok()) return s;
+    } else if (k.key == "launch_check") {
+      if (absl::Status s = ParseLaunchCheck(reader, k.value, &p.hardware); !s.ok()) return s;
     } else if (k.key == "patches") {
       absl::StatusOr<std::vector<YAML::Node>> items = reader.Sequence(k.value, "'patches'");
       if (!items.ok()) return items.status();

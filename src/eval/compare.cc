@@ -101,9 +101,10 @@ CompareResult CompareExact(const Literal& out, const Literal& ref, int64_t n) {
   return r;
 }
 
-CompareResult CompareFloat(const Literal& out, const Literal& ref, int64_t n, double tol) {
+CompareResult CompareFloat(const Literal& out, const Literal& ref, int64_t n, double tol, double abs_floor) {
   CompareResult r;
   r.threshold = tol;
+  r.abs_floor = abs_floor;
   r.element_count = n;
   // Pass 1: the norms over finite components and the special-value mismatches.
   double diff2 = 0, ref2 = 0;
@@ -128,7 +129,12 @@ CompareResult CompareFloat(const Literal& out, const Literal& ref, int64_t n, do
   double ref_norm = std::sqrt(ref2);
   r.error = ref_norm > 0 ? std::sqrt(diff2) / ref_norm : std::sqrt(diff2);
   if (std::isnan(r.error)) r.error = std::numeric_limits<double>::infinity();
+  r.rms_diff = finite_count > 0 ? std::sqrt(diff2 / static_cast<double>(finite_count)) : 0;
   bool norm_ok = r.error <= tol;
+  if (!norm_ok && abs_floor > 0 && r.rms_diff <= abs_floor) {
+    norm_ok = true;
+    r.by_floor = true;
+  }
   r.ok = norm_ok && special_mismatches == 0;
   if (r.ok) return r;
 
@@ -166,6 +172,7 @@ CompareResult CompareFloat(const Literal& out, const Literal& ref, int64_t n, do
   }
   if (!norm_ok) {
     std::string s = absl::StrFormat("relative error %.3g > %.3g", r.error, tol);
+    if (abs_floor > 0) absl::StrAppend(&s, absl::StrFormat(" and rms difference %.3g > %.3g", r.rms_diff, abs_floor));
     int64_t far = r.differing_elements - special_mismatches;
     if (first_far >= 0) {
       std::vector<int64_t> idx = MultiIndex(out.shape(), first_far);
@@ -185,7 +192,7 @@ CompareResult CompareFloat(const Literal& out, const Literal& ref, int64_t n, do
   return r;
 }
 
-CompareResult CompareArrays(const Literal& out, const Literal& ref, double tolerance) {
+CompareResult CompareArrays(const Literal& out, const Literal& ref, double tolerance, double abs_floor) {
   CompareResult r;
   if (!out.shape().IsArray() || !ref.shape().IsArray()) {
     r.message = absl::StrCat("cannot compare ", out.shape().ToString(false), " with ",
@@ -207,7 +214,7 @@ CompareResult CompareArrays(const Literal& out, const Literal& ref, double toler
   PrimitiveType t = out.element_type();
   if (IsIntegral(t) || t == PrimitiveType::PRED) return CompareExact(out, ref, n);
   if (!(tolerance >= 0)) tolerance = 0;  // NaN or negative: hold to exactness
-  return CompareFloat(out, ref, n, tolerance);
+  return CompareFloat(out, ref, n, tolerance, abs_floor);
 }
 
 bool IsDotLike(const HloInstruction& inst) {
@@ -247,7 +254,24 @@ double DefaultTolerance(PrimitiveType type, bool fed_by_dot_or_conv) {
   return 0;  // integers, pred and everything else: exact
 }
 
-CompareResult CompareLiterals(const Literal& out, const Literal& ref, double tolerance) {
+double DefaultAbsoluteFloor(PrimitiveType type, bool fed_by_dot_or_conv) {
+  switch (type) {
+    case PrimitiveType::F32:
+    case PrimitiveType::F64:
+    case PrimitiveType::C64:
+    case PrimitiveType::C128:
+      return fed_by_dot_or_conv ? 1e-6 : 1e-7;
+    case PrimitiveType::F16:
+    case PrimitiveType::BF16:
+      return 1e-3;
+    default:
+      break;
+  }
+  if (IsF8OrF4(type)) return 1e-3;
+  return 0;  // integers and pred compare exactly
+}
+
+CompareResult CompareLiterals(const Literal& out, const Literal& ref, double tolerance, double abs_floor) {
   if (out.shape().IsTuple() || ref.shape().IsTuple()) {
     CompareResult r;
     r.threshold = tolerance;
@@ -260,7 +284,7 @@ CompareResult CompareLiterals(const Literal& out, const Literal& ref, double tol
     // Element-wise; tuples nest only as deep as their shapes, which the parser caps.
     r.ok = true;
     for (int64_t i = 0; i < out.tuple_size(); ++i) {
-      CompareResult e = CompareLiterals(out.tuple_element(i), ref.tuple_element(i), tolerance);
+      CompareResult e = CompareLiterals(out.tuple_element(i), ref.tuple_element(i), tolerance, abs_floor);
       r.error = std::max(r.error, e.error);
       r.element_count += e.element_count;
       r.differing_elements += e.differing_elements;
@@ -273,7 +297,7 @@ CompareResult CompareLiterals(const Literal& out, const Literal& ref, double tol
     }
     return r;
   }
-  return CompareArrays(out, ref, tolerance);
+  return CompareArrays(out, ref, tolerance, abs_floor);
 }
 
 std::vector<const Literal*> FlattenLeaves(const Literal& literal) {

@@ -532,6 +532,7 @@ bool Parser::FinishModule(HloModule* module) {
   }
   computations_.clear();
   module->set_is_scheduled(is_scheduled_.value_or(false));
+  module->set_elided_constants(elided_count_);
 
   // input_output_alias / buffer_donor must name real parameters and outputs.
   HloModuleConfig& cfg = module->config();

@@ -288,6 +288,7 @@ class Parser {
   int64_t single_param_count_ = 0;
   absl::flat_hash_set<std::string> anon_names_;
   int64_t elided_bytes_ = 0;  // bytes allocated for "{...}" constants so far
+  int64_t elided_count_ = 0;  // how many "{...}" constants
   // Module header values applied after the computations are known.
   std::optional<bool> is_scheduled_;
   size_t alias_loc_ = 0, donor_loc_ = 0;

@@ -125,6 +125,7 @@ bool Parser::ParseDenseLiteral(Literal* out, const Shape& shape) {
       return Err(at, "the elided constant {...} of shape ", shape.ToString(),
                  " is too large to materialize (more than 256 MiB of elided constants)");
     elided_bytes_ += bytes;
+    ++elided_count_;
   } else if (*count > static_cast<int64_t>(lex_.buffer().size() - at)) {
     return Err(at, "constant of shape ", shape.ToString(), " has ", *count,
                " elements, more than the text that follows could hold");

@@ -92,6 +92,12 @@ class HloModule {
   bool is_scheduled() const { return is_scheduled_; }
   void set_is_scheduled(bool v) { is_scheduled_ = v; }
 
+  // How many constants the text elided as "{...}" (XLA's dumps do so for large constants unless
+  // --xla_dump_large_constants): they parse as zeros, so results computed from them are not
+  // the program's. The commands that run a module warn when this is not 0.
+  int64_t elided_constants() const { return elided_constants_; }
+  void set_elided_constants(int64_t n) { elided_constants_ = n; }
+
   StackFrameIndex& stack_frames() { return stack_frames_; }
   const StackFrameIndex& stack_frames() const { return stack_frames_; }
 
@@ -104,6 +110,7 @@ class HloModule {
   HloComputation* entry_ = nullptr;
   HloModuleConfig config_;
   bool is_scheduled_ = false;
+  int64_t elided_constants_ = 0;
   StackFrameIndex stack_frames_;
   int64_t next_unique_id_ = 0;
 };

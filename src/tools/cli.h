@@ -68,13 +68,18 @@ absl::StatusOr<std::vector<const NpyArray*>> MatchArrays(const std::vector<NpyAr
                                                          const std::string& what);
 // Writes outputs as out0..outM (bf16 as uint16, f8 as uint8 bit patterns).
 absl::Status WriteOutputsNpz(const std::string& path, const std::vector<const Literal*>& outputs);
+// Warns on stderr when the module's text elided constants as {...} (XLA's dumps do unless
+// --xla_dump_large_constants): they parse as zeros, so results computed from it are not the
+// program's. LoadModule calls it; so does every other path that parses a module to run it.
+void WarnElidedConstants(const HloModule& module, const std::string& display_path);
 // One line per output: "outI TYPE[DIMS]", with the values when there are at most 16.
 void PrintOutputs(const std::vector<const Literal*>& outputs);
 // Compares outputs with EXPECT.npz (out0..outM or file order) using src/eval/compare.h's
-// thresholds (`tol` overrides them; `module`, when given, finds the outputs a dot or convolution
-// feeds), prints one line per output and "PATH: N of N outputs match"; returns the exit code.
+// thresholds and absolute floors (`tol` and `atol` override them; `module`, when given, finds the
+// outputs a dot or convolution feeds), prints one line per output and "PATH: N of N outputs
+// match"; returns the exit code.
 int CheckOutputs(const std::vector<const Literal*>& outputs, const std::string& expect_path, const HloModule* module,
-                 std::optional<double> tol, const std::string& display_path);
+                 std::optional<double> tol, std::optional<double> atol, const std::string& display_path);
 // Folders to look for a resource folder in ("configs", "pipelines"): the flag's, the
 // environment variable's, `extra` when not empty (e.g. beside a profile file), beside the hloc
 // binary's folder (and ../share/hloc), then ./folder.

@@ -113,7 +113,15 @@ std::unique_ptr<HloModule> LoadModule(const std::string& path) {
     std::cerr << module.status().message() << "\n";
     return nullptr;
   }
+  WarnElidedConstants(**module, DisplayName(path));
   return std::move(*module);
+}
+
+void WarnElidedConstants(const HloModule& module, const std::string& display_path) {
+  if (module.elided_constants() == 0) return;
+  std::cerr << "hloc: warning: " << display_path << ": " << module.elided_constants()
+            << " constant(s) are elided as {...} and read as zeros, so what this module computes is not the "
+               "program's; dump it with XLA_FLAGS=--xla_dump_large_constants\n";
 }
 
 // ---- arrays in and out, shared by eval and run ----------------------------------------------
@@ -214,7 +222,7 @@ void PrintOutputs(const std::vector<const Literal*>& outputs) {
 }
 
 int CheckOutputs(const std::vector<const Literal*>& outputs, const std::string& expect_path, const HloModule* module,
-                 std::optional<double> tol, const std::string& display_path) {
+                 std::optional<double> tol, std::optional<double> atol, const std::string& display_path) {
   auto expected = ReadArrays(expect_path);
   if (!expected.ok()) {
     std::cerr << "hloc: error: " << expected.status().message() << "\n";
@@ -244,9 +252,12 @@ int CheckOutputs(const std::vector<const Literal*>& outputs, const std::string& 
       continue;
     }
     double threshold = tol ? *tol : DefaultTolerance(out.element_type(), fed[i]);
-    CompareResult cmp = CompareLiterals(out, *ref, threshold);
+    double floor = atol ? *atol : DefaultAbsoluteFloor(out.element_type(), fed[i]);
+    CompareResult cmp = CompareLiterals(out, *ref, threshold, floor);
     absl::StrAppend(&line, " error ", FormatError(cmp.error), " tol ", absl::StrFormat("%.1e", cmp.threshold));
-    if (cmp.ok) {
+    if (cmp.ok && cmp.by_floor) {
+      std::cout << line << absl::StrFormat(" ok (rms difference %.2e <= absolute floor %.1e)\n", cmp.rms_diff, floor);
+    } else if (cmp.ok) {
       std::cout << line << " ok\n";
     } else {
       ++failures;

@@ -106,6 +106,7 @@ int RunGpuCompile(const ParsedArgs& parsed, const std::vector<std::string>& conf
     options.small_gemm = *o;
   }
   options.deterministic_ops = parsed.Has("--deterministic-ops");
+  options.warnings = &std::cerr;
   if (auto n = parsed.Get("--min-graph-size")) {
     int64_t v = 0;
     if (!absl::SimpleAtoi(*n, &v) || v < 1)

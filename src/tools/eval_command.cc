@@ -1,4 +1,4 @@
-// hloc eval FILE --inputs IN.npz [--outputs OUT.npz] [--expect EXPECTED.npz] [--tol T]
+// hloc eval FILE --inputs IN.npz [--outputs OUT.npz] [--expect EXPECTED.npz] [--tol T] [--atol A]
 // [--bench N] [--seed S]: runs the entry computation on the reference evaluator and checks its
 // outputs (or times it: scripts/bench-cpu sets the evaluator's time beside `hloc run`'s).
 #include <algorithm>
@@ -70,6 +70,11 @@ Options:
                       convolution can feed the output (found by a conservative walk of the
                       module, so approximate); f16 1e-2; bf16 and f8 3e-2. Integers and pred
                       always compare exactly; NaN equals NaN.
+  --atol A            absolute floor for every floating-point output: it also matches when
+                      the root-mean-square of the difference is at most A. Default (the
+                      corpus README's): f32/f64 1e-7, or 1e-6 where a dot or convolution can
+                      feed it; f16/bf16/f8 1e-3 (a mathematically zero output is rounding
+                      noise on both sides)
   --seed N            without --inputs: random parameters from seed N, drawn as `hloc run`
                       draws them (floating point uniform in [-1, 1), integers 0..9, pred a
                       random bit; parameter by parameter, element by element), so the
@@ -94,6 +99,7 @@ int RunEval(const std::vector<std::string>& args) {
                            {"--outputs", "", true},
                            {"--expect", "", true},
                            {"--tol", "", true},
+                           {"--atol", "", true},
                            {"--seed", "", true},
                            {"--bench", "", true},
                            {"--no-verify", "", false}});
@@ -112,6 +118,14 @@ int RunEval(const std::vector<std::string>& args) {
       return UsageError("eval", absl::StrCat("--tol needs a non-negative number, got '", *t, "'"));
     }
     tol = v;
+  }
+  std::optional<double> atol;
+  if (auto t = parsed->Get("--atol")) {
+    double v;
+    if (!absl::SimpleAtod(*t, &v) || !std::isfinite(v) || v < 0) {
+      return UsageError("eval", absl::StrCat("--atol needs a non-negative number, got '", *t, "'"));
+    }
+    atol = v;
   }
   int64_t bench = 0, seed = 0;
   if (auto v = parsed->Get("--bench"); v && (!absl::SimpleAtoi(*v, &bench) || bench < 1 || bench > 1000000)) {
@@ -218,7 +232,7 @@ int RunEval(const std::vector<std::string>& args) {
     if (bench == 0) PrintOutputs(outputs);
     return kExitOk;
   }
-  return CheckOutputs(outputs, *expect_path, module.get(), tol, path);
+  return CheckOutputs(outputs, *expect_path, module.get(), tol, atol, path);
 }
 
 }  // namespace hloc::cli

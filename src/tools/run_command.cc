@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -26,6 +27,8 @@
 #include "runtime/gpu/gpu_selftest.h"
 #include "runtime/executable/executable.h"
 #include "tools/cli.h"
+#include "tools/input_spec.h"
+#include "tools/per_thunk.h"
 
 namespace hloc::cli {
 namespace {
@@ -46,12 +49,17 @@ Options:
                       Without it the parameters are random, from --seed: floating-point
                       (and complex parts) uniform in [-1, 1), integers uniform in [0, 10) (so
                       index-like parameters stay in range), pred 0 or 1 with equal chance.
+  --input-spec FILE   random inputs drawn from the ranges of a NAME.large.input_spec.json
+                      (per parameter: dtype, shape, min, max as XLA was timed; floats
+                      uniform in [min, max], integers and pred from the integers in it)
   --seed N            seed of the random inputs (default 0; the same seed gives the same
                       inputs on every machine)
   --expect EXP.npz    compare each output with EXP.npz's array of the same name (out0..outM,
                       or file order) with the thresholds of `hloc eval --expect`; exit 1 on
                       any mismatch
   --tol T             threshold for every floating-point output (overrides the defaults)
+  --atol A            absolute floor for every floating-point output (rms of the difference;
+                      overrides the defaults, as for hloc eval)
   --outputs OUT.npz   write the outputs as out0..outM (row-major; bf16 as uint16)
   --bench N           after one warm-up run, time N more runs and print
                       "bench: module=NAME backend=cpu threads=T runs=N median_ms=X min_ms=X
@@ -69,6 +77,10 @@ Options:
                       events; prints "bench: module=NAME backend=gpu device=... batches=B
                       calls_per_batch=N runs=B median_ms=X min_ms=X ..." (times per call)
   --batches B         batches for --bench (default 7)
+  --per-thunk         with --bench N: then N more calls thunk by thunk, each thunk between
+                      CUDA events, printed slowest first beside its floor (its argument bytes
+                      at the profile's bandwidth, a GEMM's FLOPs at its peak), and the
+                      "worst thunk:" furthest above its floor
   --autotune-cache F  read and extend the GEMM/convolution autotuning cache file F
   --no-autotune       take the libraries' heuristic choice instead of timing candidates
   --command-buffers S on (default) or off: CUDA graphs for the command-buffer thunks
@@ -147,18 +159,22 @@ absl::StatusOr<Literal> ToLiteral(const runtime::HostBuffer& buffer) {
   return std::move(*literal);
 }
 
-// Seeded inputs; see --inputs in the help for the distributions.
-absl::StatusOr<Literal> RandomLiteral(const runtime::ArrayShape& param, std::mt19937_64& rng) {
+// Seeded inputs; see --inputs in the help for the distributions. `range` (--input-spec) draws
+// floating-point values uniformly from [min, max] and integers from the integers in it.
+absl::StatusOr<Literal> RandomLiteral(const runtime::ArrayShape& param, std::mt19937_64& rng,
+                                      const std::optional<InputRange>& range = std::nullopt) {
   auto shape = IrShape(param);
   if (!shape.ok()) return shape.status();
   auto literal = Literal::Create(*shape);
   if (!literal.ok()) return literal.status();
   const PrimitiveType t = shape->element_type();
-  std::uniform_real_distribution<double> real(-1.0, 1.0);
-  std::uniform_int_distribution<int64_t> small(0, 9);
+  std::uniform_real_distribution<double> real(range ? range->min : -1.0, range ? range->max : 1.0);
+  const int64_t int_lo = range ? static_cast<int64_t>(std::ceil(range->min)) : 0;
+  const int64_t int_hi = range ? std::max(int_lo, static_cast<int64_t>(std::floor(range->max))) : 9;
+  std::uniform_int_distribution<int64_t> small(int_lo, int_hi);
   for (int64_t i = 0; i < literal->element_count(); ++i) {
     if (t == PrimitiveType::PRED) {
-      literal->SetInt(i, static_cast<int64_t>(rng() & 1));
+      literal->SetInt(i, range ? small(rng) != 0 : static_cast<int64_t>(rng() & 1));
     } else if (IsComplex(t)) {
       const double re = real(rng);
       literal->SetComplex(i, {re, real(rng)});
@@ -195,6 +211,10 @@ class Runner {
     return times;
   }
   virtual std::string bench_fields() const { return ""; }  // extra "key=value" for the bench line
+  // --per-thunk: each thunk's time per call beside its floor (tools/per_thunk.h).
+  virtual absl::StatusOr<std::string> PerThunk(const std::vector<runtime::HostBuffer>&, int64_t) {
+    return absl::UnimplementedError("--per-thunk needs --backend gpu");
+  }
 };
 
 struct Backend {
@@ -253,8 +273,13 @@ Backend CpuBackend() {
 // --backend gpu: codegen/gpu/gpu_compiler.h (deviceless) and runtime/gpu/gpu_executable.h.
 class GpuRunner : public Runner {
  public:
-  GpuRunner(std::unique_ptr<runtime::GpuExecutable> exe, int64_t batches, std::string device)
-      : exe_(std::move(exe)), batches_(batches), device_(std::move(device)) {}
+  GpuRunner(std::unique_ptr<runtime::GpuExecutable> exe, int64_t batches, std::string device, HardwareProfile hw)
+      : exe_(std::move(exe)), batches_(batches), device_(std::move(device)), hw_(std::move(hw)) {}
+  absl::StatusOr<std::string> PerThunk(const std::vector<runtime::HostBuffer>& args, int64_t calls) override {
+    auto times = exe_->ProfileThunks(args, static_cast<int>(calls));
+    if (!times.ok()) return times.status();
+    return PerThunkReport(*times, calls, hw_);
+  }
   absl::StatusOr<std::vector<runtime::HostBuffer>> Run(const std::vector<runtime::HostBuffer>& args) override {
     return exe_->Run(args);
   }
@@ -276,6 +301,7 @@ class GpuRunner : public Runner {
   std::unique_ptr<runtime::GpuExecutable> exe_;
   int64_t batches_, calls_ = 0;
   std::string device_;
+  HardwareProfile hw_;  // the executable's profile: bandwidth and peak for --per-thunk's floors
 };
 
 Backend GpuBackend() {
@@ -301,6 +327,7 @@ Backend GpuBackend() {
       options.small_gemm = *o;
     }
     options.deterministic_ops = args.Has("--deterministic-ops");
+    options.warnings = &std::cerr;
     return codegen::gpu::GpuCompiler::Compile(module, options);
   };
   b.load = [](runtime::Executable executable, const ParsedArgs& args) -> absl::StatusOr<std::unique_ptr<Runner>> {
@@ -321,10 +348,19 @@ Backend GpuBackend() {
     if (auto v = args.Get("--batches"); v && (!absl::SimpleAtoi(*v, &batches) || batches < 1 || batches > 10000)) {
       return absl::InvalidArgumentError(absl::StrCat("--batches needs a number from 1 to 10000, got '", *v, "'"));
     }
+    HardwareProfile hw;
+    if (args.Has("--per-thunk")) {
+      codegen::gpu::GpuCompileOptions compile;
+      absl::Status s = codegen::gpu::LoadGpuProfileAndPipeline(
+          args.Get("--profile").value_or(executable.profile), DataSearchDirs(args.Get("--config-dir"), "HLOC_CONFIG_DIR", "configs"),
+          DataSearchDirs(args.Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), compile);
+      if (!s.ok()) return s;
+      hw = compile.profile->hardware;
+    }
     auto device = runtime::GpuDeviceDescription(options.device_ordinal);
     auto exe = runtime::GpuExecutable::Load(std::move(executable), options);
     if (!exe.ok()) return exe.status();
-    return std::unique_ptr<Runner>(new GpuRunner(std::move(*exe), batches, device.ok() ? *device : "?"));
+    return std::unique_ptr<Runner>(new GpuRunner(std::move(*exe), batches, device.ok() ? *device : "?", std::move(hw)));
   };
   return b;
 }
@@ -367,8 +403,11 @@ int RunRun(const std::vector<std::string>& args) {
                            {"--expect", "", true},
                            {"--outputs", "", true},
                            {"--tol", "", true},
+                           {"--atol", "", true},
                            {"--bench", "", true},
                            {"--seed", "", true},
+                           {"--input-spec", "", true},
+                           {"--per-thunk", "", false},
                            {"--threads", "", true},
                            {"--profile", "", true},
                            {"--no-passes", "", false},
@@ -423,8 +462,19 @@ int RunRun(const std::vector<std::string>& args) {
     }
     tol = v;
   }
+  std::optional<double> atol;
+  if (auto t = parsed->Get("--atol")) {
+    double v;
+    if (!absl::SimpleAtod(*t, &v) || !std::isfinite(v) || v < 0) {
+      return UsageError("run", absl::StrCat("--atol needs a non-negative number, got '", *t, "'"));
+    }
+    atol = v;
+  }
   if (parsed->Has("--inputs") && parsed->Has("--seed")) {
     return UsageError("run", "--seed makes random inputs; it cannot be combined with --inputs");
+  }
+  if (parsed->Has("--inputs") && parsed->Has("--input-spec")) {
+    return UsageError("run", "--input-spec shapes random inputs; it cannot be combined with --inputs");
   }
   if (parsed->Has("--no-passes") && parsed->Has("--profile")) {
     return UsageError("run", "--no-passes and --profile cannot be combined");
@@ -454,6 +504,7 @@ int RunRun(const std::vector<std::string>& args) {
       std::cerr << module.status().message() << "\n";
       return kExitFailure;
     }
+    WarnElidedConstants(**module, path);
     if (absl::Status s = VerifyModule(**module); !s.ok()) {
       return Fail(absl::StrCat(path, ": verification failed: ", s.message()));
     }
@@ -488,8 +539,14 @@ int RunRun(const std::vector<std::string>& args) {
     }
   } else {
     std::mt19937_64 rng(static_cast<uint64_t>(seed));
+    std::vector<InputRange> ranges;
+    if (auto spec = parsed->Get("--input-spec")) {
+      auto read = ReadInputSpec(*spec, params);
+      if (!read.ok()) return Fail(std::string(read.status().message()));
+      ranges = std::move(*read);
+    }
     for (size_t i = 0; i < params.size(); ++i) {
-      auto literal = RandomLiteral(params[i], rng);
+      auto literal = RandomLiteral(params[i], rng, ranges.empty() ? std::nullopt : std::optional(ranges[i]));
       if (!literal.ok()) return Fail(absl::StrCat(path, ": parameter ", i, ": ", literal.status().message()));
       auto buffer = ToHostBuffer(*literal, params[i]);
       if (!buffer.ok()) return Fail(absl::StrCat("parameter ", i, ": ", buffer.status().message()));
@@ -519,6 +576,11 @@ int RunRun(const std::vector<std::string>& args) {
         "bench: module=%s backend=%s %sruns=%d median_ms=%.4f min_ms=%.4f mean_ms=%.4f compile_ms=%.1f load_ms=%.1f\n",
         module_name.empty() ? std::string("module") : module_name, backend->name,
         extra.empty() ? std::string() : extra + " ", n, median, sorted.front(), mean, loaded.compile_ms, load_ms);
+    if (parsed->Has("--per-thunk")) {
+      auto report = (*runner)->PerThunk(arguments, bench);
+      if (!report.ok()) return Fail(absl::StrCat(path, ": --per-thunk: ", report.status().message()));
+      std::cout << *report;
+    }
   }
 
   // --- outputs ---
@@ -535,7 +597,7 @@ int RunRun(const std::vector<std::string>& args) {
     if (!status.ok()) return Fail(std::string(status.message()));
   }
   if (auto expect_path = parsed->Get("--expect")) {
-    return CheckOutputs(outputs, *expect_path, loaded.module.get(), tol, path);
+    return CheckOutputs(outputs, *expect_path, loaded.module.get(), tol, atol, path);
   }
   if (bench == 0) PrintOutputs(outputs);
   return kExitOk;

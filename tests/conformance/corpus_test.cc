@@ -106,21 +106,30 @@ TEST_CASE("corpus: every HLO file parses, verifies and round-trips", "[corpus][p
 // Evaluation against outputs.npz.
 
 // The small modules: NAME with NAME.small.{before,after}_optimizations.txt and
-// NAME.small.{inputs,outputs}.npz in corpus/ (spmd/ is for two devices: parse only).
+// NAME.small.{inputs,outputs}.npz in corpus/, and public2/NAME for the second public wave
+// (spmd/ is for two devices: parse only; layers/ is for compile time: parse only).
 std::vector<std::string> SmallModuleNames() {
   std::vector<std::string> names;
   const std::string suffix = ".small.inputs.npz";
-  for (const std::string& path : testutil::ListFiles(CorpusDir(), suffix)) {
-    std::string base = Basename(path);
-    names.push_back(base.substr(0, base.size() - suffix.size()));
+  for (const char* wave : {"", "public2/"}) {
+    for (const std::string& path : testutil::ListFiles(CorpusDir() + "/" + wave, suffix)) {
+      std::string base = Basename(path);
+      names.push_back(wave + base.substr(0, base.size() - suffix.size()));
+    }
   }
   return names;
 }
 
 // out_dtypes of "NAME.small" in results.json, as numpy names. A small scanner is enough:
 // the file is machine-written with one key per line.
-std::vector<std::string> ResultsOutDtypes(const std::string& name) {
-  static const std::string json = testutil::ReadFile(CorpusDir() + "/results.json").value_or("");
+std::vector<std::string> ResultsOutDtypes(const std::string& wave_and_name) {
+  // "public2/NAME" is NAME in public2/results.json.
+  size_t slash = wave_and_name.rfind('/');
+  const std::string wave = slash == std::string::npos ? "" : wave_and_name.substr(0, slash + 1);
+  const std::string name = wave_and_name.substr(slash == std::string::npos ? 0 : slash + 1);
+  static std::map<std::string, std::string> files;
+  if (!files.count(wave)) files[wave] = testutil::ReadFile(CorpusDir() + "/" + wave + "results.json").value_or("");
+  const std::string& json = files[wave];
   std::vector<std::string> dtypes;
   size_t at = json.find("\"" + name + ".small\": {");
   if (at == std::string::npos) return dtypes;
@@ -279,8 +288,8 @@ void EvaluateSmallModule(const std::string& name, bool optimized) {
       continue;
     }
     bool dot_fed = i < fed.size() && fed[i];
-    CompareResult cmp =
-        CompareLiterals(*leaves[i], *ref, DefaultTolerance(leaves[i]->element_type(), dot_fed));
+    CompareResult cmp = CompareLiterals(*leaves[i], *ref, DefaultTolerance(leaves[i]->element_type(), dot_fed),
+                                        DefaultAbsoluteFloor(leaves[i]->element_type(), dot_fed));
     INFO("relative error " << cmp.error << " (threshold " << cmp.threshold << ")");
     double worst_ratio = worst_threshold > 0 ? worst_error / worst_threshold : -1;
     if (cmp.threshold > 0 && cmp.error / cmp.threshold > worst_ratio) {
@@ -320,7 +329,7 @@ void EvaluateSmallModule(const std::string& name, bool optimized) {
       double bumped = (std::isfinite(v0) ? v0 : 0.0) + 10.0 * (std::sqrt(norm) + 1.0);
       if (IsComplex(t)) wrong.SetComplex(0, {bumped, 0.0}); else wrong.SetDouble(0, bumped);
     }
-    CompareResult cmp = CompareLiterals(wrong, *leaves[i], DefaultTolerance(t, true));
+    CompareResult cmp = CompareLiterals(wrong, *leaves[i], DefaultTolerance(t, true), DefaultAbsoluteFloor(t, true));
     INFO("negative control on out" << i);
     CHECK_FALSE(cmp.ok);
     break;

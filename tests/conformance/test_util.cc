@@ -65,7 +65,7 @@ std::string_view StripWhitespace(std::string_view s) {
 
 std::vector<std::string> CorpusHloFiles() {
   std::vector<std::string> files;
-  for (const std::string& dir : {CorpusDir(), CorpusDir() + "/spmd"}) {
+  for (const std::string& dir : {CorpusDir(), CorpusDir() + "/spmd", CorpusDir() + "/public2", CorpusDir() + "/layers"}) {
     for (const char* suffix : {".before_optimizations.txt", ".after_optimizations.txt"}) {
       std::vector<std::string> found = ListFiles(dir, suffix);
       files.insert(files.end(), found.begin(), found.end());

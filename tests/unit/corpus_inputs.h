@@ -15,11 +15,13 @@
 
 namespace hloc {
 
-// tests/corpus/*.small.before_optimizations.txt, sorted (HLOC_TESTS_DIR is set by CMake).
+// tests/corpus/*.small.before_optimizations.txt and the second public wave's
+// tests/corpus/public2/*.small.before_optimizations.txt, sorted (HLOC_TESTS_DIR is set by CMake).
 inline std::vector<std::string> SmallCorpusModules() {
   std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(HLOC_TESTS_DIR) + "/corpus"))
-    if (absl::EndsWith(e.path().filename().string(), ".small.before_optimizations.txt")) files.push_back(e.path().string());
+  for (const char* wave : {"/corpus", "/corpus/public2"})
+    for (const auto& e : std::filesystem::directory_iterator(std::string(HLOC_TESTS_DIR) + wave))
+      if (absl::EndsWith(e.path().filename().string(), ".small.before_optimizations.txt")) files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
   return files;
 }

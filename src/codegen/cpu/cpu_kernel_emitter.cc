@@ -153,7 +153,8 @@ class KernelBuilder {
         return EmitScanKernel(k_, hlo_);
       }
       case HloOpcode::kSelectAndScatter:
-        return Sequential([&] { return EmitSelectAndScatterKernel(k_, hlo_); });
+        k_.partitions = ChoosePartitions(hlo_, hlo_.shape(), options_);
+        return EmitSelectAndScatterKernel(k_, hlo_);
       case HloOpcode::kCustomCall:
         return absl::UnimplementedError(absl::StrCat("custom-call target \"", hlo_.attrs().custom_call_target,
                                                      "\" is not supported by the CPU backend"));

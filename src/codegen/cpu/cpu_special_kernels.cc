@@ -447,80 +447,114 @@ absl::Status EmitScanKernel(KernelContext& k, const HloInstruction& scan) {
 // select-and-scatter (XLA): the output starts at init; for each source element, the window
 // position the select computation picks (the first one it keeps against every later
 // candidate) receives scatter(output, source).
-absl::Status EmitSelectAndScatterKernel(KernelContext& k, const HloInstruction& sas) {
-  llvm::IRBuilderBase& b = *k.b;
-  if (k.operands.size() != 3 || k.outputs.size() != 1 || !sas.attrs().window ||
-      sas.called_computations().size() != 2)
-    return absl::InvalidArgumentError("select-and-scatter: malformed");
-  const IrArray& operand = k.operands[0];
-  const IrArray& source = k.operands[1];
-  const IrArray& init = k.operands[2];
-  const IrArray& out = k.outputs[0];
+// select-and-scatter, as a gather: output element o is init combined (scatter, in increasing
+// source order, which is the order of the sequential definition) with every source element s
+// whose window's selected position is o. The windows that can cover o are those with
+// s*stride + w*dilation - pad_low == o for some window position w; each is re-selected (the
+// select computation in window order, skipping padding, as XLA does). Every output element is
+// independent, so the kernel is parallel over the operand's shape and needs no atomics.
+absl::Status EmitSelectAndScatterElement(llvm::IRBuilderBase& b, ElementalIrEmitter& emitter,
+                                         const HloInstruction& sas, const IrArray& operand, const IrArray& source,
+                                         llvm::Value* init_value, const IrArray& out, const IrArray::Index& o) {
   const Window& window = *sas.attrs().window;
   const int64_t rank = operand.shape().rank();
-  if (static_cast<int64_t>(window.dimensions.size()) != rank) return absl::InvalidArgumentError("window rank");
   const HloComputation& select = *sas.called_computations()[0];
   const HloComputation& scatter = *sas.called_computations()[1];
-  llvm::Value* init_value = init.EmitReadArrayElement(IrArray::Index(), b);
-  absl::Status s = EmitIndexLoops(b, out.shape().dimensions(), "sas.init", [&](const IrArray::Index& i) {
-    out.EmitWriteArrayElement(i, init_value, b);
-    return absl::OkStatus();
-  });
-  if (!s.ok()) return s;
   llvm::Type* elem_ty = PrimitiveTypeToIrType(operand.shape().element_type(), b.getContext());
+  llvm::Type* out_ty = PrimitiveTypeToIrType(out.shape().element_type(), b.getContext());
+  llvm::AllocaInst* acc = EntryAlloca(b, out_ty, "sas.acc");
   llvm::AllocaInst* sel_value = EntryAlloca(b, elem_ty, "sas.value");
   llvm::AllocaInst* sel_found = EntryAlloca(b, b.getInt1Ty(), "sas.found");
-  llvm::AllocaInst* sel_index = EntryAlloca(b, b.getInt64Ty(), "sas.index", b.getInt32(static_cast<uint32_t>(rank)));
+  llvm::AllocaInst* sel_is_o = EntryAlloca(b, b.getInt1Ty(), "sas.is_o");
+  b.CreateStore(init_value, acc);
   std::vector<int64_t> wsizes;
   for (const WindowDimension& w : window.dimensions) wsizes.push_back(w.size);
-  return EmitIndexLoops(b, source.shape().dimensions(), "sas.src", [&](const IrArray::Index& si) -> absl::Status {
-    b.CreateStore(b.getFalse(), sel_found);
-    absl::Status ws = EmitIndexLoops(b, wsizes, "sas.win", [&](const IrArray::Index& wi) -> absl::Status {
-      std::vector<llvm::Value*> oi(rank);
-      llvm::Value* inside = b.getTrue();
-      for (int64_t d = 0; d < rank; ++d) {
-        const WindowDimension& w = window.dimensions[d];
-        llvm::Value* v = b.CreateSub(b.CreateAdd(b.CreateMul(si[d], b.getInt64(w.stride)),
-                                                 b.CreateMul(wi[d], b.getInt64(w.window_dilation))),
-                                     b.getInt64(w.padding_low));
-        oi[d] = v;
-        inside = b.CreateAnd(inside, b.CreateICmpSGE(v, b.getInt64(0)));
-        inside = b.CreateAnd(inside, b.CreateICmpSLT(v, b.getInt64(operand.shape().dimensions(d))));
-      }
-      return EmitIf(b, inside, "sas.inside", [&]() -> absl::Status {
-        llvm::Value* cand = operand.EmitReadArrayElement(IrArray::Index(oi), b);
-        llvm::Value* found = b.CreateLoad(b.getInt1Ty(), sel_found);
-        auto take = [&]() -> absl::Status {
-          b.CreateStore(cand, sel_value);
-          b.CreateStore(b.getTrue(), sel_found);
-          for (int64_t d = 0; d < rank; ++d) b.CreateStore(oi[d], b.CreateConstInBoundsGEP1_64(b.getInt64Ty(), sel_index, d));
-          return absl::OkStatus();
-        };
-        return EmitIfElse(b, found, "sas.have", [&]() -> absl::Status {
-          llvm::Value* current = b.CreateLoad(elem_ty, sel_value);
-          absl::StatusOr<std::vector<llvm::Value*>> keep = k.emitter->EmitThreadLocalCall(select, {current, cand}, "select");
-          if (!keep.ok()) return keep.status();
-          if (keep->empty()) return absl::InternalError("select returned nothing");
-          llvm::Value* kv = (*keep)[0];
-          llvm::Value* keep_bit = kv->getType()->isIntegerTy(1) ? kv : b.CreateICmpNE(kv, llvm::ConstantInt::get(kv->getType(), 0));
-          return EmitIf(b, b.CreateNot(keep_bit), "sas.replace", take);
-        }, take);
+  // Window positions in decreasing order give the covering sources in increasing order.
+  absl::Status cover = EmitIndexLoops(b, wsizes, "sas.cover", [&](const IrArray::Index& wr) -> absl::Status {
+    std::vector<llvm::Value*> si(rank);
+    llvm::Value* valid = b.getTrue();
+    for (int64_t d = 0; d < rank; ++d) {
+      const WindowDimension& w = window.dimensions[d];
+      llvm::Value* wd = b.CreateSub(b.getInt64(w.size - 1), wr[d]);
+      llvm::Value* t = b.CreateSub(b.CreateAdd(o[d], b.getInt64(w.padding_low)),
+                                   b.CreateMul(wd, b.getInt64(w.window_dilation)));
+      llvm::Value* q = b.CreateSDiv(t, b.getInt64(w.stride));
+      valid = b.CreateAnd(valid, b.CreateICmpSGE(t, b.getInt64(0)));
+      valid = b.CreateAnd(valid, b.CreateICmpEQ(b.CreateSRem(t, b.getInt64(w.stride)), b.getInt64(0)));
+      valid = b.CreateAnd(valid, b.CreateICmpSLT(q, b.getInt64(source.shape().dimensions(d))));
+      si[d] = q;
+    }
+    return EmitIf(b, valid, "sas.source", [&]() -> absl::Status {
+      // Select in source si's window; remember whether the selected position is o.
+      b.CreateStore(b.getFalse(), sel_found);
+      b.CreateStore(b.getFalse(), sel_is_o);
+      absl::Status ws = EmitIndexLoops(b, wsizes, "sas.win", [&](const IrArray::Index& wi) -> absl::Status {
+        std::vector<llvm::Value*> oi(rank);
+        llvm::Value* inside = b.getTrue();
+        llvm::Value* here = b.getTrue();
+        for (int64_t d = 0; d < rank; ++d) {
+          const WindowDimension& w = window.dimensions[d];
+          oi[d] = b.CreateSub(b.CreateAdd(b.CreateMul(si[d], b.getInt64(w.stride)),
+                                          b.CreateMul(wi[d], b.getInt64(w.window_dilation))),
+                              b.getInt64(w.padding_low));
+          inside = b.CreateAnd(inside, b.CreateICmpSGE(oi[d], b.getInt64(0)));
+          inside = b.CreateAnd(inside, b.CreateICmpSLT(oi[d], b.getInt64(operand.shape().dimensions(d))));
+          here = b.CreateAnd(here, b.CreateICmpEQ(oi[d], o[d]));
+        }
+        return EmitIf(b, inside, "sas.inside", [&]() -> absl::Status {
+          llvm::Value* cand = operand.EmitReadArrayElement(IrArray::Index(oi), b);
+          auto take = [&]() -> absl::Status {
+            b.CreateStore(cand, sel_value);
+            b.CreateStore(b.getTrue(), sel_found);
+            b.CreateStore(here, sel_is_o);
+            return absl::OkStatus();
+          };
+          return EmitIfElse(b, b.CreateLoad(b.getInt1Ty(), sel_found), "sas.have", [&]() -> absl::Status {
+            llvm::Value* current = b.CreateLoad(elem_ty, sel_value);
+            absl::StatusOr<std::vector<llvm::Value*>> keep = emitter.EmitThreadLocalCall(select, {current, cand}, "select");
+            if (!keep.ok()) return keep.status();
+            if (keep->empty()) return absl::InternalError("select returned nothing");
+            llvm::Value* kv = (*keep)[0];
+            llvm::Value* keep_bit = kv->getType()->isIntegerTy(1) ? kv : b.CreateICmpNE(kv, llvm::ConstantInt::get(kv->getType(), 0));
+            return EmitIf(b, b.CreateNot(keep_bit), "sas.replace", take);
+          }, take);
+        });
+      });
+      if (!ws.ok()) return ws;
+      return EmitIf(b, b.CreateLoad(b.getInt1Ty(), sel_is_o), "sas.scatter", [&]() -> absl::Status {
+        llvm::Value* src = source.EmitReadArrayElement(IrArray::Index(si), b);
+        absl::StatusOr<std::vector<llvm::Value*>> r =
+            emitter.EmitThreadLocalCall(scatter, {b.CreateLoad(out_ty, acc), src}, "scatter");
+        if (!r.ok()) return r.status();
+        if (r->empty()) return absl::InternalError("scatter returned nothing");
+        b.CreateStore((*r)[0], acc);
+        return absl::OkStatus();
       });
     });
-    if (!ws.ok()) return ws;
-    return EmitIf(b, b.CreateLoad(b.getInt1Ty(), sel_found), "sas.scatter", [&]() -> absl::Status {
-      std::vector<llvm::Value*> oi;
-      for (int64_t d = 0; d < rank; ++d)
-        oi.push_back(b.CreateLoad(b.getInt64Ty(), b.CreateConstInBoundsGEP1_64(b.getInt64Ty(), sel_index, d)));
-      IrArray::Index at(oi);
-      llvm::Value* old = out.EmitReadArrayElement(at, b);
-      llvm::Value* src = source.EmitReadArrayElement(si, b);
-      absl::StatusOr<std::vector<llvm::Value*>> r = k.emitter->EmitThreadLocalCall(scatter, {old, src}, "scatter");
-      if (!r.ok()) return r.status();
-      if (r->empty()) return absl::InternalError("scatter returned nothing");
-      out.EmitWriteArrayElement(at, (*r)[0], b);
-      return absl::OkStatus();
-    });
+  });
+  if (!cover.ok()) return cover;
+  out.EmitWriteArrayElement(o, b.CreateLoad(out_ty, acc), b);
+  return absl::OkStatus();
+}
+
+absl::Status CheckSelectAndScatter(const std::vector<IrArray>& operands, const std::vector<IrArray>& outputs,
+                                   const HloInstruction& sas) {
+  if (operands.size() != 3 || outputs.size() != 1 || !sas.attrs().window || sas.called_computations().size() != 2)
+    return absl::InvalidArgumentError("select-and-scatter: malformed");
+  if (static_cast<int64_t>(sas.attrs().window->dimensions.size()) != operands[0].shape().rank())
+    return absl::InvalidArgumentError("select-and-scatter: window rank");
+  for (const WindowDimension& w : sas.attrs().window->dimensions)
+    if (w.stride < 1 || w.window_dilation < 1 || w.size < 1)
+      return absl::InvalidArgumentError("select-and-scatter: window sizes, strides and dilations must be positive");
+  return absl::OkStatus();
+}
+
+absl::Status EmitSelectAndScatterKernel(KernelContext& k, const HloInstruction& sas) {
+  if (absl::Status s = CheckSelectAndScatter(k.operands, k.outputs, sas); !s.ok()) return s;
+  llvm::IRBuilderBase& b = *k.b;
+  llvm::Value* init_value = k.operands[2].EmitReadArrayElement(IrArray::Index(), b);
+  return EmitLoopNest(k.outputs[0].shape(), b, k.part, k.num_parts, [&](const IrArray::Index& o) {
+    return EmitSelectAndScatterElement(b, *k.emitter, sas, k.operands[0], k.operands[1], init_value, k.outputs[0], o);
   });
 }
 

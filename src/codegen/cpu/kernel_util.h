@@ -86,6 +86,13 @@ absl::Status EmitScanSlice(llvm::IRBuilderBase& b, const HloInstruction& scan, c
                            const std::vector<IrArray>& operands, const std::vector<IrArray>& outputs,
                            const IrArray::Index& s, const ScanBodyGenerators& make_generators);
 absl::Status EmitSelectAndScatterKernel(KernelContext& k, const HloInstruction& sas);
+// select-and-scatter as a gather (parallel over the operand's shape, no atomics; the GPU's
+// kernel shares it): the checks of its operands, and output element `o` computed and written.
+absl::Status CheckSelectAndScatter(const std::vector<IrArray>& operands, const std::vector<IrArray>& outputs,
+                                   const HloInstruction& sas);
+absl::Status EmitSelectAndScatterElement(llvm::IRBuilderBase& b, ElementalIrEmitter& emitter,
+                                         const HloInstruction& sas, const IrArray& operand, const IrArray& source,
+                                         llvm::Value* init_value, const IrArray& out, const IrArray::Index& o);
 // Scatter and dynamic-update-slice read their operands through `operand_gen` (operand i's
 // generator) and `operand_array` (operand i's array when it is a kernel argument, for the
 // in-place check; null otherwise).

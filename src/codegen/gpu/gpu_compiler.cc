@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "buffers/buffer_assignment.h"
 #include "codegen/gpu/gpu_kernel_emitter.h"
+#include "codegen/gpu/launch_check.h"
 #include "codegen/gpu/nvptx_backend.h"
 #include "codegen/compile_stages.h"
 #include "codegen/thunk_emitter.h"
@@ -40,6 +41,15 @@ GpuDeviceInfo DeviceInfoFrom(const std::optional<Profile>& profile) {
   // Statically declared shared memory is limited to 48 KiB whatever the opt-in maximum is.
   if (h.shared_memory_per_block > 0) d.shared_memory_per_block = std::min<int64_t>(48 * 1024, h.shared_memory_per_block);
   return d;
+}
+
+LaunchCheckLimits LaunchLimitsFrom(const std::optional<Profile>& profile) {
+  LaunchCheckLimits l;
+  if (!profile) return l;
+  if (profile->hardware.launch_check_min_bytes > 0) l.min_bytes = profile->hardware.launch_check_min_bytes;
+  if (profile->hardware.launch_check_max_bytes_per_thread > 0)
+    l.max_bytes_per_thread = profile->hardware.launch_check_max_bytes_per_thread;
+  return l;
 }
 
 }  // namespace
@@ -78,6 +88,11 @@ absl::StatusOr<runtime::Executable> GpuCompiler::Compile(HloModule& module, cons
       return absl::InternalError(absl::StrCat("code generation: the emitted LLVM module is invalid: ", os.str()));
   }
   timer.Done("thunks + kernels", absl::StrFormat("%d thunks, %d kernels", thunks->size(), kernels.num_kernels()));
+  std::vector<std::string> launch_warnings;
+  for (const LaunchWarning& w : CheckLaunches(*thunks, LaunchLimitsFrom(options.profile))) {
+    launch_warnings.push_back(w.ToString());
+    if (options.warnings != nullptr) *options.warnings << "hloc: warning: " << module.name() << ": " << w.ToString() << "\n";
+  }
   std::string ir;
   if (artifacts != nullptr || !options.dump_to.empty()) {
     llvm::raw_string_ostream os(ir);
@@ -116,6 +131,7 @@ absl::StatusOr<runtime::Executable> GpuCompiler::Compile(HloModule& module, cons
     artifacts->llvm_ir = std::move(ir);
     artifacts->ptx = std::move(*ptx);
     artifacts->num_kernels = kernels.num_kernels();
+    artifacts->launch_warnings = std::move(launch_warnings);
   }
   return exe;
 }

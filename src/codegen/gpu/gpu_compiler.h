@@ -38,11 +38,15 @@ struct GpuCompileOptions {
   // XLA's xla_gpu_deterministic_ops: no floating-point atomics (a scatter whose combiner would
   // use them takes the serial path, updates in order), so results repeat bit for bit.
   bool deterministic_ops = false;
+  // Where the launch check's warnings go (launch_check.h; limits from the profile), one
+  // "hloc: warning: ..." line each; null: not checked.
+  std::ostream* warnings = nullptr;
 };
 
 struct GpuCompileArtifacts {
   std::string optimized_hlo, buffer_assignment, thunk_sequence, llvm_ir, ptx;
   int64_t num_kernels = 0;
+  std::vector<std::string> launch_warnings;  // the launch check's findings (always filled)
 };
 
 class GpuCompiler {

@@ -98,6 +98,8 @@ class KernelBuilder {
     t.name = hlo_.name();
     t.kernel_name = k_.name;
     t.launch = k_.launch;
+    t.emitter = k_.emitter_name.empty() ? std::string("loop") : k_.emitter_name;
+    t.serial_reason = k_.serial_reason;
     return t;
   }
 
@@ -125,12 +127,16 @@ class KernelBuilder {
   absl::Status EmitBody() {
     switch (hlo_.opcode()) {
       case HloOpcode::kSort:
+        k_.emitter_name = "sort";
         return EmitSortKernel(k_, hlo_);
       case HloOpcode::kTopK:
+        k_.emitter_name = "top-k";
         return EmitTopKKernel(k_, hlo_);
       case HloOpcode::kScan:
+        k_.emitter_name = "scan";
         return EmitScanKernel(k_, hlo_);
       case HloOpcode::kSelectAndScatter:
+        k_.emitter_name = "select-and-scatter";
         return EmitSelectAndScatterKernel(k_, hlo_);
       case HloOpcode::kCustomCall:
         return absl::UnimplementedError(absl::StrCat("custom-call target \"", hlo_.attrs().custom_call_target,
@@ -152,10 +158,16 @@ class KernelBuilder {
     auto parameter = [&](int64_t p) { return ReadOperand(p); };
     absl::StatusOr<bool> reduction = TryEmitRowReduction(k_, *fused, parameter);
     if (!reduction.ok()) return reduction.status();
-    if (*reduction) return absl::OkStatus();
+    if (*reduction) {
+      k_.emitter_name = "row-reduction";
+      return absl::OkStatus();
+    }
     absl::StatusOr<bool> transpose = TryEmitTransposeFusion(k_, *fused, parameter);
     if (!transpose.ok()) return transpose.status();
-    if (*transpose) return absl::OkStatus();
+    if (*transpose) {
+      k_.emitter_name = "transpose";
+      return absl::OkStatus();
+    }
     // Roots without an elemental form are emitted by EmitRoot from their operands' generators.
     const bool root_has_no_elemental_form =
         root->opcode() == HloOpcode::kScatter || root->opcode() == HloOpcode::kSort ||
@@ -185,8 +197,10 @@ class KernelBuilder {
     };
     switch (root.opcode()) {
       case HloOpcode::kDynamicUpdateSlice:
+        k_.emitter_name = "dynamic-update-slice";
         return EmitDynamicUpdateSliceKernel(k_, root, operand_gen, operand_leaf);
       case HloOpcode::kScatter:
+        k_.emitter_name = "scatter";
         return EmitScatterKernel(k_, root, operand_gen, operand_leaf);
       case HloOpcode::kSort:
       case HloOpcode::kTopK:
@@ -200,7 +214,10 @@ class KernelBuilder {
         // Cumulative reduce-windows (JAX's cumprod/cummax) as parallel scans (gpu_scan_emitter.cc).
         absl::StatusOr<bool> cumulative = TryEmitCumulativeReduceWindow(k_, root, operand_gen(0), operand_gen(1));
         if (!cumulative.ok()) return cumulative.status();
-        if (*cumulative) return absl::OkStatus();
+        if (*cumulative) {
+          k_.emitter_name = "cumulative-reduce-window";
+          return absl::OkStatus();
+        }
         break;
       }
       case HloOpcode::kTranspose: {
@@ -208,7 +225,10 @@ class KernelBuilder {
         if (g) {
           absl::StatusOr<bool> tiled = TryEmitTiledTranspose(k_, root, g);
           if (!tiled.ok()) return tiled.status();
-          if (*tiled) return absl::OkStatus();
+          if (*tiled) {
+            k_.emitter_name = "tiled-transpose";
+            return absl::OkStatus();
+          }
         }
         break;
       }
@@ -328,6 +348,7 @@ absl::StatusOr<runtime::Thunk> GpuKernelEmitter::SmallGemmThunk(const HloInstruc
   t.name = hlo.name();
   t.kernel_name = name;
   t.launch = *launch;
+  t.emitter = "small-gemm";
   return t;
 }
 

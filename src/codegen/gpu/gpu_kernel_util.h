@@ -54,6 +54,11 @@ struct GpuKernel {
   std::vector<IrArray> outputs;   // result leaves
   std::vector<runtime::BufferSlice> operand_slices, output_slices;
   runtime::LaunchDimensions launch;
+  // Which emitter filled the body ("loop", "row-reduction", ...; the dispatch in
+  // gpu_kernel_emitter.cc sets it) and, for a launch with fewer threads than the work wants,
+  // why the op is inherently serial (launch_check.h); copied to the thunk.
+  std::string emitter_name;
+  std::string serial_reason;
 
   llvm::Value* ThreadIdX();   // i64
   llvm::Value* ThreadIdY();

@@ -12,7 +12,8 @@
 //   dynamic-update-slice: in place, a thread per update element; otherwise every output element.
 //   scan: associative one-carry scans in parallel (gpu_scan_emitter.cc); others a thread per
 //     position of the scanned slice, running the recurrence along the dimension.
-//   select-and-scatter: one thread (the selection order is sequential by definition).
+//   select-and-scatter: a thread per output element gathering the sources that select it
+//     (cpu::EmitSelectAndScatterElement; no atomics, the sequential definition's order).
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -121,6 +122,10 @@ absl::Status EmitScatterKernel(GpuKernel& k, const HloInstruction& scatter,
   if (!atomic_ok) {
     // Serial and deterministic: XLA's order of updates exactly.
     SerialLaunch(k);
+    // Only an explicit request for determinism makes the order a requirement; other combiners
+    // could run in parallel (XLA: a compare-and-swap loop), so the launch check reports them.
+    if (k.deterministic_ops && atomic && n == 1)
+      k.serial_reason = "--deterministic-ops: a floating-point scatter applies its updates in order";
     cpu::KernelContext c = SerialContext(k);
     std::vector<IrArray> arrays = k.operands;
     return cpu::EmitScatterKernel(c, scatter, operand_gen, [&](int64_t i) -> const IrArray* {
@@ -274,6 +279,7 @@ absl::Status EmitScanKernel(GpuKernel& k, const HloInstruction& scan) {
   int64_t slices = 1;
   for (int64_t d : p->slice_dims) slices *= d;
   k.launch = GridStrideLaunch(std::max<int64_t>(1, slices), k.device->threads_per_block, *k.device);
+  k.serial_reason = "a scan that is not one associative carry is a recurrence along its dimension: a thread per slice";
   llvm::Value* thread = ThreadIndex(k);
   const HloComputation* body = scan.to_apply();
   return EmitStridedLoop(b, thread, b.getInt64(slices), b.getInt64(k.launch.block_x * k.launch.grid_x), "slice",
@@ -286,9 +292,18 @@ absl::Status EmitScanKernel(GpuKernel& k, const HloInstruction& scan) {
 }
 
 absl::Status EmitSelectAndScatterKernel(GpuKernel& k, const HloInstruction& sas) {
-  SerialLaunch(k);
-  cpu::KernelContext c = SerialContext(k);
-  return cpu::EmitSelectAndScatterKernel(c, sas);
+  if (absl::Status s = cpu::CheckSelectAndScatter(k.operands, k.outputs, sas); !s.ok()) return s;
+  llvm::IRBuilderBase& b = *k.b;
+  const std::vector<int64_t>& dims = k.outputs[0].shape().dimensions();
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  k.launch = GridStrideLaunch(std::max<int64_t>(1, n), k.device->threads_per_block, *k.device);
+  llvm::Value* init_value = k.operands[2].EmitReadArrayElement(IrArray::Index(), b);
+  return EmitStridedLoop(b, ThreadIndex(k), b.getInt64(n), b.getInt64(k.launch.block_x * k.launch.grid_x), "sas",
+                         [&](llvm::Value* linear) -> absl::Status {
+    return cpu::EmitSelectAndScatterElement(b, *k.emitter, sas, k.operands[0], k.operands[1], init_value,
+                                            k.outputs[0], DelinearizeRowMajor(linear, dims, b));
+  });
 }
 
 }  // namespace hloc::codegen::gpu

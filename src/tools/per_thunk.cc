@@ -1,0 +1,66 @@
+#include "tools/per_thunk.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace hloc {
+
+double ThunkFloor::floor_us(const HardwareProfile& hw) const {
+  const double mem = hw.memory_bandwidth > 0 ? bytes / hw.memory_bandwidth : 0;
+  const double peak = hw.peak_flops_bf16 > 0 ? hw.peak_flops_bf16 : hw.peak_flops_f32;
+  const double math = peak > 0 ? flops / peak : 0;
+  return 1e6 * std::max(mem, math);
+}
+
+ThunkFloor FloorOf(const runtime::Thunk& t) {
+  ThunkFloor f;
+  std::set<std::pair<int64_t, int64_t>> seen;  // a slice read and written in place counts once
+  for (const runtime::BufferSlice& s : t.arguments)
+    if (s.size > 0 && seen.insert({s.allocation, s.offset}).second) f.bytes += static_cast<double>(s.size);
+  if (t.kind == runtime::ThunkKind::kCopy && t.size > 0) f.bytes = 2.0 * static_cast<double>(t.size);
+  if (t.kind == runtime::ThunkKind::kGemm)
+    f.flops = 2.0 * static_cast<double>(t.gemm.batch) * static_cast<double>(t.gemm.m) * static_cast<double>(t.gemm.n) *
+              static_cast<double>(t.gemm.k);
+  return f;
+}
+
+std::string PerThunkReport(const std::vector<runtime::ThunkTime>& times, int64_t calls, const HardwareProfile& hw) {
+  struct Row {
+    const runtime::ThunkTime* t;
+    double us, floor_us, per_call;
+  };
+  std::vector<Row> rows;
+  double total = 0;
+  for (const runtime::ThunkTime& t : times) {
+    const double per_call = static_cast<double>(t.executions) / static_cast<double>(calls);
+    const double us = t.total_us / static_cast<double>(calls);
+    rows.push_back({&t, us, FloorOf(*t.thunk).floor_us(hw) * per_call, per_call});
+    total += us;
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.us > b.us; });
+  std::string out = absl::StrFormat("per-thunk: %d thunks, %.1f us per call in all (%s: %.2f TB/s, %.0f TFLOP/s)\n",
+                                    rows.size(), total, hw.name, hw.memory_bandwidth / 1e12, hw.peak_flops_bf16 / 1e12);
+  absl::StrAppend(&out, absl::StrFormat("  %10s %10s %7s %6s  %-13s %s\n", "us/call", "floor us", "x floor", "runs",
+                                        "kind", "thunk (kernel)"));
+  const Row* worst = nullptr;
+  for (const Row& r : rows) {
+    const runtime::Thunk& t = *r.t->thunk;
+    const std::string x = r.floor_us > 0 ? absl::StrFormat("%7.1f", r.us / r.floor_us) : std::string("      -");
+    absl::StrAppend(&out, absl::StrFormat("  %10.2f %10.2f %s %6.0f  %-13s %s%s\n", r.us, r.floor_us, x, r.per_call,
+                                          std::string(runtime::ThunkKindName(t.kind)), t.name,
+                                          t.kernel_name.empty() ? "" : " (" + t.kernel_name + ")"));
+    if (worst == nullptr || r.us - r.floor_us > worst->us - worst->floor_us) worst = &r;
+  }
+  if (worst != nullptr) {
+    absl::StrAppend(&out, absl::StrFormat("worst thunk: %s %s time_us=%.2f floor_us=%.2f\n", worst->t->thunk->name,
+                                          std::string(runtime::ThunkKindName(worst->t->thunk->kind)), worst->us,
+                                          worst->floor_us));
+  }
+  return out;
+}
+
+}  // namespace hloc
