@@ -121,6 +121,9 @@ struct Thunk {
   // serial (the launch check, codegen/gpu/launch_check.h, then does not report it).
   std::string emitter;
   std::string serial_reason;
+  // Bytes the kernel reads and writes (operand bytes scaled by how much of each it reads: a
+  // gather of a few rows of a large table touches those rows); -1: its argument slices' sizes.
+  int64_t bytes_touched = -1;
 };
 
 struct Executable {

@@ -3,6 +3,8 @@
 // xla/backends/gpu/codegen/fusions.cc (the fusion-kind dispatch).
 #include "codegen/gpu/gpu_kernel_emitter.h"
 
+#include "passes/fusion/fusion_analysis.h"
+
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -100,6 +102,7 @@ class KernelBuilder {
     t.launch = k_.launch;
     t.emitter = k_.emitter_name.empty() ? std::string("loop") : k_.emitter_name;
     t.serial_reason = k_.serial_reason;
+    t.bytes_touched = BytesTouched(hlo_);
     return t;
   }
 
@@ -286,6 +289,16 @@ class KernelBuilder {
 };
 
 }  // namespace
+
+int64_t BytesTouched(const HloInstruction& hlo) {
+  // The fusion analysis's operand utilization: the fraction of each operand the kernel reads.
+  const std::vector<double> util = fusion::OperandUtilization(&hlo);
+  double bytes = static_cast<double>(fusion::ByteSize(hlo.shape()));
+  for (int64_t i = 0; i < hlo.operand_count(); ++i)
+    bytes += std::min(1.0, i < static_cast<int64_t>(util.size()) ? util[i] : 1.0) *
+             static_cast<double>(fusion::ByteSize(hlo.operand(i)->shape()));
+  return static_cast<int64_t>(bytes);
+}
 
 std::string PtxKernelName(const std::string& name) { return cpu::KernelSymbolName(name, /*allow_dot=*/false); }
 

@@ -46,6 +46,11 @@ class GpuKernelEmitter : public ThunkEmitterBackend {
   std::set<std::string> names_;
 };
 
+// Bytes a kernel for `hlo` reads and writes: its result, and each operand scaled by the fraction
+// the fusion analysis says it reads (a gather of a few rows touches those rows). The launch
+// check (launch_check.h) weighs threads against it.
+int64_t BytesTouched(const HloInstruction& hlo);
+
 // A PTX identifier from an HLO name ([A-Za-z0-9_] kept, others '_').
 std::string PtxKernelName(const std::string& hlo_name);
 

@@ -401,13 +401,22 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
     IrArray::Index kept(v);
     for (size_t o = 0; o < p.outputs.size(); ++o) {
       if (p.outputs[o].is_input) continue;
-      absl::StatusOr<ElementGenerator> g = gen_of(p.outputs[o].inst);
+      const HloInstruction* inst = p.outputs[o].inst;
+      // A keepdims reshape: its operand's value, at the same row-major position of its shape.
+      absl::StatusOr<ElementGenerator> g = gen_of(p.outputs[o].reshaped ? inst->operand(0) : inst);
       if (!g.ok()) return g.status();
       absl::StatusOr<llvm::Value*> x = (*g)(kept);
       if (!x.ok()) return x.status();
       llvm::Value* val = *x;
       if (p.outputs[o].member >= 0) val = b.CreateExtractValue(val, {static_cast<unsigned>(p.outputs[o].member)});
-      k.outputs[o].EmitWriteArrayElement(kept, val, b);
+      if (p.outputs[o].reshaped) {
+        llvm::Value* lin = b.getInt64(0);
+        for (size_t d = 0; d < p.kept_dims.size(); ++d)
+          lin = b.CreateAdd(b.CreateMul(lin, b.getInt64(p.kept_dims[d])), kept[d]);
+        k.outputs[o].EmitWriteArrayElement(DelinearizeRowMajor(lin, inst->shape().dimensions(), b), val, b);
+      } else {
+        k.outputs[o].EmitWriteArrayElement(kept, val, b);
+      }
     }
     return absl::OkStatus();
   };

@@ -28,6 +28,7 @@ struct SplitPlan {
     const HloInstruction* inst;
     int member;    // >= 0: a member of a variadic reduce root
     bool is_input;  // of the input's shape, written while folding
+    bool reshaped = false;  // a reshape of a kept-shaped value (keepdims): written by linear index
   };
   std::vector<Output> outputs;
 };

@@ -9,6 +9,11 @@ namespace hloc::codegen::gpu {
 namespace {
 
 bool Dims(const Shape& s, const std::vector<int64_t>& d) { return s.IsArray() && s.dimensions() == d; }
+int64_t Product(const std::vector<int64_t>& d) {
+  int64_t n = 1;
+  for (int64_t x : d) n *= x;
+  return n;
+}
 
 }  // namespace
 
@@ -125,6 +130,7 @@ std::optional<SplitPlan> AnalyzeSplit(const HloComputation& fused) {
   }
   // Every reduce reduces the same dimensions of operands of one shape, and reads no reduce.
   std::set<const HloInstruction*> dep;
+  std::set<const HloInstruction*> reshaped_outputs;  // may only be outputs (read by nothing else)
   for (const HloInstruction* r : p.reduces) {
     std::vector<int64_t> d = r->attrs().dimensions;
     std::sort(d.begin(), d.end());
@@ -142,13 +148,23 @@ std::optional<SplitPlan> AnalyzeSplit(const HloComputation& fused) {
       continue;
     }
     if (!d) continue;
+    for (const HloInstruction* op : inst->operands())
+      if (reshaped_outputs.count(op) && inst->opcode() != HloOpcode::kTuple) return std::nullopt;
     dep.insert(inst);
     switch (inst->opcode()) {
       case HloOpcode::kGetTupleElement:
       case HloOpcode::kTuple:
         continue;
-      case HloOpcode::kBitcast:
       case HloOpcode::kReshape:
+        // keepdims: a reshape of the reduced value to another shape of its element count (a
+        // reduce to f32[64] then f32[1,1,1,64]) may be an output; the row-major order is kept.
+        if (Dims(inst->operand(0)->shape(), p.kept_dims) && !Dims(inst->shape(), p.kept_dims) &&
+            inst->shape().IsArray() && inst->shape().num_elements() == Product(p.kept_dims)) {
+          reshaped_outputs.insert(inst);
+          continue;
+        }
+        [[fallthrough]];
+      case HloOpcode::kBitcast:
       case HloOpcode::kCopy:
         if (!Dims(inst->shape(), p.kept_dims) || !Dims(inst->operand(0)->shape(), p.kept_dims)) return std::nullopt;
         continue;
@@ -163,6 +179,10 @@ std::optional<SplitPlan> AnalyzeSplit(const HloComputation& fused) {
   auto add_output = [&](const HloInstruction* o) -> bool {
     if (!o->shape().IsArray()) return false;
     if (dep.count(o)) {
+      if (reshaped_outputs.count(o)) {
+        p.outputs.push_back({o, -1, false, /*reshaped=*/true});
+        return true;
+      }
       if (!Dims(o->shape(), p.kept_dims)) return false;
       p.outputs.push_back({o, -1, false});
     } else if (Dims(o->shape(), p.in_dims)) {

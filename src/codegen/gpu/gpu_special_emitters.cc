@@ -1,14 +1,14 @@
 // Kernels that are not one element per thread: scatter, in-place dynamic-update-slice, scan
 // and select-and-scatter (XLA: scatter.cc, in_place_dynamic_update_slice.cc, ir_emitter_unnested
 // for select-and-scatter).
-//   scatter: a thread per update element combining into the output with atomics when the
-//     combiner is a commutative, associative op (add, multiply, min, max, and, or, xor) of one
-//     32- or 64-bit array (f32 add is the hardware's red.add; the others a compare-and-swap loop
-//     applying the combiner). In place (the output is the operand's buffer) the whole grid works;
-//     otherwise one block copies the operand first, then scatters. Other combiners, several
-//     operands and narrow types take the serial path (one thread, updates in order:
-//     deterministic, XLA's semantics exactly), as do floating-point combiners under
-//     --deterministic-ops (XLA's xla_gpu_deterministic_ops: float atomics add in any order).
+//   scatter: a thread per update element combining into the output with atomics for one 32- or
+//     64-bit array (add is the hardware's red.add; any other combiner a compare-and-swap loop
+//     applying it, as XLA's scatter emitter does). In place (the output is the operand's buffer) the whole grid works;
+//     otherwise one block copies the operand first, then scatters. Updates that cannot collide
+//     (unique_indices, or a single scatter index) combine with a plain read-modify-write, any
+//     combiner and type. Several operands and colliding narrow or complex types take the serial
+//     path (one thread, updates in order: deterministic, XLA's semantics exactly), as do colliding
+//     floating-point combiners under --deterministic-ops (XLA's xla_gpu_deterministic_ops).
 //   dynamic-update-slice: in place, a thread per update element; otherwise every output element.
 //   scan: associative one-carry scans in parallel (gpu_scan_emitter.cc); others a thread per
 //     position of the scanned slice, running the recurrence along the dimension.
@@ -117,9 +117,22 @@ absl::Status EmitScatterKernel(GpuKernel& k, const HloInstruction& scatter,
     return absl::InvalidArgumentError("scatter without dimension numbers or combiner");
   const std::optional<HloOpcode> atomic = AtomicCombiner(*scatter.to_apply());
   const PrimitiveType t = k.outputs[0].shape().element_type();
-  const bool atomic_ok = n == 1 && atomic && !IsComplex(t) && (BitWidth(t) == 32 || BitWidth(t) == 64) &&
+  // How updates combine in parallel: with no two updates on one element (unique_indices, or one
+  // scatter index) a plain read-modify-write, deterministic; otherwise atomics: add in hardware,
+  // any other combiner of a 32- or 64-bit element in a compare-and-swap loop (XLA's scatter
+  // emitter: the order of colliding updates is unspecified).
+  const Shape& upd_shape = scatter.operand(2)->shape();
+  int64_t scatter_positions = 1;
+  for (int64_t d = 0; d < upd_shape.rank(); ++d)
+    if (std::find(scatter.attrs().scatter_dimension_numbers->update_window_dims.begin(),
+                  scatter.attrs().scatter_dimension_numbers->update_window_dims.end(),
+                  d) == scatter.attrs().scatter_dimension_numbers->update_window_dims.end())
+      scatter_positions *= upd_shape.dimensions(d);
+  const bool no_collisions = scatter.attrs().unique_indices || scatter_positions <= 1;
+  const bool plain_ok = n == 1 && no_collisions;
+  const bool atomic_ok = n == 1 && !IsComplex(t) && (BitWidth(t) == 32 || BitWidth(t) == 64) &&
                          !(k.deterministic_ops && IsFloatingPoint(t));
-  if (!atomic_ok) {
+  if (!plain_ok && !atomic_ok) {
     // Serial and deterministic: XLA's order of updates exactly.
     SerialLaunch(k);
     // Only an explicit request for determinism makes the order a requirement; other combiners
@@ -212,7 +225,15 @@ absl::Status EmitScatterKernel(GpuKernel& k, const HloInstruction& scatter,
     return cpu::EmitIf(b, ok, "in_bounds", [&]() -> absl::Status {
       absl::StatusOr<llvm::Value*> v = update_gen(u);
       if (!v.ok()) return v.status();
-      return EmitAtomicCombine(k, *scatter.to_apply(), *atomic, out, IrArray::Index(at), *v);
+      if (plain_ok) {
+        // Each output element has at most one update: read, combine, write.
+        llvm::Value* old = out.EmitReadArrayElement(IrArray::Index(at), b);
+        absl::StatusOr<std::vector<llvm::Value*>> r = ApplyReducer(*k.emitter, *scatter.to_apply(), {old}, {*v});
+        if (!r.ok()) return r.status();
+        out.EmitWriteArrayElement(IrArray::Index(at), (*r)[0], b);
+        return absl::OkStatus();
+      }
+      return EmitAtomicCombine(k, *scatter.to_apply(), atomic.value_or(HloOpcode::kCall), out, IrArray::Index(at), *v);
     });
   });
 }

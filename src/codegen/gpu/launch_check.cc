@@ -9,6 +9,7 @@ namespace hloc::codegen::gpu {
 namespace {
 
 int64_t TouchedBytes(const runtime::Thunk& t) {
+  if (t.bytes_touched >= 0) return t.bytes_touched;
   // A slice read and written (in place) is touched once.
   std::set<std::pair<int64_t, int64_t>> seen;
   int64_t bytes = 0;
