@@ -15,6 +15,8 @@
 #include "absl/strings/str_join.h"
 #include "runtime/cpu/gemm.h"
 #include "runtime/cpu/jit_loader.h"
+#include "runtime/cpu/linalg.h"
+#include "runtime/executable/linalg_config.h"
 #include "runtime/cpu/runtime_functions.h"
 #include "runtime/cpu/thread_pool.h"
 
@@ -32,7 +34,11 @@ std::mutex& CustomCallMutex() {
   return mu;
 }
 absl::flat_hash_map<std::string, CpuCustomCall>& CustomCalls() {
-  static auto* calls = new absl::flat_hash_map<std::string, CpuCustomCall>();
+  static auto* calls = [] {
+    auto* m = new absl::flat_hash_map<std::string, CpuCustomCall>();
+    for (auto& [target, call] : LinalgCustomCalls()) (*m)[target] = std::move(call);  // built in
+    return m;
+  }();
   return *calls;
 }
 
@@ -264,6 +270,11 @@ class CpuExecutableImpl : public CpuExecutable {
                                               "' has no CPU implementation registered"));
           }
           custom_calls_[t.target] = it->second;
+          if (IsLinalgTarget(t.target)) {  // checked once here; the call trusts its slices
+            absl::StatusOr<LinalgConfig> c = LinalgConfig::Parse(t.backend_config);
+            if (!c.ok()) return ThunkError(t, std::string(c.status().message()));
+            if (absl::Status s = ValidateLinalgThunk(t, *c); !s.ok()) return ThunkError(t, std::string(s.message()));
+          }
           break;
         }
         case ThunkKind::kCollective: {

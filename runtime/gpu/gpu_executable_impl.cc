@@ -16,6 +16,8 @@
 #include "runtime/gpu/cuda_driver.h"
 #include "runtime/gpu/cudnn.h"
 #include "runtime/gpu/gpu_executable_internal.h"
+#include "runtime/gpu/gpu_linalg.h"
+#include "runtime/executable/linalg_config.h"
 
 #if HLOC_HAVE_CUDA
 namespace hloc::runtime::gpu {
@@ -291,6 +293,10 @@ class GpuExecutableImpl : public GpuExecutable {
           break;
         }
         case ThunkKind::kCustomCall:
+          if (IsLinalgTarget(t.target)) {  // cuSOLVER / cuBLAS (gpu_linalg.h), made in CreateLibraryCalls
+            *library = true;
+            break;
+          }
           return ThunkError(t, absl::StrCat("custom-call target '", t.target, "' has no GPU implementation"));
       }
     }
@@ -359,6 +365,7 @@ class GpuExecutableImpl : public GpuExecutable {
     graphs_.clear();
     gemms_.clear();
     convs_.clear();
+    linalg_.clear();
     for (CUdeviceptr& p : buffers_)
       if (p != 0) d_->cuMemFree(p), p = 0;
     if (workspace_ != 0) d_->cuMemFree(workspace_), workspace_ = 0;
@@ -443,6 +450,10 @@ class GpuExecutableImpl : public GpuExecutable {
                                  has_c ? t.arguments[2].size : -1, t.arguments.back().size, o, t.name);
         if (!g.ok()) return absl::Status(g.status().code(), absl::StrCat(origin_, ": ", g.status().message()));
         gemms_[&t] = std::move(*g);
+      } else if (t.kind == ThunkKind::kCustomCall && IsLinalgTarget(t.target)) {
+        absl::StatusOr<std::unique_ptr<GpuLinalg>> g = GpuLinalg::Create(*ctx_, t);
+        if (!g.ok()) return absl::Status(g.status().code(), absl::StrCat(origin_, ": ", g.status().message()));
+        linalg_[&t] = std::move(*g);
       } else if (t.kind == ThunkKind::kConvolution) {
         absl::StatusOr<ConvSpec> spec = ParseConvSpec(t.backend_config);
         if (!spec.ok()) return ThunkError(t, std::string(spec.status().message()));
@@ -709,8 +720,15 @@ class GpuExecutableImpl : public GpuExecutable {
         }
         return absl::OkStatus();
       }
-      case ThunkKind::kCustomCall:
-        break;
+      case ThunkKind::kCustomCall: {
+        auto it = linalg_.find(&t);
+        if (it == linalg_.end()) break;
+        std::vector<CUdeviceptr> ptrs;
+        for (const BufferSlice& s : t.arguments) ptrs.push_back(Address(s));
+        absl::Status s = it->second->Run(stream_, ptrs);
+        if (!s.ok()) return ThunkError(t, std::string(s.message()));
+        return absl::OkStatus();
+      }
     }
     return absl::InternalError("unexpected thunk kind");
   }
@@ -782,6 +800,7 @@ class GpuExecutableImpl : public GpuExecutable {
   absl::flat_hash_map<const Thunk*, Launch> launches_;
   std::map<const Thunk*, std::unique_ptr<CublasLtGemm>> gemms_;
   std::map<const Thunk*, std::unique_ptr<CudnnConvolution>> convs_;
+  std::map<const Thunk*, std::unique_ptr<GpuLinalg>> linalg_;
   absl::flat_hash_map<const Thunk*, Graph> graphs_;
   bool capturing_ = false;
   // --per-thunk profiling: events around each leaf thunk of a call (a pool reused per call).

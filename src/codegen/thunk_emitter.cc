@@ -406,6 +406,8 @@ class Walker {
       case HloOpcode::kAsyncDone:
         return absl::UnimplementedError("not supported by the code generator (host transfers and async "
                                         "computations)");
+      case HloOpcode::kCholesky:
+      case HloOpcode::kTriangularSolve:  // library thunks where the backend has them (LAPACK, cuSOLVER)
       case HloOpcode::kCustomCall: {
         absl::StatusOr<std::vector<KernelArgument>> args = KernelArguments(inst);
         if (!args.ok()) return args.status();

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "eval/eval_internal.h"
 #include "eval/library_calls.h"
+#include "eval/solver_calls.h"
 
 namespace hloc {
 namespace eval_internal {
@@ -225,6 +226,8 @@ absl::StatusOr<Literal> EvalControl(const HloInstruction& inst, Operands ops, In
       const std::string& target = inst.attrs().custom_call_target;
       // cuBLAS/cuDNN library calls (XLA's and hloc's): eval_library_calls.cc.
       if (IsLibraryCallTarget(target)) return EvalLibraryCall(inst, ops);
+      // cuSOLVER / LAPACK factorizations and triangular solves: eval_solver_calls.cc.
+      if (IsSolverCallTarget(target)) return EvalSolverCall(inst, ops);
       if (!IsIdentityTarget(target))
         return absl::UnimplementedError(absl::StrCat("unsupported custom-call target \"", target, "\""));
       if (static_cast<int64_t>(ops.size()) != inst.operand_count() || !IdentityShapeFits(inst))

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "codegen/cpu/kernel_util.h"
+#include "codegen/linalg_thunks.h"
 #include "codegen/elemental/elemental_ir_emitter.h"
 #include "llvm/IR/Function.h"
 
@@ -335,5 +336,10 @@ absl::StatusOr<runtime::Thunk> CpuKernelEmitter::EmitKernel(const HloInstruction
 }
 
 std::optional<GemmPlan> CpuKernelEmitter::GemmFor(const HloInstruction& dot) { return CpuGemmPlan(dot); }
+
+absl::StatusOr<std::optional<runtime::Thunk>> CpuKernelEmitter::EmitLibraryCall(
+    const HloInstruction& hlo, const std::vector<KernelArgument>& arguments) {
+  return LinalgThunk(hlo, arguments);
+}
 
 }  // namespace hloc::codegen::cpu

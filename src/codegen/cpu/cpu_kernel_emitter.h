@@ -38,6 +38,9 @@ class CpuKernelEmitter : public ThunkEmitterBackend {
   absl::StatusOr<runtime::Thunk> EmitKernel(const HloInstruction& hlo,
                                             const std::vector<KernelArgument>& arguments) override;
   std::optional<GemmPlan> GemmFor(const HloInstruction& dot) override;
+  // cholesky, triangular-solve and the solver custom calls: LAPACK thunks (linalg_thunks.h).
+  absl::StatusOr<std::optional<runtime::Thunk>> EmitLibraryCall(
+      const HloInstruction& hlo, const std::vector<KernelArgument>& arguments) override;
 
   int64_t num_kernels() const { return static_cast<int64_t>(names_.size()); }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "codegen/gpu/gpu_kernel_util.h"
+#include "codegen/linalg_thunks.h"
 #include "eval/library_calls.h"
 
 namespace hloc::codegen::gpu {
@@ -281,6 +282,7 @@ std::optional<GemmPlan> GpuGemmPlanForDot(const HloInstruction& dot) {
 
 absl::StatusOr<std::optional<runtime::Thunk>> LibraryCallThunk(const HloInstruction& hlo,
                                                                const std::vector<KernelArgument>& arguments) {
+  if (IsLinalgOp(hlo)) return GpuLinalgThunk(hlo, arguments);
   if (hlo.opcode() != HloOpcode::kCustomCall) return std::optional<runtime::Thunk>();
   const std::string& target = hlo.attrs().custom_call_target;
   if (IsCublasGemmTarget(target)) {

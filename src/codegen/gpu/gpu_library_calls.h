@@ -44,4 +44,9 @@ std::optional<GemmPlan> GpuGemmPlan(const Shape& lhs, const Shape& rhs, const Sh
 absl::StatusOr<std::optional<runtime::Thunk>> LibraryCallThunk(const HloInstruction& hlo,
                                                                const std::vector<KernelArgument>& arguments);
 
+// cholesky, triangular-solve and the solver custom calls as cuSOLVER / cuBLAS thunks
+// (gpu_linalg.cc): the linalg thunk, checked for layouts the libraries take.
+absl::StatusOr<std::optional<runtime::Thunk>> GpuLinalgThunk(const HloInstruction& hlo,
+                                                             const std::vector<KernelArgument>& arguments);
+
 }  // namespace hloc::codegen::gpu

@@ -94,6 +94,13 @@ class ComputationAssigner {
         Shape s = x->shape();
         layout::FillDefaultLayouts(s);
         assigned_[x] = s;
+      } else if (x->opcode() == HloOpcode::kCustomCall && x->shape().IsTuple() &&
+                 x->attrs().operand_layout_constraints) {
+        // CustomCallResultAsWritten for tuple results (the rows lay out arrays): every leaf keeps
+        // the layout written on it, e.g. JAX's column-major cusolver_getrf_ffi factor.
+        Shape s = x->shape();
+        layout::FillDefaultLayouts(s);
+        assigned_[x] = s;
       } else if (x->shape().IsArray() || x->opcode() == HloOpcode::kCustomCall) {
         absl::StatusOr<std::optional<layout::SlotDecision>> d = Decide(rows_, *x, kResult, nullptr, nullptr, nullptr);
         if (!d.ok()) return d.status();

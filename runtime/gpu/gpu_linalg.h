@@ -1,0 +1,43 @@
+// The GPU runtime's dense linear algebra (runtime/executable/linalg_config.h): potrf and getrf
+// through cuSOLVER's dense API (libcusolver.so.12, dlopen'ed), trsm through cuBLAS
+// (libcublas.so.13/.12), one call per matrix of the batch, on the executable's stream. As
+// XLA:GPU's CholeskyThunk / TriangularSolveThunk and jaxlib's cuSOLVER FFI handlers: the factor
+// is computed in place in the result buffer (the operand is copied there first unless it
+// already aliases it), cuSOLVER writes info (and pivots, 1-based) straight into the results.
+// Matrices are dense column-major (or all row-major: the transpose, absorbed by flipping uplo
+// and, for trsm, the side); the compiler guarantees it (src/codegen/gpu/gpu_linalg.cc).
+// Workspace is allocated once per thunk at load time.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "runtime/executable/executable.h"
+#include "runtime/gpu/cuda_driver.h"
+
+namespace hloc::runtime::gpu {
+
+// Why cuSOLVER / cuBLAS cannot be loaded, or OK (tests skip on it).
+absl::Status GpuLinalgAvailable();
+
+#if HLOC_HAVE_CUDA
+
+struct GpuLinalgState;
+
+class GpuLinalg {
+ public:
+  // Checks the thunk's config against its slices, loads the libraries, sizes and allocates the
+  // workspace. Not capturable into CUDA graphs (the cholesky op reads info back).
+  static absl::StatusOr<std::unique_ptr<GpuLinalg>> Create(const CudaContext& context, const Thunk& thunk);
+  ~GpuLinalg();
+  // `arguments`: the device addresses of the thunk's slices, in order.
+  absl::Status Run(CUstream stream, const std::vector<CUdeviceptr>& arguments) const;
+
+ private:
+  GpuLinalg() = default;
+  std::unique_ptr<GpuLinalgState> state_;
+};
+
+#endif  // HLOC_HAVE_CUDA
+
+}  // namespace hloc::runtime::gpu
