@@ -14,3 +14,8 @@ def ReduceInputsAlike : LayoutConstraint<Reduce, EveryOperand.Index, SameAsOpera
 def CustomCallOperandLayouts : LayoutConstraint<CustomCall, EveryOperand.Index, OperandLayoutConstraints>;
 // ... and its result keeps the layout written on it.
 def CustomCallResultAsWritten : LayoutConstraint<CustomCall, Result.Index, AsWritten>;
+// An fft is a library call (FFTW, cuFFT) over row-major arrays, as XLA:GPU lays out kFft for
+// cuFFT: its operand in the default layout ...
+def FftOperandDefault : LayoutConstraint<Fft, 0, DefaultLayout>;
+// ... and its result too.
+def FftResultDefault : LayoutConstraint<Fft, Result.Index, DefaultLayout>;

@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/cpu/fft.h"
 #include "runtime/cpu/gemm.h"
 #include "runtime/cpu/jit_loader.h"
 #include "runtime/cpu/linalg.h"
@@ -138,6 +139,7 @@ class CpuExecutableImpl : public CpuExecutable {
       }
     }
     BindArguments(exe_.thunks);
+    RT_RETURN_IF_ERROR(PlanFfts(exe_.thunks));
     for (size_t i = 0; i < exe_.parameter_shapes.size(); ++i) {
       if (exe_.parameter_slices[i].valid() && exe_.parameter_slices[i].size < exe_.parameter_shapes[i].byte_size()) {
         return absl::InvalidArgumentError(absl::StrCat(origin_, ": parameter ", i, " (",
@@ -290,6 +292,12 @@ class CpuExecutableImpl : public CpuExecutable {
           }
           break;
         }
+        case ThunkKind::kFft: {
+          if (t.arguments.size() != 2) return ThunkError(t, "expects {input, output}");
+          absl::StatusOr<FftGeometry> g = AnalyzeFft(t.fft, t.arguments[0].size, t.arguments[1].size);
+          if (!g.ok()) return ThunkError(t, std::string(g.status().message()));
+          break;
+        }
         case ThunkKind::kConvolution:
           return ThunkError(t, "library convolutions are not available on the CPU runtime (the CPU compiler "
                                "emits convolution kernels)");
@@ -328,6 +336,23 @@ class CpuExecutableImpl : public CpuExecutable {
       BindArguments(t.body);
       for (const ThunkSequence& br : t.branches) BindArguments(br);
     }
+  }
+
+  // FFTW plans for the executable's buffers, made once (fft.h).
+  absl::Status PlanFfts(const ThunkSequence& seq) {
+    for (const Thunk& t : seq) {
+      if (t.kind == ThunkKind::kFft) {
+        absl::StatusOr<std::unique_ptr<CpuFft>> fft =
+            CpuFft::Create(t.fft, Address(t.arguments[0]), t.arguments[0].size, Address(t.arguments[1]),
+                           t.arguments[1].size, std::min<int64_t>(t.launch.partitions, pool_->num_threads()));
+        if (!fft.ok()) return ThunkError(t, std::string(fft.status().message()));
+        ffts_[&t] = std::move(*fft);
+      }
+      RT_RETURN_IF_ERROR(PlanFfts(t.condition));
+      RT_RETURN_IF_ERROR(PlanFfts(t.body));
+      for (const ThunkSequence& b : t.branches) RT_RETURN_IF_ERROR(PlanFfts(b));
+    }
+    return absl::OkStatus();
   }
 
   absl::Status Execute(const ThunkSequence& seq) {
@@ -432,6 +457,9 @@ class CpuExecutableImpl : public CpuExecutable {
         if (!s.ok()) return ThunkError(t, std::string(s.message()));
         return absl::OkStatus();
       }
+      case ThunkKind::kFft:
+        ffts_.at(&t)->Run(pool_.get());
+        return absl::OkStatus();
       case ThunkKind::kConvolution:
         break;
     }
@@ -449,6 +477,7 @@ class CpuExecutableImpl : public CpuExecutable {
     std::vector<void*> args;
   };
   absl::flat_hash_map<const Thunk*, Bound> bound_;
+  absl::flat_hash_map<const Thunk*, std::unique_ptr<CpuFft>> ffts_;
   std::vector<AlignedBuffer> buffers_;
   std::mutex run_mu_;
 };

@@ -22,6 +22,7 @@ const char* ThunkKindName(ThunkKind kind) {
     case ThunkKind::kCustomCall: return "kCustomCall";
     case ThunkKind::kCollective: return "kCollective";
     case ThunkKind::kCommandBuffer: return "kCommandBuffer";
+    case ThunkKind::kFft: return "kFft";
   }
   return "kUnknown";
 }

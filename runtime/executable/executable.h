@@ -74,6 +74,19 @@ struct GemmConfig {
   // with 3 arguments and beta != 0, C is D's previous contents. GELU is the tanh approximation.
 };
 
+// A discrete Fourier transform as XLA's FftThunk runs it (FFTW on the CPU runtime, cuFFT on the
+// GPU): over the last fft_length.size() (1 to 3) dimensions of row-major (default-layout)
+// arrays, batched over the leading ones. Unnormalized forward transforms; IFFT and IRFFT are
+// scaled by 1/prod(fft_length) as XLA does. RFFT writes the fft_length.back()/2+1
+// non-negative frequencies of the last dimension; IRFFT reads that many. Arguments {input,
+// output}. Checks and the derived geometry: runtime/executable/fft_config.h.
+struct FftConfig {
+  std::string fft_type;                 // "FFT", "IFFT", "RFFT", "IRFFT" (XLA's FftType)
+  std::string input_type, output_type;  // "c64"/"c128" (complex) or "f32"/"f64" (RFFT in, IRFFT out)
+  std::vector<int64_t> fft_length;      // the transformed dims' logical lengths, major to minor
+  std::vector<int64_t> input_dimensions, output_dimensions;  // logical, row-major in memory
+};
+
 enum class ThunkKind {
   kKernel,       // a compiled kernel: kernel_name over `arguments`
   kGemm,         // GemmConfig over arguments {A, B, (C or bias), D}
@@ -87,6 +100,9 @@ enum class ThunkKind {
   kCollective,   // collectives (one device today; SPMD later): `collective_op`, arguments
   kCommandBuffer,  // `body` (kernel/GEMM thunks, CommandBufferConversionPass) captured once into a
                    // CUDA graph and replayed; arguments = the union of body's slices
+  kFft,          // FftConfig over arguments {input, output}; on the GPU `kernel_name` (if set) is
+                 // the compiler's kernel that scales an IFFT/IRFFT result, launched with `launch`
+                 // over the same two arguments after cuFFT
 };
 const char* ThunkKindName(ThunkKind kind);  // "kKernel", ...
 
@@ -103,6 +119,8 @@ struct Thunk {
   LaunchDimensions launch;
   // kGemm
   GemmConfig gemm;
+  // kFft
+  FftConfig fft;
   // kConvolution, kCustomCall, kCollective
   std::string backend_config;
   std::string target;                   // kCustomCall target / kCollective op name

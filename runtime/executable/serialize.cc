@@ -98,6 +98,18 @@ void WriteSlice(Writer& w, const BufferSlice& s) {
 
 void WriteSequence(Writer& w, const ThunkSequence& seq);
 
+// A record appended after the fields above (readers of files without it see defaults).
+void WriteFft(Writer& w, const FftConfig& f) {
+  size_t rec = w.Begin();
+  w.Str(f.fft_type);
+  w.Str(f.input_type);
+  w.Str(f.output_type);
+  w.I64s(f.fft_length);
+  w.I64s(f.input_dimensions);
+  w.I64s(f.output_dimensions);
+  w.End(rec);
+}
+
 void WriteThunk(Writer& w, const Thunk& t) {
   size_t rec = w.Begin();
   w.U32(static_cast<uint32_t>(t.kind));
@@ -138,6 +150,7 @@ void WriteThunk(Writer& w, const Thunk& t) {
   w.U64(t.branches.size());
   for (const ThunkSequence& b : t.branches) WriteSequence(w, b);
   w.I64(t.trip_count);
+  WriteFft(w, t.fft);
   w.End(rec);
 }
 
@@ -287,12 +300,23 @@ absl::Status ReadSlice(Reader& r, BufferSlice* s) {
 
 absl::Status ReadSequence(Reader& r, ThunkSequence* seq, int depth);
 
+absl::Status ReadFft(Reader& r, FftConfig* f) {
+  HLOX_ASSIGN_OR_RETURN(rec, r.Record("fft config"));
+  HLOX_RETURN_IF_ERROR(rec.Str(&f->fft_type, "fft type"));
+  HLOX_RETURN_IF_ERROR(rec.Str(&f->input_type, "fft input type"));
+  HLOX_RETURN_IF_ERROR(rec.Str(&f->output_type, "fft output type"));
+  HLOX_RETURN_IF_ERROR(rec.I64s(&f->fft_length, "fft length"));
+  HLOX_RETURN_IF_ERROR(rec.I64s(&f->input_dimensions, "fft input dimensions"));
+  HLOX_RETURN_IF_ERROR(rec.I64s(&f->output_dimensions, "fft output dimensions"));
+  return absl::OkStatus();
+}
+
 absl::Status ReadThunk(Reader& r, Thunk* t, int depth) {
   HLOX_ASSIGN_OR_RETURN(rec, r.Record("thunk"));
   uint32_t kind;
   size_t kind_at = rec.pos();
   HLOX_RETURN_IF_ERROR(rec.U32(&kind, "thunk kind"));
-  if (kind > static_cast<uint32_t>(ThunkKind::kCommandBuffer)) {
+  if (kind > static_cast<uint32_t>(ThunkKind::kFft)) {
     return rec.ErrorAt(kind_at, absl::StrCat("unknown thunk kind ", kind));
   }
   t->kind = static_cast<ThunkKind>(kind);
@@ -347,6 +371,7 @@ absl::Status ReadThunk(Reader& r, Thunk* t, int depth) {
     HLOX_RETURN_IF_ERROR(ReadSequence(rec, &t->branches.back(), depth + 1));
   }
   HLOX_RETURN_IF_ERROR(rec.I64(&t->trip_count, "trip count"));
+  if (rec.remaining() > 0) HLOX_RETURN_IF_ERROR(ReadFft(rec, &t->fft));
   return absl::OkStatus();  // trailing bytes: fields of a later version
 }
 

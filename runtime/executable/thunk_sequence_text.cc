@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "runtime/executable/executable.h"
 
 namespace hloc::runtime {
@@ -160,6 +161,9 @@ class Printer {
       case ThunkKind::kCustomCall:
       case ThunkKind::kCollective:
         return absl::StrCat(t.target, " ", t.name);
+      case ThunkKind::kFft:
+        return absl::StrCat(t.fft.fft_type, " fft_length={", absl::StrJoin(t.fft.fft_length, ","), "} ", t.name,
+                            t.kernel_name.empty() ? "" : absl::StrCat(" scaled by ", t.kernel_name));
       default:
         return ThunkKindName(t.kind);
     }

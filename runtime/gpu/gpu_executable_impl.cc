@@ -15,6 +15,7 @@
 #include "runtime/gpu/cublaslt.h"
 #include "runtime/gpu/cuda_driver.h"
 #include "runtime/gpu/cudnn.h"
+#include "runtime/gpu/cufft.h"
 #include "runtime/gpu/gpu_executable_internal.h"
 #include "runtime/gpu/gpu_linalg.h"
 #include "runtime/executable/linalg_config.h"
@@ -181,6 +182,9 @@ class GpuExecutableImpl : public GpuExecutable {
       absl::StrAppend(&out, "gpu: gemm '", t->name, "': ", g->description(), "; algorithm by ", g->chosen_by(), "\n");
     for (const auto& [t, c] : convs_)
       absl::StrAppend(&out, "gpu: conv '", t->name, "': ", c->description(), "; algorithm by ", c->chosen_by(), "\n");
+    for (const auto& [t, f] : ffts_)
+      absl::StrAppend(&out, "gpu: fft '", t->name, "': cuFFT ", f->description(), ", ", f->workspace_bytes(),
+                      " workspace bytes", t->kernel_name.empty() ? "" : ", scaled by " + t->kernel_name, "\n");
     int captured = 0, failed = 0;
     for (const auto& [t, g] : graphs_) captured += g.exec != nullptr, failed += g.failed;
     if (options_.command_buffers.enabled) {
@@ -256,6 +260,11 @@ class GpuExecutableImpl : public GpuExecutable {
           break;
         case ThunkKind::kConvolution:
           *library = true;
+          break;
+        case ThunkKind::kFft:
+          *library = true;
+          if (t.arguments.size() != 2) return ThunkError(t, "expects {input, output}");
+          if (!t.kernel_name.empty()) *kernels = true;  // the compiler's IFFT/IRFFT scaling kernel
           break;
         case ThunkKind::kCopy:
           if (t.arguments.size() != 2) return ThunkError(t, "expects {source, destination}");
@@ -366,6 +375,7 @@ class GpuExecutableImpl : public GpuExecutable {
     gemms_.clear();
     convs_.clear();
     linalg_.clear();
+    ffts_.clear();
     for (CUdeviceptr& p : buffers_)
       if (p != 0) d_->cuMemFree(p), p = 0;
     if (workspace_ != 0) d_->cuMemFree(workspace_), workspace_ = 0;
@@ -382,7 +392,7 @@ class GpuExecutableImpl : public GpuExecutable {
   // Kernels' argument arrays, built once: buffers live as long as the executable.
   absl::Status Bind(const ThunkSequence& seq) {
     for (const Thunk& t : seq) {
-      if (t.kind == ThunkKind::kKernel) {
+      if (t.kind == ThunkKind::kKernel || (t.kind == ThunkKind::kFft && !t.kernel_name.empty())) {
         auto it = functions_.find(t.kernel_name);
         if (it == functions_.end()) {
           CUfunction f = nullptr;
@@ -468,6 +478,13 @@ class GpuExecutableImpl : public GpuExecutable {
         if (!c.ok()) return absl::Status(c.status().code(), absl::StrCat(origin_, ": ", c.status().message()));
         workspace_bytes_ = std::max(workspace_bytes_, (*c)->workspace_bytes());
         convs_[&t] = std::move(*c);
+      } else if (t.kind == ThunkKind::kFft) {
+        absl::StatusOr<std::unique_ptr<CufftPlan>> f = CufftPlan::Create(
+            *ctx_, t.fft, Address(t.arguments[0]), t.arguments[0].size, Address(t.arguments[1]), t.arguments[1].size,
+            t.name);
+        if (!f.ok()) return absl::Status(f.status().code(), absl::StrCat(origin_, ": ", f.status().message()));
+        workspace_bytes_ = std::max(workspace_bytes_, (*f)->workspace_bytes());
+        ffts_[&t] = std::move(*f);
       }
       GPU_RETURN_IF_ERROR(CreateLibraryCalls(t.condition));
       GPU_RETURN_IF_ERROR(CreateLibraryCalls(t.body));
@@ -484,7 +501,7 @@ class GpuExecutableImpl : public GpuExecutable {
     if (workspace_bytes_ > 0) {
       absl::Status s = HLOC_CU(*d_, cuMemAlloc, Where("allocating the library workspace"), &workspace_,
                                static_cast<size_t>(workspace_bytes_));
-      if (!s.ok()) return OutOfMemory(s, "the cuBLASLt/cuDNN workspace", workspace_bytes_);
+      if (!s.ok()) return OutOfMemory(s, "the cuBLASLt/cuDNN/cuFFT workspace", workspace_bytes_);
       device_bytes_ += workspace_bytes_;
     }
     // Autotuning runs the library calls on the executable's own buffers: nothing in them is
@@ -503,6 +520,10 @@ class GpuExecutableImpl : public GpuExecutable {
       absl::Status s = g->Prepare(stream_, Address(t->arguments[0]), Address(t->arguments[1]),
                                   has_c ? Address(t->arguments[2]) : 0, Address(t->arguments.back()), workspace_,
                                   workspace_bytes_);
+      if (!s.ok()) return absl::Status(s.code(), absl::StrCat(origin_, ": ", s.message()));
+    }
+    for (auto& [t, f] : ffts_) {
+      absl::Status s = f->Prepare(stream_, workspace_, workspace_bytes_);
       if (!s.ok()) return absl::Status(s.code(), absl::StrCat(origin_, ": ", s.message()));
     }
     for (auto& [t, c] : convs_) {
@@ -667,6 +688,16 @@ class GpuExecutableImpl : public GpuExecutable {
         for (const BufferSlice& s : t.arguments) ptrs.push_back(Address(s));
         return convs_.at(&t)->Run(stream_, ptrs, workspace_, workspace_bytes_);
       }
+      case ThunkKind::kFft: {
+        GPU_RETURN_IF_ERROR(ffts_.at(&t)->Run(Address(t.arguments[0]), Address(t.arguments[1])));
+        if (t.kernel_name.empty()) return absl::OkStatus();
+        Launch& l = launches_.at(&t);  // the IFFT/IRFFT scaling (cufft.h)
+        const LaunchDimensions& d = t.launch;
+        return HLOC_CU(*d_, cuLaunchKernel, "launching the fft scaling kernel", l.function,
+                       static_cast<unsigned>(d.grid_x), static_cast<unsigned>(d.grid_y), static_cast<unsigned>(d.grid_z),
+                       static_cast<unsigned>(d.block_x), static_cast<unsigned>(d.block_y),
+                       static_cast<unsigned>(d.block_z), 0, stream_, l.params.data(), nullptr);
+      }
       case ThunkKind::kCopy: {
         const int64_t bytes = t.size > 0 ? t.size : t.arguments[0].size;
         const CUdeviceptr src = Address(t.arguments[0]), dst = Address(t.arguments[1]);
@@ -801,6 +832,7 @@ class GpuExecutableImpl : public GpuExecutable {
   std::map<const Thunk*, std::unique_ptr<CublasLtGemm>> gemms_;
   std::map<const Thunk*, std::unique_ptr<CudnnConvolution>> convs_;
   std::map<const Thunk*, std::unique_ptr<GpuLinalg>> linalg_;
+  std::map<const Thunk*, std::unique_ptr<CufftPlan>> ffts_;
   absl::flat_hash_map<const Thunk*, Graph> graphs_;
   bool capturing_ = false;
   // --per-thunk profiling: events around each leaf thunk of a call (a pool reused per call).

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "codegen/fft_thunk.h"
 #include "ir/opcode.h"
 
 namespace hloc::codegen {
@@ -335,6 +336,15 @@ class Walker {
       case HloOpcode::kDot:
         if (std::optional<GemmPlan> g = backend_.GemmFor(inst)) return EmitGemm(inst, *g, out);
         return EmitKernel(inst, out);
+      case HloOpcode::kFft: {
+        absl::StatusOr<std::vector<KernelArgument>> args = KernelArguments(inst);
+        if (!args.ok()) return args.status();
+        absl::StatusOr<runtime::Thunk> fft = FftThunk(inst, *args);
+        if (!fft.ok()) return fft.status();
+        if (absl::Status s = backend_.FinishFft(inst, *fft); !s.ok()) return s;
+        out.push_back(std::move(*fft));
+        return absl::OkStatus();
+      }
       case HloOpcode::kCopy:
         if (IsPlainCopy(inst)) {
           absl::StatusOr<runtime::BufferSlice> from = Slice(inst.operand(0), {});

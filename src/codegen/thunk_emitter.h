@@ -7,7 +7,8 @@
 //   - kWhile / kConditional with nested sequences (condition, body, branches), the predicate or
 //     branch-index slice, and copies where the loop state or a branch result does not already
 //     share its buffer; calls are inlined into the sequence;
-//   - kGemm for a dot the backend's GEMM library takes (GemmFor), kCopy for a copy that
+//   - kGemm for a dot the backend's GEMM library takes (GemmFor), kFft for an fft (FftThunk,
+//     then the backend's FinishFft), kCopy for a copy that
 //     only moves bytes, kCollective for one-device collectives, kMemset for replica/partition id;
 //   - a kernel (the backend's EmitKernel) for every fusion and every other instruction that
 //     computes.
@@ -57,6 +58,9 @@ class ThunkEmitterBackend {
                                                                          const std::vector<KernelArgument>& arguments) {
     return std::optional<runtime::Thunk>();
   }
+  // Completes the kFft thunk of `fft` (codegen/fft_thunk.h) for this backend (the CPU splits
+  // its batch into parts, the GPU adds the kernel that scales IFFT/IRFFT results).
+  virtual absl::Status FinishFft(const HloInstruction& fft, runtime::Thunk& thunk) { return absl::OkStatus(); }
 };
 
 struct ThunkEmitterOptions {

@@ -342,4 +342,17 @@ absl::StatusOr<std::optional<runtime::Thunk>> CpuKernelEmitter::EmitLibraryCall(
   return LinalgThunk(hlo, arguments);
 }
 
+absl::Status CpuKernelEmitter::FinishFft(const HloInstruction& fft, runtime::Thunk& thunk) {
+  // The batch (the leading, untransformed dimensions) is what splits: each part one FFTW plan.
+  const Shape& in = fft.operand(0)->shape();
+  const int64_t lead = in.rank() - static_cast<int64_t>(fft.attrs().fft_length.size());
+  int64_t batch = 1;
+  for (int64_t d = 0; d < lead; ++d) batch *= in.dimensions(d);
+  const int64_t work = std::max(Elements(in), Elements(fft.shape()));
+  const int64_t parts = std::min({work / std::max<int64_t>(1, options_.min_work_per_partition),
+                                  options_.max_partitions, batch});
+  thunk.launch.partitions = std::max<int64_t>(1, parts);
+  return absl::OkStatus();
+}
+
 }  // namespace hloc::codegen::cpu

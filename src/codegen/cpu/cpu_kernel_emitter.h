@@ -11,7 +11,8 @@
 //   - sort: operands copied to the outputs, then __hloc_cpu_sort with a comparator function
 //     emitted from the comparator computation; top-k through __hloc_cpu_topk;
 //   - scan (element-independent bodies), select-and-scatter.
-// Dots whose operands the runtime's GEMM can read become kGemm thunks instead (GemmFor).
+// Dots whose operands the runtime's GEMM can read become kGemm thunks instead (GemmFor); ffts
+// are kFft thunks run by FFTW (FinishFft sets how many parts of the batch run in parallel).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -41,6 +42,8 @@ class CpuKernelEmitter : public ThunkEmitterBackend {
   // cholesky, triangular-solve and the solver custom calls: LAPACK thunks (linalg_thunks.h).
   absl::StatusOr<std::optional<runtime::Thunk>> EmitLibraryCall(
       const HloInstruction& hlo, const std::vector<KernelArgument>& arguments) override;
+  // FFTW runs the fft; its batch is split into parts as a kernel's loop is (ChoosePartitions).
+  absl::Status FinishFft(const HloInstruction& fft, runtime::Thunk& thunk) override;
 
   int64_t num_kernels() const { return static_cast<int64_t>(names_.size()); }
 

@@ -30,6 +30,8 @@ class GpuKernelEmitter : public ThunkEmitterBackend {
   std::optional<GemmPlan> GemmFor(const HloInstruction& dot) override;
   absl::StatusOr<std::optional<runtime::Thunk>> EmitLibraryCall(
       const HloInstruction& hlo, const std::vector<KernelArgument>& arguments) override;
+  // cuFFT runs the fft; an IFFT/IRFFT thunk also names the kernel scaling its result (gpu_fft.cc).
+  absl::Status FinishFft(const HloInstruction& fft, runtime::Thunk& thunk) override;
 
   int64_t num_kernels() const { return static_cast<int64_t>(names_.size()); }
   const GpuDeviceInfo& device() const { return device_; }
