@@ -127,6 +127,10 @@ bool IsMofCandidate(const HloInstruction* node, fusion::FusionLegality& legality
   if (node->opcode() == O::kFusion && node->attrs().fusion_kind == FusionKind::kCustom) return false;
   if (node->opcode() == O::kIota || node->opcode() == O::kBroadcast) return false;  // cheaper to recompute
   if (node->opcode() != O::kFusion && !node->shape().IsArray()) return false;
+  // In-place updates (dynamic-update-slice, scatter) write their operand's buffer: the kernel
+  // emitters take them as a fusion's only output.
+  for (const HloInstruction* o : fusion::FusionOutputs(node))
+    if (o->opcode() == O::kDynamicUpdateSlice || o->opcode() == O::kScatter) return false;
   return legality.IsFusibleNode(node, /*as_producer=*/false).ok;
 }
 
