@@ -325,7 +325,7 @@ TEST_CASE("kernels match the reference evaluator", "[cpu][kernels]") {
 std::vector<std::string> SmallCorpusNames() {
   std::vector<std::string> names;
   const std::string suffix = ".small.before_optimizations.txt";
-  for (const std::string& path : SmallCorpusModules()) {
+  for (const std::string& path : SmallCorpusModules(/*second_wave=*/true)) {
     // NAME, or public2/NAME for the second wave: the path below tests/corpus.
     const std::string f = fs::path(path).lexically_relative(kCorpus).string();
     names.push_back(f.substr(0, f.size() - suffix.size()));

@@ -129,8 +129,14 @@ bool IsMofCandidate(const HloInstruction* node, fusion::FusionLegality& legality
   if (node->opcode() != O::kFusion && !node->shape().IsArray()) return false;
   // In-place updates (dynamic-update-slice, scatter) write their operand's buffer: the kernel
   // emitters take them as a fusion's only output.
-  for (const HloInstruction* o : fusion::FusionOutputs(node))
-    if (o->opcode() == O::kDynamicUpdateSlice || o->opcode() == O::kScatter) return false;
+  if (node->opcode() == O::kDynamicUpdateSlice || node->opcode() == O::kScatter) return false;
+  if (node->opcode() == O::kFusion && node->fused_instructions_computation() != nullptr) {
+    const HloInstruction* root = node->fused_instructions_computation()->root_instruction();
+    std::vector<const HloInstruction*> roots = {root};
+    if (root->opcode() == O::kTuple) roots.assign(root->operands().begin(), root->operands().end());
+    for (const HloInstruction* o : roots)
+      if (o->opcode() == O::kDynamicUpdateSlice || o->opcode() == O::kScatter) return false;
+  }
   return legality.IsFusibleNode(node, /*as_producer=*/false).ok;
 }
 
