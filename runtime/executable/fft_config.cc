@@ -76,9 +76,10 @@ absl::StatusOr<FftGeometry> AnalyzeFft(const FftConfig& c, int64_t input_bytes, 
   g.input_embed.assign(c.input_dimensions.begin() + lead, c.input_dimensions.end());
   g.output_embed.assign(c.output_dimensions.begin() + lead, c.output_dimensions.end());
   // What each side must hold: the full lengths, except the halved last dimension of the
-  // complex side of RFFT (written: exactly N/2+1) and IRFFT (read: the first N/2+1 of it).
+  // complex side of RFFT (written: exactly N/2+1) and IRFFT (read: the first N/2+1 of it);
+  // 0 for N = 0, as XLA's shape inference has it.
   std::vector<int64_t> want_in = g.n, want_out = g.n;
-  const int64_t half = g.n.back() / 2 + 1;
+  const int64_t half = g.n.back() == 0 ? 0 : g.n.back() / 2 + 1;
   if (g.kind == FftGeometry::Kind::kR2C) want_out.back() = half;
   if (g.kind == FftGeometry::Kind::kC2R) want_in.back() = half;
   bool ok = g.output_embed == want_out;

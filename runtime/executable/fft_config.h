@@ -25,8 +25,8 @@ struct FftGeometry {
   int64_t input_distance = 0, output_distance = 0;
   int64_t input_elements = 0, output_elements = 0;
   int64_t input_element_bytes = 0, output_element_bytes = 0;
-  // A transformed length is 0: nothing to transform; the output (non-empty only for an RFFT of
-  // length 0, whose one frequency is an empty sum) is zero.
+  // A transformed length is 0: nothing to transform (the output is empty too; the runtimes
+  // still write zeros over whatever output bytes there are).
   bool zero_length = false;
   // The output is divided by this: prod(fft_length) for IFFT and IRFFT (XLA's scale factor,
   // the output's transformed extent), else 1. Scaled in the output's precision, as XLA does

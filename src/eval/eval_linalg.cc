@@ -242,7 +242,7 @@ absl::StatusOr<Literal> EvalFft(const HloInstruction& inst, Operands ops, EvalCo
   DimVec in_dims = x.shape().dimensions(), out_dims = in_dims;
   DimVec want_in = in_dims;
   for (int64_t i = 0; i < r; ++i) want_in[rank - r + i] = len[i];
-  const int64_t half = len[r - 1] / 2 + 1;
+  const int64_t half = len[r - 1] == 0 ? 0 : len[r - 1] / 2 + 1;  // XLA's shape inference: 0 stays 0
   if (real_out) want_in[rank - 1] = half;
   if (want_in != in_dims) return evalops::Malformed(inst, "operand's transformed dims do not match fft_length");
   for (int64_t i = 0; i < r; ++i) out_dims[rank - r + i] = len[i];
