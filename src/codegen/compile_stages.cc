@@ -33,10 +33,16 @@ absl::StatusOr<std::unique_ptr<BufferAssignment>> RunHloStagesAndAssignBuffers(
     if (ec) return absl::InternalError(absl::StrCat("cannot create dump folder '", dump_to, "': ", ec.message()));
   }
   // 1. HLO passes. Without a pipeline, the passes the backend needs for correctness still run:
-  // copy-insertion (in-place ops must not clobber parameters, constants or live values).
+  // call-inliner (XLA's backends never see a kCall: its CallInliner runs in every pipeline; a
+  // kCall thunk whose result outlives the next call of a computation is not handled:
+  // public2's eqx_mlp_lion calls one relu from two places), flatten-call-graph (a computation
+  // called from two places, as a while body, would share one set of buffers) and copy-insertion
+  // (in-place ops must not clobber parameters, constants or live values).
   std::optional<Pipeline> required;
-  if (!pipeline && PassRegistry::Global().Find("copy-insertion") != nullptr) {
-    absl::StatusOr<Pipeline> p = PipelineFromPassList({"copy-insertion"});
+  if (!pipeline && PassRegistry::Global().Find("copy-insertion") != nullptr &&
+      PassRegistry::Global().Find("flatten-call-graph") != nullptr &&
+      PassRegistry::Global().Find("call-inliner") != nullptr) {
+    absl::StatusOr<Pipeline> p = PipelineFromPassList({"call-inliner", "flatten-call-graph", "copy-insertion"});
     if (!p.ok()) return p.status();
     required = std::move(*p);
   }
