@@ -328,6 +328,9 @@ ComputationRun RewriteComputation(HloComputation* computation, const std::string
     RemoveDeadLeftovers(computation, leftovers);
     leftovers.clear();
     if (firings == 0) break;
+    if (sweep + 1 == max_iterations)
+      std::cerr << "hloc: note: " << pass << " still rewrote " << computation->name() << " in its sweep "
+                << max_iterations << " (its max_iterations); continuing with the module as it is\n";
   }
   return run;
 }

@@ -1,5 +1,7 @@
 #include "ir/module.h"
 
+#include <algorithm>
+
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 
@@ -22,6 +24,33 @@ absl::Status HloModule::RemoveComputation(HloComputation* c) {
         if (callee == c && comp.get() != c)
           return absl::FailedPreconditionError(
               absl::StrCat("cannot remove ", c->name(), ": called by ", inst->name()));
+  return EraseComputation(c);
+}
+
+absl::Status HloModule::RemoveFusedComputation(HloComputation* c) {
+  if (c->FusionInstruction() != nullptr)
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot remove ", c->name(), ": called by ", c->FusionInstruction()->name()));
+  return EraseComputation(c);
+}
+
+absl::Status HloModule::RemoveComputations(const absl::flat_hash_set<const HloComputation*>& dead) {
+  if (dead.contains(entry_)) return absl::FailedPreconditionError("cannot remove the entry computation");
+  for (const auto& comp : computations_) {
+    if (dead.contains(comp.get())) continue;
+    for (const auto& inst : comp->instructions())
+      for (HloComputation* callee : inst->called_computations())
+        if (dead.contains(callee))
+          return absl::FailedPreconditionError(
+              absl::StrCat("cannot remove ", callee->name(), ": called by ", inst->name()));
+  }
+  computations_.erase(std::remove_if(computations_.begin(), computations_.end(),
+                                     [&](const std::unique_ptr<HloComputation>& c) { return dead.contains(c.get()); }),
+                      computations_.end());
+  return absl::OkStatus();
+}
+
+absl::Status HloModule::EraseComputation(HloComputation* c) {
   if (c == entry_) return absl::FailedPreconditionError("cannot remove the entry computation");
   for (auto it = computations_.begin(); it != computations_.end(); ++it) {
     if (it->get() == c) {

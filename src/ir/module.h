@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "ir/computation.h"
 
@@ -77,8 +78,15 @@ class HloModule {
   void set_name(std::string n) { name_ = std::move(n); }
 
   HloComputation* AddComputation(std::unique_ptr<HloComputation> c, bool is_entry = false);
-  // Removes a computation that nothing calls.
+  // Removes a computation that nothing calls (checked: a walk over the whole module).
   absl::Status RemoveComputation(HloComputation* c);
+  // Removes the fused computation of a fusion instruction already removed. A fused computation
+  // has exactly one caller, its fusion (the verifier checks it), so no walk over the module is
+  // needed: fusion passes remove one per merge, and the walk made them quadratic.
+  absl::Status RemoveFusedComputation(HloComputation* c);
+  // Removes every computation of `dead` (none may be the entry or be called from outside the
+  // set) with one walk over the module.
+  absl::Status RemoveComputations(const absl::flat_hash_set<const HloComputation*>& dead);
   const std::vector<std::unique_ptr<HloComputation>>& computations() const { return computations_; }
   // Callees before callers, the entry last (the order XLA prints).
   std::vector<HloComputation*> MakeComputationPostOrder() const;
@@ -113,6 +121,7 @@ class HloModule {
   int64_t elided_constants_ = 0;
   StackFrameIndex stack_frames_;
   int64_t next_unique_id_ = 0;
+  absl::Status EraseComputation(HloComputation* c);  // the entry check and the erase
 };
 
 }  // namespace hloc

@@ -118,7 +118,7 @@ absl::StatusOr<int64_t> RemoveDead(HloInstruction* inst) {
     if (absl::Status s = computation->RemoveInstruction(i); !s.ok()) return s;
     ++removed;
     for (HloComputation* f : fused)
-      if (absl::Status s = computation->parent()->RemoveComputation(f); !s.ok()) return s;
+      if (absl::Status s = computation->parent()->RemoveFusedComputation(f); !s.ok()) return s;
     absl::flat_hash_set<HloInstruction*> seen;
     for (HloInstruction* op : operands)
       if (seen.insert(op).second) work.push_back(op);

@@ -5,10 +5,24 @@
 #include <mutex>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "engine/rule_tables.h"
 #include "ir/computation.h"
 
 namespace hloc::fusion {
+
+struct FusionFactsCache::Facts {
+  std::vector<const HloInstruction*> fused;  // FusedInstructions
+  std::vector<const HloInstruction*> reductions;
+  std::vector<std::pair<const HloInstruction*, double>> evals;
+  std::vector<std::pair<const HloInstruction*, double>> param_index_counts;
+  std::vector<double> utilization;
+  std::vector<HloOpcode> opcodes;  // FusedOpcodes
+  std::vector<const HloInstruction*> representatives;  // FusedOpcodeTypeRepresentatives
+  FusionKind kind = FusionKind::kLoop;
+  double flops = 0;
+};
+
 namespace {
 
 using O = HloOpcode;
@@ -114,6 +128,7 @@ int64_t ByteSize(const Shape& shape) {
 
 std::vector<const HloInstruction*> FusedInstructions(const HloInstruction* node) {
   if (node->opcode() != O::kFusion || node->called_computations().empty()) return {node};
+  if (const FusionFactsCache::Facts* f = FusionFactsCache::Lookup(node)) return f->fused;
   std::vector<const HloInstruction*> out;
   for (const HloInstruction* i : PostOrder(node->fused_instructions_computation()))
     if (i->opcode() != O::kParameter) out.push_back(i);
@@ -197,6 +212,7 @@ const HloInstruction* FindHero(const HloInstruction* root) {
 bool HasReduction(const HloInstruction* node) { return !Reductions(node).empty(); }
 
 std::vector<const HloInstruction*> Reductions(const HloInstruction* node) {
+  if (const FusionFactsCache::Facts* f = FusionFactsCache::Lookup(node)) return f->reductions;
   std::vector<const HloInstruction*> out;
   for (const HloInstruction* i : FusedInstructions(node))
     if (IsInputFusibleReduction(i)) out.push_back(i);
@@ -245,6 +261,54 @@ FusionKind FusionKindFor(const std::vector<const HloInstruction*>& instructions)
 
 namespace {
 
+std::vector<HloOpcode> DistinctOpcodes(const std::vector<const HloInstruction*>& instructions) {
+  std::vector<HloOpcode> out;
+  std::array<bool, kNumOpcodes> seen{};
+  for (const HloInstruction* i : instructions) {
+    const int k = static_cast<int>(i->opcode());
+    if (seen[k]) continue;
+    seen[k] = true;
+    out.push_back(i->opcode());
+  }
+  return out;
+}
+
+std::vector<const HloInstruction*> Representatives(const std::vector<const HloInstruction*>& instructions) {
+  std::vector<const HloInstruction*> out;
+  absl::flat_hash_set<std::pair<int, int>> seen;
+  for (const HloInstruction* i : instructions) {
+    const int type = i->shape().IsArray() ? static_cast<int>(i->shape().element_type()) : -1;
+    if (seen.insert({static_cast<int>(i->opcode()), type}).second) out.push_back(i);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<const HloInstruction*> FusedOpcodeTypeRepresentatives(const HloInstruction* node) {
+  if (const FusionFactsCache::Facts* f = FusionFactsCache::Lookup(node)) return f->representatives;
+  return Representatives(FusedInstructions(node));
+}
+
+bool HasFusedOpcode(const HloInstruction* node, HloOpcode opcode) {
+  if (node->opcode() != O::kFusion || node->called_computations().empty()) return node->opcode() == opcode;
+  for (HloOpcode op : FusedOpcodes(node))
+    if (op == opcode) return true;
+  return false;
+}
+
+std::vector<HloOpcode> FusedOpcodes(const HloInstruction* node) {
+  if (const FusionFactsCache::Facts* f = FusionFactsCache::Lookup(node)) return f->opcodes;
+  return DistinctOpcodes(FusedInstructions(node));
+}
+
+FusionKind NodeFusionKind(const HloInstruction* node) {
+  if (const FusionFactsCache::Facts* f = FusionFactsCache::Lookup(node)) return f->kind;
+  return FusionKindFor(FusedInstructions(node));
+}
+
+namespace {
+
 // Per fused instruction: the element evaluations it gets, and how many distinct indexings
 // the emitter generates its code for (XLA's FusionNodeIndexingEvaluation). A fused emitter
 // computes a value once per (instruction, index): users that read it elementwise at the same
@@ -261,7 +325,10 @@ bool SameIndexUser(const HloInstruction* user, const HloInstruction* operand) {
          user->shape().dimensions() == operand->shape().dimensions();
 }
 
+thread_local int64_t body_analyses = 0;
+
 Indexing ComputeIndexing(const HloComputation* comp) {
+  ++body_analyses;
   Indexing r;
   const std::vector<const HloInstruction*> post = PostOrder(comp);
   const HloInstruction* root = comp->root_instruction();
@@ -312,13 +379,42 @@ Indexing ComputeIndexing(const HloComputation* comp) {
 
 }  // namespace
 
-std::vector<std::pair<const HloInstruction*, double>> ElementEvaluations(const HloInstruction* node) {
-  if (node->opcode() != O::kFusion || node->called_computations().empty()) return {{node, Elems(node)}};
-  const HloComputation* comp = node->fused_instructions_computation();
+namespace {
+
+// ElementEvaluations of a fusion from its body's indexing, and the index count of each of its
+// parameters (by parameter position in the body), without the cache.
+std::vector<std::pair<const HloInstruction*, double>> FusionElementEvaluations(
+    const HloComputation* comp, std::vector<std::pair<const HloInstruction*, double>>* param_index_counts) {
   Indexing ix = ComputeIndexing(comp);
   std::vector<std::pair<const HloInstruction*, double>> out;
   for (const HloInstruction* x : PostOrder(comp)) out.push_back({x, ix.evals[x]});
+  if (param_index_counts != nullptr)
+    for (const HloInstruction* p : comp->parameters())
+      if (p != nullptr) param_index_counts->push_back({p, ix.index_count[p]});
   return out;
+}
+
+std::vector<double> UtilizationFromEvaluations(const HloInstruction* node,
+                                               const std::vector<std::pair<const HloInstruction*, double>>& evals) {
+  std::vector<double> util(node->operand_count(), 0.0);
+  for (const auto& [inst, e] : evals) {
+    if (inst->opcode() != O::kParameter) continue;
+    const int64_t p = inst->attrs().parameter_number;
+    if (p >= 0 && p < node->operand_count()) util[p] = e / std::max(1.0, Elems(inst));
+  }
+  return util;
+}
+
+double FlopsFromEvaluations(const std::vector<std::pair<const HloInstruction*, double>>& evals);
+
+}  // namespace
+
+int64_t FusionBodyAnalyses() { return body_analyses; }
+
+std::vector<std::pair<const HloInstruction*, double>> ElementEvaluations(const HloInstruction* node) {
+  if (node->opcode() != O::kFusion || node->called_computations().empty()) return {{node, Elems(node)}};
+  if (const FusionFactsCache::Facts* f = FusionFactsCache::Lookup(node)) return f->evals;
+  return FusionElementEvaluations(node->fused_instructions_computation(), nullptr);
 }
 
 std::vector<double> OperandUtilization(const HloInstruction* node) {
@@ -329,6 +425,7 @@ std::vector<double> OperandUtilization(const HloInstruction* node) {
       util[j] = ReadFactor(node, j) * out / std::max(1.0, Elems(node->operand(j)));
     return util;
   }
+  if (const FusionFactsCache::Facts* f = FusionFactsCache::Lookup(node)) return f->utilization;
   for (const auto& [inst, evals] : ElementEvaluations(node)) {
     if (inst->opcode() != O::kParameter) continue;
     const int64_t p = inst->attrs().parameter_number;
@@ -359,8 +456,15 @@ int RelativeCost(HloOpcode opcode, const char** cost_class) {
 }
 
 double Flops(const HloInstruction* node) {
+  if (const FusionFactsCache::Facts* f = FusionFactsCache::Lookup(node)) return f->flops;
+  return FlopsFromEvaluations(ElementEvaluations(node));
+}
+
+namespace {
+
+double FlopsFromEvaluations(const std::vector<std::pair<const HloInstruction*, double>>& all) {
   double flops = 0;
-  for (const auto& [x, evals] : ElementEvaluations(node)) {
+  for (const auto& [x, evals] : all) {
     switch (x->opcode()) {
       case O::kParameter: case O::kConstant: case O::kTuple: case O::kGetTupleElement:
         break;
@@ -378,6 +482,8 @@ double Flops(const HloInstruction* node) {
   return flops;
 }
 
+}  // namespace
+
 int64_t PathsFromProducer(const HloInstruction* producer, const HloInstruction* consumer) {
   constexpr double kCap = double{1 << 20};
   if (consumer->opcode() != O::kFusion || consumer->called_computations().empty()) {
@@ -386,15 +492,70 @@ int64_t PathsFromProducer(const HloInstruction* producer, const HloInstruction* 
       if (op == producer) return 1;
     return 0;
   }
-  const HloComputation* comp = consumer->fused_instructions_computation();
-  Indexing ix = ComputeIndexing(comp);
+  std::vector<std::pair<const HloInstruction*, double>> counts;
+  const std::vector<std::pair<const HloInstruction*, double>>* param_counts = &counts;
+  if (const FusionFactsCache::Facts* f = FusionFactsCache::Lookup(consumer)) {
+    param_counts = &f->param_index_counts;
+  } else {
+    FusionElementEvaluations(consumer->fused_instructions_computation(), &counts);
+  }
   double total = 0;
-  for (const HloInstruction* p : comp->parameters()) {
-    if (p == nullptr) continue;
+  for (const auto& [p, count] : *param_counts) {
     const int64_t n = p->attrs().parameter_number;
-    if (n >= 0 && n < consumer->operand_count() && consumer->operand(n) == producer) total += ix.index_count[p];
+    if (n >= 0 && n < consumer->operand_count() && consumer->operand(n) == producer) total += count;
   }
   return static_cast<int64_t>(std::min(total, kCap));
+}
+
+struct FusionFactsCache::Impl {
+  absl::flat_hash_map<int64_t, std::unique_ptr<Facts>> by_id;
+  int64_t cached_instructions = 0;
+};
+
+namespace {
+thread_local FusionFactsCache* active_cache = nullptr;
+// Past this many cached body instructions new fusions are not cached (bounded memory; the
+// answers are computed as without a cache). Entries are never dropped while one is in use.
+constexpr int64_t kMaxCachedInstructions = int64_t{1} << 24;
+}  // namespace
+
+FusionFactsCache::FusionFactsCache() : impl_(new Impl), previous_(active_cache) { active_cache = this; }
+FusionFactsCache::~FusionFactsCache() {
+  active_cache = previous_;
+  delete impl_;
+}
+
+void FusionFactsCache::Forget(const HloInstruction* fusion) {
+  auto it = impl_->by_id.find(fusion->unique_id());
+  if (it == impl_->by_id.end()) return;
+  impl_->cached_instructions -= static_cast<int64_t>(it->second->evals.size());
+  impl_->by_id.erase(it);
+}
+
+const FusionFactsCache::Facts* FusionFactsCache::Lookup(const HloInstruction* node) {
+  FusionFactsCache* cache = active_cache;
+  if (cache == nullptr || node->opcode() != O::kFusion || node->called_computations().empty() ||
+      node->unique_id() < 0)
+    return nullptr;
+  Impl& impl = *cache->impl_;
+  auto it = impl.by_id.find(node->unique_id());
+  if (it != impl.by_id.end()) return it->second.get();
+  const HloComputation* comp = node->fused_instructions_computation();
+  if (impl.cached_instructions + comp->instruction_count() > kMaxCachedInstructions) return nullptr;
+  auto facts = std::make_unique<Facts>();
+  facts->evals = FusionElementEvaluations(comp, &facts->param_index_counts);
+  for (const auto& [x, e] : facts->evals) {
+    if (x->opcode() == O::kParameter) continue;
+    facts->fused.push_back(x);
+    if (IsInputFusibleReduction(x)) facts->reductions.push_back(x);
+  }
+  facts->utilization = UtilizationFromEvaluations(node, facts->evals);
+  facts->opcodes = DistinctOpcodes(facts->fused);
+  facts->representatives = Representatives(facts->fused);
+  facts->kind = FusionKindFor(facts->fused);
+  facts->flops = FlopsFromEvaluations(facts->evals);
+  impl.cached_instructions += static_cast<int64_t>(facts->evals.size());
+  return impl.by_id.emplace(node->unique_id(), std::move(facts)).first->second.get();
 }
 
 }  // namespace hloc::fusion

@@ -52,6 +52,15 @@ const char* EmitterKindName(EmitterKind kind);
 // The HLO fusion kind (kLoop / kInput / kCustom) a fusion of these instructions gets.
 FusionKind FusionKindFor(const std::vector<const HloInstruction*>& instructions);
 
+// The distinct opcodes of FusedInstructions(node), in order of first appearance, and the
+// fusion kind those instructions get (FusionKindFor); cached like the rest (FusionFactsCache).
+std::vector<HloOpcode> FusedOpcodes(const HloInstruction* node);
+FusionKind NodeFusionKind(const HloInstruction* node);
+// One instruction of FusedInstructions(node) per distinct (opcode, element type), the first of
+// each: enough for any question that depends only on those (cached).
+std::vector<const HloInstruction*> FusedOpcodeTypeRepresentatives(const HloInstruction* node);
+bool HasFusedOpcode(const HloInstruction* node, HloOpcode opcode);
+
 // Element counts (1 for scalars and tuples' first leaf when asked about a tuple).
 int64_t ElementCount(const Shape& shape);
 // Bytes of every array leaf of the shape.
@@ -78,5 +87,35 @@ int RelativeCost(HloOpcode opcode, const char** cost_class = nullptr);
 // same index share one copy; broadcasts, slices, concatenates, ... each need their own.
 // Capped at 1 << 20.
 int64_t PathsFromProducer(const HloInstruction* producer, const HloInstruction* consumer);
+
+// Memoizes what the functions above compute from a fusion's body (its instructions in post
+// order, element evaluations, operand utilization, flops, index counts), keyed by the fusion's
+// unique id, for as long as it lives on this thread. PriorityFusion asks about each fusion once
+// per candidate pair it touches; without this every question re-walks the body, and a fusion
+// that grows to most of the module made the pass quadratic in the module (numpyro's logprob
+// gradient: one kernel of ~1000 instructions). Valid while no fusion's body is edited in
+// place (FusionBuilder::Merge always builds a new fusion with a new id); Forget drops a
+// fusion that is going away. Results are the same as without the cache, bit for bit.
+// How many times this thread has analysed a fusion body (its indexing walk), for tests that
+// guard against re-analysis (a count, not a time).
+int64_t FusionBodyAnalyses();
+
+class FusionFactsCache {
+ public:
+  FusionFactsCache();
+  ~FusionFactsCache();
+  FusionFactsCache(const FusionFactsCache&) = delete;
+  FusionFactsCache& operator=(const FusionFactsCache&) = delete;
+  void Forget(const HloInstruction* fusion);
+  struct Facts;
+  // The facts of a fusion node (computed on first use); null when no cache is active or the
+  // node is not a fusion.
+  static const Facts* Lookup(const HloInstruction* node);
+
+ private:
+  struct Impl;
+  Impl* impl_;
+  FusionFactsCache* previous_;
+};
 
 }  // namespace hloc::fusion

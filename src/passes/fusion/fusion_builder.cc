@@ -281,7 +281,7 @@ absl::StatusOr<HloInstruction*> FusionBuilder::Merge(const std::vector<HloInstru
     if (absl::Status s = RemoveInstruction(m); !s.ok()) return s;
   }
   for (HloComputation* c : dead_computations)
-    if (absl::Status s = module_.RemoveComputation(c); !s.ok()) return s;
+    if (absl::Status s = module_.RemoveFusedComputation(c); !s.ok()) return s;
   for (auto& [inst, name] : renames) inst->set_name(names_.GetUniqueName(name));
   return fusion;
 }

@@ -32,7 +32,8 @@ bool FastMathOnF64(const HloInstruction* i) {
 }  // namespace
 
 bool IsExpensive(RewriteContext&, const HloInstruction* node) {
-  for (const HloInstruction* i : FusedInstructions(node)) {
+  // Depends only on each instruction's opcode and element type.
+  for (const HloInstruction* i : FusedOpcodeTypeRepresentatives(node)) {
     if (i->opcode() == O::kReduce || i->opcode() == O::kReduceWindow) continue;  // judged by their own vetoes
     if (RelativeCost(i->opcode()) >= 20 || FastMathOnF64(i)) return true;
   }
@@ -203,11 +204,7 @@ bool RowFitsInSharedMemory(RewriteContext& ctx, const HloInstruction* producer, 
   return row_bytes <= limit;
 }
 
-bool HasScatter(RewriteContext&, const HloInstruction* node) {
-  for (const HloInstruction* i : FusedInstructions(node))
-    if (i->opcode() == O::kScatter) return true;
-  return false;
-}
+bool HasScatter(RewriteContext&, const HloInstruction* node) { return HasFusedOpcode(node, O::kScatter); }
 
 bool IsConstantOp(RewriteContext&, const HloInstruction* node) { return node->opcode() == O::kConstant; }
 
@@ -225,7 +222,7 @@ bool IsInPlaceOperandOf(RewriteContext&, const HloInstruction* producer, const H
       if (consumer->operand(j) == producer) return true;
     return false;
   }
-  if (consumer->opcode() != O::kFusion) return false;
+  if (consumer->opcode() != O::kFusion || !HasFusedOpcode(consumer, O::kScatter)) return false;
   for (const HloInstruction* i : FusedInstructions(consumer)) {
     if (i->opcode() != O::kScatter) continue;
     const int64_t n = i->operand_count() / 2;

@@ -1,6 +1,7 @@
 #include "passes/fusion/fusion_legality.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "engine/profile.h"
@@ -122,20 +123,24 @@ FusionDecision FusionLegality::CanFuse(HloInstruction* producer, HloInstruction*
   for (const FusionVetoInfo* veto : vetoes_)
     if (veto->fn(ctx, producer, consumer)) return FusionDecision::Refuse(veto->reason, veto->name, veto->file, veto->line);
 
-  // Every fused op must allow the kind the fusion would get.
-  std::vector<const HloInstruction*> all = FusedInstructions(producer);
-  for (const HloInstruction* i : FusedInstructions(consumer)) all.push_back(i);
-  const FusionKind kind = FusionKindFor(all);
+  // Every fused op must allow the kind the fusion would get. Whether one does depends only on
+  // its opcode, so each distinct opcode is asked once (in order of first appearance, which
+  // names the same first offender as a walk over every instruction).
+  const FusionKind kind = NodeFusionKind(producer) == FusionKind::kInput || NodeFusionKind(consumer) == FusionKind::kInput
+                              ? FusionKind::kInput
+                              : FusionKind::kLoop;
   const char* kind_name = KindName(kind);
-  for (const HloInstruction* i : all) {
-    if (i->opcode() == O::kParameter || i->opcode() == O::kTuple || i->opcode() == O::kGetTupleElement) continue;
-    const FusibleInfo* row = FusibleRecord(i->opcode());
+  std::vector<HloOpcode> opcodes = FusedOpcodes(producer);
+  for (HloOpcode op : FusedOpcodes(consumer)) opcodes.push_back(op);
+  for (HloOpcode op : opcodes) {
+    if (op == O::kParameter || op == O::kTuple || op == O::kGetTupleElement) continue;
+    const FusibleInfo* row = FusibleRecord(op);
     if (row == nullptr)
-      return FusionDecision::Refuse(absl::StrCat("'", OpName(i), "' has no Fusible record in rules/fusion"));
+      return FusionDecision::Refuse(absl::StrCat("'", std::string(HloOpcodeString(op)), "' has no Fusible record in rules/fusion"));
     bool allowed = false;
-    for (int k = 0; k < row->num_kinds; ++k) allowed |= std::string(row->kinds[k]) == kind_name;
+    for (int k = 0; k < row->num_kinds; ++k) allowed |= std::strcmp(row->kinds[k], kind_name) == 0;
     if (!allowed)
-      return FusionDecision::Refuse(absl::StrCat("'", OpName(i), "' may not take part in a ", kind_name, " fusion"),
+      return FusionDecision::Refuse(absl::StrCat("'", std::string(HloOpcodeString(op)), "' may not take part in a ", kind_name, " fusion"),
                                     row->name, row->file, row->line);
   }
   return FusionDecision::Allow();

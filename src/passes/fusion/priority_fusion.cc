@@ -1,5 +1,6 @@
 #include "passes/fusion/priority_fusion.h"
 
+#include <iostream>
 #include <map>
 #include <set>
 
@@ -77,8 +78,10 @@ class ComputationFusion {
   absl::StatusOr<bool> Run() {
     for (HloInstruction* inst : comp_.MakeInstructionPostOrder()) Update(inst);
     bool changed = false;
-    // Each fusion removes at least one instruction, so this ends; the cap guards bugs.
-    for (int64_t steps = 0; !queue_.empty() && steps < 1000000; ++steps) {
+    // Each fusion removes at least one instruction, so this ends; the cap guards bugs (and says so).
+    constexpr int64_t kMaxSteps = 1000000;
+    int64_t steps = 0;
+    for (; !queue_.empty() && steps < kMaxSteps; ++steps) {
       auto top = std::prev(queue_.end());
       HloInstruction* producer = top->second;
       Erase(producer);
@@ -89,7 +92,11 @@ class ComputationFusion {
         *context_.trace_out << "priority-fusion: " << producer->name() << " into " << consumers.size()
                             << " consumer(s), benefit " << absl::StrFormat("%.3f", p.benefit * 1e6) << " us\n";
       std::vector<HloInstruction*> touched;
-      for (HloInstruction* c : consumers) Erase(c);
+      for (HloInstruction* c : consumers) {
+        Erase(c);
+        facts_.Forget(c);  // replaced by the merged fusion
+      }
+      facts_.Forget(producer);
       for (size_t i = 0; i < consumers.size(); ++i) {
         HloInstruction* c = consumers[i];
         absl::flat_hash_set<HloInstruction*> dup;
@@ -104,6 +111,9 @@ class ComputationFusion {
         for (HloInstruction* op : f->operands()) Update(op);
       }
     }
+    if (!queue_.empty())
+      std::cerr << "hloc: note: priority-fusion stopped after " << kMaxSteps << " steps in " << comp_.name()
+                << " with " << queue_.size() << " candidates left (its cap); continuing\n";
     // XLA fuses the remaining small constants into every kernel that reads them (they fold
     // into the code); a constant read by a plain instruction makes that a fusion too.
     absl::StatusOr<bool> constants = FuseScalarConstants();
@@ -133,6 +143,7 @@ class ComputationFusion {
         absl::flat_hash_set<HloInstruction*> dup;
         // Keep the original while anything else (a later user here, or an unfusible one) reads it.
         if (i + 1 < users.size() || constant->user_count() > 1) dup.insert(constant);
+        facts_.Forget(users[i]);
         absl::StatusOr<HloInstruction*> f = builder_.Merge({constant, users[i]}, dup);
         if (!f.ok()) return f.status();
         changed = true;
@@ -164,6 +175,7 @@ class ComputationFusion {
   const fusion::GpuCostModel& cost_;
   fusion::FusionBuilder& builder_;
   PassContext& context_;
+  fusion::FusionFactsCache facts_;
   std::map<std::pair<double, int64_t>, HloInstruction*> queue_;
   absl::flat_hash_map<HloInstruction*, std::pair<double, int64_t>> key_;
 };
