@@ -1,6 +1,9 @@
 // Small facts about the executable format; serialization is in serialize.cc.
 #include "runtime/executable/executable.h"
 
+#include <set>
+#include <utility>
+
 namespace hloc::runtime {
 
 int64_t ArrayShape::byte_size() const {
@@ -25,6 +28,14 @@ const char* ThunkKindName(ThunkKind kind) {
     case ThunkKind::kFft: return "kFft";
   }
   return "kUnknown";
+}
+
+int64_t DistinctArgumentBytes(const Thunk& t) {
+  std::set<std::pair<int64_t, int64_t>> seen;
+  int64_t bytes = 0;
+  for (const BufferSlice& s : t.arguments)
+    if (s.size > 0 && seen.insert({s.allocation, s.offset}).second) bytes += s.size;
+  return bytes;
 }
 
 }  // namespace hloc::runtime

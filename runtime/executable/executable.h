@@ -144,6 +144,9 @@ struct Thunk {
   int64_t bytes_touched = -1;
 };
 
+// Bytes of a thunk's argument slices, a slice read and written in place counted once.
+int64_t DistinctArgumentBytes(const Thunk& t);
+
 struct Executable {
   std::string module_name;
   std::string platform;                 // "cpu" or "gpu"

@@ -62,13 +62,7 @@ absl::StatusOr<std::unique_ptr<CublasLtLib>> LoadLibOnce() {
   return l;
 }
 
-absl::StatusOr<const CublasLtLib*> LoadLib() {
-  static absl::StatusOr<std::unique_ptr<CublasLtLib>>* loaded = nullptr;
-  static std::once_flag once;
-  std::call_once(once, [] { loaded = new absl::StatusOr<std::unique_ptr<CublasLtLib>>(LoadLibOnce()); });
-  if (!loaded->ok()) return loaded->status();
-  return loaded->value().get();
-}
+absl::StatusOr<const CublasLtLib*> LoadLib() { return LoadLibraryOnce(LoadLibOnce); }
 
 absl::Status LtCheck(const CublasLtLib& lib, cublasStatus_t s, const char* fn, const std::string& what) {
   if (s == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();

@@ -63,13 +63,7 @@ absl::StatusOr<std::unique_ptr<CudaDriver>> LoadOnce() {
 
 }  // namespace
 
-absl::StatusOr<const CudaDriver*> LoadCudaDriver() {
-  static absl::StatusOr<std::unique_ptr<CudaDriver>>* loaded = nullptr;
-  static std::once_flag once;
-  std::call_once(once, [] { loaded = new absl::StatusOr<std::unique_ptr<CudaDriver>>(LoadOnce()); });
-  if (!loaded->ok()) return loaded->status();
-  return loaded->value().get();
-}
+absl::StatusOr<const CudaDriver*> LoadCudaDriver() { return LoadLibraryOnce(LoadOnce); }
 
 std::string CuResultString(const CudaDriver& driver, CUresult result) {
   const char* name = nullptr;

@@ -8,6 +8,8 @@
 // (CMake defines it for runtime/gpu when /usr/local/cuda/include/cuda.h is there). Without
 // them the loader reports "built without CUDA headers" and nothing else here is declared.
 #pragma once
+#include <mutex>
+#include <memory>
 #include <cstdint>
 #include <string>
 
@@ -89,5 +91,16 @@ absl::StatusOr<const CudaContext*> GetCudaContext(int ordinal);
 
 // dlopen of the first of `names` that loads; the error lists every name with dlerror's reason.
 absl::StatusOr<void*> OpenLibrary(const std::initializer_list<const char*>& names, const std::string& purpose);
+
+// A library's entry points, loaded by `load` on the first call only (thread-safe); the table, or
+// why loading failed, is kept for the life of the process. One per table type.
+template <typename Lib>
+absl::StatusOr<const Lib*> LoadLibraryOnce(absl::StatusOr<std::unique_ptr<Lib>> (*load)()) {
+  static absl::StatusOr<std::unique_ptr<Lib>>* loaded = nullptr;
+  static std::once_flag once;
+  std::call_once(once, [load] { loaded = new absl::StatusOr<std::unique_ptr<Lib>>(load()); });
+  if (!loaded->ok()) return loaded->status();
+  return loaded->value().get();
+}
 
 }  // namespace hloc::runtime::gpu

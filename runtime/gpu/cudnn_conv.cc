@@ -55,13 +55,7 @@ absl::StatusOr<std::unique_ptr<CudnnLib>> LoadOnce() {
   return l;
 }
 
-absl::StatusOr<const CudnnLib*> Lib() {
-  static absl::StatusOr<std::unique_ptr<CudnnLib>>* loaded = nullptr;
-  static std::once_flag once;
-  std::call_once(once, [] { loaded = new absl::StatusOr<std::unique_ptr<CudnnLib>>(LoadOnce()); });
-  if (!loaded->ok()) return loaded->status();
-  return loaded->value().get();
-}
+absl::StatusOr<const CudnnLib*> Lib() { return LoadLibraryOnce(LoadOnce); }
 
 absl::Status DnnCheck(const CudnnLib& l, cudnnStatus_t s, const char* fn, const std::string& what) {
   if (s == CUDNN_STATUS_SUCCESS) return absl::OkStatus();

@@ -52,13 +52,7 @@ absl::StatusOr<std::unique_ptr<CufftLib>> LoadLibOnce() {
   return l;
 }
 
-absl::StatusOr<const CufftLib*> LoadLib() {
-  static absl::StatusOr<std::unique_ptr<CufftLib>>* loaded = nullptr;
-  static std::once_flag once;
-  std::call_once(once, [] { loaded = new absl::StatusOr<std::unique_ptr<CufftLib>>(LoadLibOnce()); });
-  if (!loaded->ok()) return loaded->status();
-  return loaded->value().get();
-}
+absl::StatusOr<const CufftLib*> LoadLib() { return LoadLibraryOnce(LoadLibOnce); }
 
 const char* ResultName(cufftResult r) {
   switch (r) {

@@ -71,13 +71,7 @@ absl::StatusOr<std::unique_ptr<Libs>> LoadOnce() {
   return l;
 }
 
-absl::StatusOr<const Libs*> Load() {
-  static absl::StatusOr<std::unique_ptr<Libs>>* loaded = nullptr;
-  static std::once_flag once;
-  std::call_once(once, [] { loaded = new absl::StatusOr<std::unique_ptr<Libs>>(LoadOnce()); });
-  if (!loaded->ok()) return loaded->status();
-  return loaded->value().get();
-}
+absl::StatusOr<const Libs*> Load() { return LoadLibraryOnce(LoadOnce); }
 
 absl::Status SolverCheck(cusolverStatus_t s, const char* fn, const std::string& what) {
   if (s == CUSOLVER_STATUS_SUCCESS) return absl::OkStatus();

@@ -1,8 +1,6 @@
 #include "tools/per_thunk.h"
 
 #include <algorithm>
-#include <set>
-#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -18,9 +16,7 @@ double ThunkFloor::floor_us(const HardwareProfile& hw) const {
 
 ThunkFloor FloorOf(const runtime::Thunk& t) {
   ThunkFloor f;
-  std::set<std::pair<int64_t, int64_t>> seen;  // a slice read and written in place counts once
-  for (const runtime::BufferSlice& s : t.arguments)
-    if (s.size > 0 && seen.insert({s.allocation, s.offset}).second) f.bytes += static_cast<double>(s.size);
+  f.bytes = static_cast<double>(runtime::DistinctArgumentBytes(t));
   if (t.kind == runtime::ThunkKind::kCopy && t.size > 0) f.bytes = 2.0 * static_cast<double>(t.size);
   if (t.kind == runtime::ThunkKind::kGemm)
     f.flops = 2.0 * static_cast<double>(t.gemm.batch) * static_cast<double>(t.gemm.m) * static_cast<double>(t.gemm.n) *

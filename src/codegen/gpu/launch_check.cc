@@ -1,23 +1,12 @@
 #include "codegen/gpu/launch_check.h"
 
-#include <set>
-#include <utility>
-
 #include "absl/strings/str_format.h"
 
 namespace hloc::codegen::gpu {
 namespace {
 
 int64_t TouchedBytes(const runtime::Thunk& t) {
-  if (t.bytes_touched >= 0) return t.bytes_touched;
-  // A slice read and written (in place) is touched once.
-  std::set<std::pair<int64_t, int64_t>> seen;
-  int64_t bytes = 0;
-  for (const runtime::BufferSlice& s : t.arguments) {
-    if (s.size <= 0 || !seen.insert({s.allocation, s.offset}).second) continue;
-    bytes += s.size;
-  }
-  return bytes;
+  return t.bytes_touched >= 0 ? t.bytes_touched : runtime::DistinctArgumentBytes(t);
 }
 
 void Check(const runtime::ThunkSequence& thunks, const LaunchCheckLimits& limits, std::vector<LaunchWarning>& out) {
