@@ -75,6 +75,12 @@ def InverseDirectionOf : AttrFn<"$c's comparison with the inverse direction", "a
 def SliceOfConcatOperand : Builder<"the one concatenate operand a slice reads, sliced",
                                    "algsimp::SliceOfConcatOperand">;
 def BroadcastOfSlice : Builder<"slice(broadcast(x)) as broadcast(slice(x))", "algsimp::BroadcastOfSlice">;
+def ReduceWindowAsReduce : Builder<"a reduce-window spanning whole dimensions (1 wide elsewhere) as reshape(reduce)",
+                                   "algsimp::ReduceWindowAsReduce">;
+def ReduceWindowFoldPad : Builder<"reduce-window(pad(x, init)) as a reduce-window of x with the pad as window padding",
+                                  "algsimp::ReduceWindowFoldPad">;
+def ReduceWindowOfSingleton : Builder<"a reduce-window whose every window holds the one element of size-1 dims, as a broadcast",
+                                      "algsimp::ReduceWindowOfSingleton">;
 def DotAsMultiply : Builder<"a dot over size-1 contracting dims as a multiply of broadcasts",
                             "algsimp::DotAsMultiply">;
 def DynamicSliceAsSlice : Builder<"a dynamic-slice with constant indices as a slice (clamped)",

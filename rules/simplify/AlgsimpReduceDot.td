@@ -23,6 +23,15 @@ def ReduceOfEmpty : Rule<(Reduce:$r $a, $init), (Broadcast $init, (ShapeOf $r), 
                          [(IsEmptyArray $a), (IsScalar $init), (IsArray $r)]>;
 }
 
+let Group = "reduce-window" in {
+// reduce-window(A, init) with windows spanning whole dimensions => reshape(reduce(A, init))
+def ReduceWindowToReduce : Rule<(ReduceWindow:$w $a, $init), (ReduceWindowAsReduce $w)>;
+// reduce-window(pad(A, init), init) without interior padding => reduce-window(A, init), padded
+def ReduceWindowOfPad : Rule<(ReduceWindow:$w (Pad $a, $v), $init), (ReduceWindowFoldPad $w)>;
+// reduce-window(A, identity) where every window holds one element of A => broadcast(A)
+def ReduceWindowOfOneElement : Rule<(ReduceWindow:$w $a, $init), (ReduceWindowOfSingleton $w)>;
+}
+
 let Group = "dot" in {
 // dot(A, B) with only size-1 contracting dimensions => broadcast(A') * broadcast(B')
 // (an outer product: every output element is one product, so no rounding changes)

@@ -36,5 +36,7 @@ void RegisterCudnnLayoutLegalizationPass(PassRegistry& registry);
 void RegisterCopyInsertionPass(PassRegistry& registry);
 // src/passes/sort/sort_merger.cc: sort-merger.
 void RegisterSortMergerPass(PassRegistry& registry);
+// src/passes/sort/stable_sort_expander.cc: stable-sort-expander.
+void RegisterStableSortExpanderPass(PassRegistry& registry);
 
 }  // namespace hloc

@@ -15,6 +15,7 @@ void RegisterAllPasses(PassRegistry& registry) {
   RegisterCudnnLayoutLegalizationPass(registry);
   RegisterCopyInsertionPass(registry);
   RegisterSortMergerPass(registry);
+  RegisterStableSortExpanderPass(registry);
 }
 
 }  // namespace hloc

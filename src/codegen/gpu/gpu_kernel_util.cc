@@ -91,20 +91,22 @@ llvm::Value* GpuKernel::SharedArray(llvm::Type* type, int64_t count, const std::
   return gv;
 }
 
-llvm::Value* GpuKernel::ShuffleXor(llvm::Value* value, int offset) {
+llvm::Value* GpuKernel::ActiveMask() { return b->CreateIntrinsic(llvm::Intrinsic::nvvm_activemask, {}, {}); }
+
+llvm::Value* GpuKernel::ShuffleXor(llvm::Value* value, int offset, llvm::Value* mask) {
   llvm::IRBuilderBase& B = *b;
   llvm::Type* t = value->getType();
   if (t->isStructTy()) {
     llvm::Value* out = llvm::UndefValue::get(t);
     for (unsigned i = 0; i < t->getStructNumElements(); ++i)
-      out = B.CreateInsertValue(out, ShuffleXor(B.CreateExtractValue(value, {i}), offset), {i});
+      out = B.CreateInsertValue(out, ShuffleXor(B.CreateExtractValue(value, {i}), offset, mask), {i});
     return out;
   }
   const unsigned bits = static_cast<unsigned>(t->getPrimitiveSizeInBits());
   llvm::Value* as_int = t->isIntegerTy() ? value : B.CreateBitCast(value, B.getIntNTy(bits));
   auto shfl32 = [&](llvm::Value* v32) {
     return B.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
-                             {B.getInt32(0xffffffffu), v32, B.getInt32(offset), B.getInt32(0x1f)});
+                             {mask != nullptr ? mask : B.getInt32(0xffffffffu), v32, B.getInt32(offset), B.getInt32(0x1f)});
   };
   llvm::Value* r;
   if (bits <= 32) {

@@ -68,8 +68,10 @@ struct GpuKernel {
   // An (uninitialized) array of `count` elements of `type` in shared memory (address space 3).
   llvm::Value* SharedArray(llvm::Type* type, int64_t count, const std::string& name);
   // Butterfly shuffle of a value of any first-class type the emitters use (ints, floats,
-  // structs of them), split into 32-bit pieces.
-  llvm::Value* ShuffleXor(llvm::Value* value, int offset);
+  // structs of them), split into 32-bit pieces. `mask` (i32) names the lanes taking part
+  // (default: the whole warp); ActiveMask() where some lanes of the warp may have left.
+  llvm::Value* ShuffleXor(llvm::Value* value, int offset, llvm::Value* mask = nullptr);
+  llvm::Value* ActiveMask();  // i32, the lanes of the warp executing this point
   // Whether output `o` is the same buffer as operand leaf `i` (in-place updates).
   bool OutputAliasesOperand(size_t o, size_t i) const;
 };

@@ -34,6 +34,7 @@
 #include "codegen/gpu/gpu_emitters.h"
 #include "codegen/gpu/gpu_kernel_emitter.h"
 #include "codegen/gpu/gpu_reduction_split.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/IR/Constants.h"
 
 namespace hloc::codegen::gpu {
@@ -256,9 +257,14 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
   if (rows < 2 * k.device->sm_count && row_len >= 8192 && SplitReductionApplies(fused))
     return TryEmitSplitReduction(k, fused, parameter);
 
-  // Threads per row: a warp for short rows (several rows per block), a block for long ones.
+  // Threads per row: a warp for short rows (several rows per block), a block for long ones, and
+  // for rows shorter than a warp the next power of two (several rows per warp: numpyro's
+  // [4194304, 2] sums left 30 of 32 lanes idle with a warp each; XLA packs such rows too).
   int64_t per_row = 32, rows_per_block = 1;
-  if (row_len <= 512) {
+  if (row_len < 32) {
+    per_row = static_cast<int64_t>(llvm::PowerOf2Ceil(static_cast<uint64_t>(row_len)));
+    rows_per_block = std::min<int64_t>(256 / per_row, rows);
+  } else if (row_len <= 512) {
     rows_per_block = std::min<int64_t>(8, rows);
   } else {
     per_row = row_len >= 8192 && rows < 4 * k.device->sm_count ? 1024 : row_len >= 2048 ? 512 : 256;
@@ -577,9 +583,12 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
             // Warp: butterfly shuffles leave the warp's value in every lane.
             std::vector<llvm::Value*> cur;
             for (int64_t i = 0; i < n; ++i) cur.push_back(b.CreateLoad(acc[i]->getAllocatedType(), acc[i]));
-            for (int off = 16; off >= 1; off /= 2) {
+            // Rows narrower than a warp stay within their lanes (offsets below per_row); the
+            // warp's last rows may be past the end, so only the lanes still here take part.
+            llvm::Value* mask = per_row < 32 ? k.ActiveMask() : nullptr;
+            for (int off = static_cast<int>(std::min<int64_t>(16, per_row / 2)); off >= 1; off /= 2) {
               std::vector<llvm::Value*> other;
-              for (llvm::Value* v : cur) other.push_back(k.ShuffleXor(v, off));
+              for (llvm::Value* v : cur) other.push_back(k.ShuffleXor(v, off, mask));
               absl::StatusOr<std::vector<llvm::Value*>> next = ApplyReducer(*k.emitter, *r->to_apply(), cur, other);
               if (!next.ok()) return next.status();
               cur = *next;

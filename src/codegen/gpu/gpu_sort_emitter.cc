@@ -267,7 +267,10 @@ absl::Status EmitSortKernel(GpuKernel& k, const HloInstruction& sort) {
                             return absl::OkStatus();
                           });
   }
-  // Long rows: odd-even transposition in the outputs, a block per row.
+  // Long rows: a bitonic network through shared-memory chunks, a block per row; stable sorts
+  // (stable-sort-expander left them without an index operand) keep odd-even transposition,
+  // which only swaps neighbours that are strictly out of order.
+  if (!sort.attrs().is_stable) return EmitGlobalBitonicSort(k, rows, less);
   const int64_t T = 1024;
   k.launch = runtime::LaunchDimensions{};
   k.launch.block_x = T;

@@ -40,6 +40,10 @@ using SortLessFn = std::function<absl::StatusOr<llvm::Value*>(const std::vector<
 absl::StatusOr<bool> TryEmitRegisterSort(GpuKernel& k, const HloInstruction& sort, const SortRows& rows,
                                          const SortLessFn& less);
 
+// Sorts each row in place in the outputs, a block per row, with the steps within a chunk in
+// shared memory (gpu_sort_global.cc): rows longer than one block's shared memory. Not stable.
+absl::Status EmitGlobalBitonicSort(GpuKernel& k, const SortRows& rows, const SortLessFn& less);
+
 // Top-k with small k: a warp per row, each lane a sorted top-k of its strided share in
 // registers, merged across the warp by butterfly shuffles. Returns false (emitting nothing) for
 // k > 16 or element types without a total-order key.

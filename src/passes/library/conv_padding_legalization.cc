@@ -42,9 +42,6 @@ bool HasNegativePadding(const Window& w) {
 bool HasBaseDilation(const Window& w) {
   return std::any_of(w.dimensions.begin(), w.dimensions.end(), [](const WindowDimension& d) { return d.base_dilation != 1; });
 }
-bool HasWindowDilation(const Window& w) {
-  return std::any_of(w.dimensions.begin(), w.dimensions.end(), [](const WindowDimension& d) { return d.window_dilation != 1; });
-}
 
 // pipelines/gpu.yaml runs the pass before layout assignment (XLA's conv_canonicalization), where
 // layouts are only what the text wrote; run after layout assignment, a new pad or slice keeps
@@ -107,8 +104,11 @@ HloInstruction* CloneCall(ExpanderBuilder& b, const HloInstruction* call, const 
 // XLA's CanonicalizeForwardConvolution.
 absl::StatusOr<bool> LegalizeForward(HloInstruction* conv, ExpanderBuilder& b) {
   const Window& old = *conv->attrs().window;
-  if (HasSymmetricPadding(old) && !HasNegativePadding(old) && !HasBaseDilation(old) && !HasWindowDilation(old))
-    return false;
+  // Window (filter) dilation stays in the call: cuDNN takes dilations natively, and XLA (as JAX
+  // 0.11.2 dumps it) keeps `rhs_dilate` on __cudnn$convForward. Made explicit as interior padding
+  // of the filter, a weight gradient written as a forward convolution (ViT's patch embedding:
+  // a 14x14 window dilated by 16) became a 209x209 filter of zeros, 220x the work.
+  if (HasSymmetricPadding(old) && !HasNegativePadding(old) && !HasBaseDilation(old)) return false;
   const ConvolutionDimensionNumbers& d = *conv->attrs().convolution_dimension_numbers;
   Window window = old;
   HloInstruction* input = conv->operand(0);
@@ -138,22 +138,7 @@ absl::StatusOr<bool> LegalizeForward(HloInstruction* conv, ExpanderBuilder& b) {
     }
     input = SliceKeepingLayout(b, input, starts, limits);
   }
-  // Window dilation becomes interior padding of the filter.
   HloInstruction* kernel = conv->operand(1);
-  if (HasWindowDilation(window)) {
-    PaddingConfig config = NoPadding(kernel->shape().rank());
-    for (int64_t i = 0; i < spatial; ++i)
-      config.dimensions[d.kernel_spatial_dimensions[i]].interior_padding = window.dimensions[i].window_dilation - 1;
-    const Shape like = kernel->shape();
-    kernel = Pad(b, kernel, config);
-    KeepLayout(kernel, like);
-  }
-  if (kernel != nullptr) {
-    for (int64_t i = 0; i < spatial; ++i) {
-      window.dimensions[i].size = kernel->shape().dimensions()[d.kernel_spatial_dimensions[i]];
-      window.dimensions[i].window_dilation = 1;
-    }
-  }
   std::vector<HloInstruction*> operands(conv->operands().begin(), conv->operands().end());
   operands[0] = input;
   operands[1] = kernel;

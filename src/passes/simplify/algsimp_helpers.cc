@@ -274,8 +274,11 @@ bool IsIrreflexiveCompare(RewriteContext&, const HloInstruction* c) {
   return d == ComparisonDirection::kNe || d == ComparisonDirection::kLt || d == ComparisonDirection::kGt;
 }
 
-bool ReduceInitIsIdentity(RewriteContext&, const HloInstruction* r) {
-  if (r->opcode() != HloOpcode::kReduce || r->operand_count() != 2) return false;
+namespace {
+// Whether `r` (a reduce or reduce-window of one operand) folds with one add/mul/max/min/and/
+// or/xor of its two parameters and has that op's identity as init.
+bool ReducerInitIsIdentity(const HloInstruction* r) {
+  if (r->operand_count() != 2) return false;
   const HloComputation* f = r->to_apply();
   if (f == nullptr || f->num_parameters() != 2 || f->root_instruction() == nullptr) return false;
   const HloInstruction* root = f->root_instruction();
@@ -297,6 +300,11 @@ bool ReduceInitIsIdentity(RewriteContext&, const HloInstruction* r) {
     case HloOpcode::kXor: return (IsIntegral(t) || t == PrimitiveType::PRED) && rules::IsZero(init);
     default: return false;
   }
+}
+}  // namespace
+
+bool ReduceInitIsIdentity(RewriteContext&, const HloInstruction* r) {
+  return r->opcode() == HloOpcode::kReduce && ReducerInitIsIdentity(r);
 }
 
 bool ReducesNoDimensions(RewriteContext&, const HloInstruction* r) {
@@ -595,3 +603,111 @@ HloInstruction* OperandOf(RewriteContext&, const HloInstruction* x, int64_t i) {
 
 }  // namespace algsimp
 }  // namespace hloc
+
+namespace hloc::algsimp {
+namespace {
+
+// The window of a single-operand reduce-window without dilations (nullptr otherwise).
+const Window* PlainReduceWindow(const HloInstruction* w) {
+  if (w->opcode() != HloOpcode::kReduceWindow || w->operand_count() != 2 || !w->attrs().window) return nullptr;
+  if (!w->operand(0)->shape().IsArray() || !w->shape().IsArray()) return nullptr;
+  const Window& win = *w->attrs().window;
+  if (static_cast<int64_t>(win.dimensions.size()) != w->operand(0)->shape().rank()) return nullptr;
+  for (const WindowDimension& d : win.dimensions)
+    if (d.window_dilation != 1 || d.base_dilation != 1 || d.window_reversal) return nullptr;
+  return &win;
+}
+
+}  // namespace
+
+// XLA's AlgebraicSimplifier::HandleReduceWindow: a window that spans whole dimensions (and is
+// 1 wide in the others) reduces those dimensions, one output each: reshape(reduce(x)). A global
+// average pool (ResNet's 1x28x28x1 window) is then a reduction, not a loop of 784 additions
+// per thread.
+HloInstruction* ReduceWindowAsReduce(RewriteContext& ctx, const HloInstruction* w) {
+  const Window* win = PlainReduceWindow(w);
+  if (win == nullptr) return nullptr;
+  const Shape& in = w->operand(0)->shape();
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < in.rank(); ++i) {
+    const WindowDimension& d = win->dimensions[i];
+    if (d.padding_low != 0 || d.padding_high != 0) return nullptr;
+    if (d.size == in.dimensions(i) && d.size > 1) dims.push_back(i);
+    else if (d.size != 1 || d.stride != 1) return nullptr;
+  }
+  if (dims.empty()) return nullptr;
+  NewInstruction spec;
+  spec.attrs.dimensions = dims;
+  spec.called_computations = {w->to_apply()};
+  HloInstruction* r = ctx.Create(HloOpcode::kReduce, {w->operand(0), w->operand(1)}, std::move(spec));
+  if (r == nullptr) return nullptr;
+  NewInstruction reshape;
+  reshape.shape = Shape(w->shape().element_type(), w->shape().dimensions());
+  return ctx.Create(HloOpcode::kReshape, {r}, std::move(reshape));
+}
+
+// reduce-window(pad(x, v), init) with v the init value and no interior padding: the pad becomes
+// the window's own padding (XLA's HandleReduceWindow folds it the same way), so the padded
+// array is never written.
+HloInstruction* ReduceWindowFoldPad(RewriteContext& ctx, const HloInstruction* w) {
+  const Window* win = PlainReduceWindow(w);
+  if (win == nullptr) return nullptr;
+  const HloInstruction* pad = w->operand(0);
+  if (pad->opcode() != HloOpcode::kPad || !pad->attrs().padding_config) return nullptr;
+  const HloInstruction* v = pad->operand(1);
+  const HloInstruction* init = w->operand(1);
+  if (v != init && !(v->opcode() == HloOpcode::kConstant && init->opcode() == HloOpcode::kConstant &&
+                     v->attrs().literal && init->attrs().literal && *v->attrs().literal == *init->attrs().literal))
+    return nullptr;
+  Window folded = *win;
+  const PaddingConfig& pc = *pad->attrs().padding_config;
+  for (size_t i = 0; i < folded.dimensions.size(); ++i) {
+    const PaddingDimension& p = pc.dimensions[i];
+    if (p.interior_padding != 0 || p.edge_padding_low < 0 || p.edge_padding_high < 0) return nullptr;
+    folded.dimensions[i].padding_low += p.edge_padding_low;
+    folded.dimensions[i].padding_high += p.edge_padding_high;
+  }
+  NewInstruction spec;
+  spec.attrs.window = folded;
+  spec.called_computations = {w->to_apply()};
+  spec.shape = Shape(w->shape().element_type(), w->shape().dimensions());
+  return ctx.Create(HloOpcode::kReduceWindow, {pad->operand(0), const_cast<HloInstruction*>(init)}, std::move(spec));
+}
+
+// A reduce-window whose every window, in every dimension, holds exactly the one element of an
+// operand dimension of size 1 (or is 1 wide): each output is f(init, x) = x when init is f's
+// identity, so the result is a broadcast of x. The gradient of a global average pool (the
+// padded 1x1 gradient summed over 28x28 windows) is this.
+HloInstruction* ReduceWindowOfSingleton(RewriteContext& ctx, const HloInstruction* w) {
+  const Window* win = PlainReduceWindow(w);
+  if (win == nullptr || !ReducerInitIsIdentity(w)) return nullptr;
+  const Shape& in = w->operand(0)->shape();
+  const Shape& out = w->shape();
+  bool widened = false;
+  std::vector<int64_t> kept_dims, kept_sizes;  // operand dims kept by the broadcast
+  for (int64_t i = 0; i < in.rank(); ++i) {
+    const WindowDimension& d = win->dimensions[i];
+    if (d.size == 1 && d.stride == 1 && d.padding_low == 0 && d.padding_high == 0) {
+      kept_dims.push_back(i);
+      kept_sizes.push_back(in.dimensions(i));
+      continue;
+    }
+    if (in.dimensions(i) != 1) return nullptr;
+    // Output o's window covers padded positions o*stride .. o*stride+size-1; the element is at
+    // padding_low. Every window must cover it: the first (o = 0) and the last alike.
+    const int64_t last = (out.dimensions(i) - 1) * d.stride;
+    if (d.padding_low > d.size - 1 || last > d.padding_low) return nullptr;
+    widened = true;
+  }
+  if (!widened) return nullptr;
+  NewInstruction reshape;
+  reshape.shape = Shape(in.element_type(), kept_sizes);
+  HloInstruction* x = ctx.Create(HloOpcode::kReshape, {w->operand(0)}, std::move(reshape));
+  if (x == nullptr) return nullptr;
+  NewInstruction bcast;
+  bcast.shape = Shape(out.element_type(), out.dimensions());
+  bcast.attrs.dimensions = kept_dims;
+  return ctx.Create(HloOpcode::kBroadcast, {x}, std::move(bcast));
+}
+
+}  // namespace hloc::algsimp

@@ -93,6 +93,9 @@ HloInstruction* SliceOfConcatOperand(RewriteContext& ctx, const HloInstruction* 
 HloInstruction* BroadcastOfSlice(RewriteContext& ctx, const HloInstruction* s);
 // dot with only size-1 contracting dimensions as multiply(broadcast(a'), broadcast(b')).
 HloInstruction* DotAsMultiply(RewriteContext& ctx, const HloInstruction* d);
+HloInstruction* ReduceWindowAsReduce(RewriteContext& ctx, const HloInstruction* w);
+HloInstruction* ReduceWindowFoldPad(RewriteContext& ctx, const HloInstruction* w);
+HloInstruction* ReduceWindowOfSingleton(RewriteContext& ctx, const HloInstruction* w);
 // dynamic-slice with constant start indices as a slice (indices clamped as XLA does).
 HloInstruction* DynamicSliceAsSlice(RewriteContext& ctx, const HloInstruction* d);
 // concatenate without its zero-element operands (or the one remaining operand).

@@ -2,6 +2,7 @@
 #include "passes/passes.h"
 #include "passes/simplify/call_inliner.h"
 #include "passes/simplify/constant_folding.h"
+#include "passes/simplify/conv_operand_swapper.h"
 #include "passes/simplify/flatten_call_graph.h"
 #include "passes/simplify/hlo_cse.h"
 #include "passes/simplify/hlo_dce.h"
@@ -18,6 +19,7 @@ void RegisterSimplifyPasses(PassRegistry& registry) {
   RegisterCallInlinerPass(registry);
   RegisterFlattenCallGraphPass(registry);
   RegisterZeroSizedHloEliminationPass(registry);
+  RegisterConvOperandSwapperPass(registry);
 }
 
 }  // namespace hloc
