@@ -1,12 +1,15 @@
 // The GPU runtime's dense linear algebra (runtime/executable/linalg_config.h): potrf and getrf
 // through cuSOLVER's dense API (libcusolver.so.12, dlopen'ed), trsm through cuBLAS
-// (libcublas.so.13/.12), one call per matrix of the batch, on the executable's stream. As
-// XLA:GPU's CholeskyThunk / TriangularSolveThunk and jaxlib's cuSOLVER FFI handlers: the factor
-// is computed in place in the result buffer (the operand is copied there first unless it
-// already aliases it), cuSOLVER writes info (and pivots, 1-based) straight into the results.
-// Matrices are dense column-major (or all row-major: the transpose, absorbed by flipping uplo
-// and, for trsm, the side); the compiler guarantees it (src/codegen/gpu/gpu_linalg.cc).
-// Workspace is allocated once per thunk at load time.
+// (libcublas.so.13/.12), on the executable's stream. A batch of many small matrices takes one
+// batched call (cuSOLVER potrfBatched, cuBLAS getrfBatched / trsmBatched over device pointer
+// arrays a small kernel fills); a few large ones one call per matrix (linalg_batch.h says which,
+// HLOC_GPU_LINALG=batched|per-matrix forces it). As XLA:GPU's CholeskyThunk /
+// TriangularSolveThunk and jaxlib's cuSOLVER FFI handlers: the factor is computed in place in
+// the result buffer (the operand is copied there first unless it already aliases it), the
+// libraries write info (and pivots, 1-based) straight into the results. Matrices are dense
+// column-major (or all row-major: the transpose, absorbed by flipping uplo and, for trsm, the
+// side); the compiler guarantees it (src/codegen/gpu/gpu_linalg.cc). Workspace and pointer
+// arrays are allocated once per thunk at load time.
 #pragma once
 #include <memory>
 #include <vector>
@@ -22,12 +25,16 @@ absl::Status GpuLinalgAvailable();
 
 #if HLOC_HAVE_CUDA
 
+namespace linalg_internal {
 struct GpuLinalgState;
+}
 
 class GpuLinalg {
  public:
   // Checks the thunk's config against its slices, loads the libraries, sizes and allocates the
-  // workspace. Not capturable into CUDA graphs (the cholesky op reads info back).
+  // workspace. Everything but the cholesky op (which reads info back) only enqueues work on
+  // the stream, so it could be captured into a CUDA graph; the executor does not capture
+  // custom-call thunks today.
   static absl::StatusOr<std::unique_ptr<GpuLinalg>> Create(const CudaContext& context, const Thunk& thunk);
   ~GpuLinalg();
   // `arguments`: the device addresses of the thunk's slices, in order.
@@ -35,7 +42,7 @@ class GpuLinalg {
 
  private:
   GpuLinalg() = default;
-  std::unique_ptr<GpuLinalgState> state_;
+  std::unique_ptr<linalg_internal::GpuLinalgState> state_;
 };
 
 #endif  // HLOC_HAVE_CUDA
