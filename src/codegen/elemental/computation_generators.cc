@@ -6,9 +6,41 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/Instructions.h"
 
 namespace hloc::codegen {
+
+namespace {
+
+// Whether block `def` dominates block `use` in the function being emitted. The dominator tree
+// is rebuilt whenever the query's block or the function's block count changed: emission only
+// adds edges into a block before it becomes the insertion block (the merge of an if-else gets
+// both edges first), so a tree built there sees every path into it.
+class Dominance {
+ public:
+  bool Dominates(llvm::BasicBlock* def, llvm::BasicBlock* use) {
+    if (def == use) return true;
+    if (def == nullptr || use == nullptr || def->getParent() != use->getParent()) return false;
+    llvm::Function* f = use->getParent();
+    if (tree_ == nullptr || f != function_ || use != block_ || f->size() != blocks_) {
+      tree_ = std::make_unique<llvm::DominatorTree>(*f);
+      function_ = f;
+      block_ = use;
+      blocks_ = f->size();
+    }
+    // Unreachable blocks count as dominated by everything: never reuse into one.
+    return tree_->isReachableFromEntry(use) && tree_->dominates(def, use);
+  }
+
+ private:
+  std::unique_ptr<llvm::DominatorTree> tree_;
+  llvm::Function* function_ = nullptr;
+  llvm::BasicBlock* block_ = nullptr;
+  size_t blocks_ = 0;
+};
+
+}  // namespace
 
 absl::StatusOr<std::shared_ptr<GeneratorMap>> MakeComputationGenerators(
     ElementalIrEmitter& emitter, const HloComputation& computation,
@@ -19,16 +51,19 @@ absl::StatusOr<std::shared_ptr<GeneratorMap>> MakeComputationGenerators(
   using Key = std::pair<const HloInstruction*, std::vector<llvm::Value*>>;
   auto cache = std::make_shared<std::map<Key, llvm::Value*>>();
   llvm::IRBuilderBase* b = emitter.builder();
-  // Reuses a value computed for the same element earlier in the same basic block (which
-  // dominates the use); without this a DAG of shared subexpressions is emitted once per path.
+  auto dominance = std::make_shared<Dominance>();
+  // Reuses a value computed for the same element earlier in a block that dominates the use;
+  // without this a DAG of shared subexpressions is emitted once per path. Concatenates, pads
+  // and dynamic-update-slices branch, so "the same block" alone missed every value computed
+  // before such a branch (numpyro's lgamma chains came out 14 times over).
   auto cached = [&](const HloInstruction* inst, ElementGenerator gen) -> ElementGenerator {
     if (inst->user_count() <= 1 || inst->opcode() == HloOpcode::kConstant) return gen;
-    return [gen, inst, cache, b](const IrArray::Index& index) -> absl::StatusOr<llvm::Value*> {
+    return [gen, inst, cache, b, dominance](const IrArray::Index& index) -> absl::StatusOr<llvm::Value*> {
       Key key{inst, index.multidim};
       auto it = cache->find(key);
       if (it != cache->end()) {
         auto* i = llvm::dyn_cast<llvm::Instruction>(it->second);
-        if (!i || i->getParent() == b->GetInsertBlock()) return it->second;
+        if (!i || dominance->Dominates(i->getParent(), b->GetInsertBlock())) return it->second;
       }
       absl::StatusOr<llvm::Value*> v = gen(index);
       if (v.ok()) (*cache)[key] = *v;

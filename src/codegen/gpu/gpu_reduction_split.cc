@@ -30,6 +30,11 @@
 
 namespace hloc::codegen::gpu {
 
+// Fused computations longer than this are planned at half occupancy (see the launch plan
+// below). The corpus's split reductions at full occupancy without spills (softmax, layernorm,
+// optimizer norms) have under 40 instructions; numpyro's 376-instruction chain spilled.
+constexpr int64_t kLongChainInstructions = 96;
+
 // Whether the split emitter would take this fusion (the row emitter defers to it for a few long
 // rows without chains).
 bool SplitReductionApplies(const HloComputation& fused) { return AnalyzeSplit(fused).has_value(); }
@@ -52,6 +57,9 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
   // Columns (C > 1): each thread folds V adjacent columns (one vector load per row and
   // parameter whose minor dimension is the input's last), a block covers 32*V columns.
   int64_t V = 1;
+  // A long fused chain is computed one element at a time (no vectors, no unrolling), at half
+  // occupancy: see kLongChainInstructions.
+  const bool long_chain = fused.instruction_count() > kLongChainInstructions;
   int64_t fast_dim = -1;  // the input dimension the V elements of a vector step along
   std::map<int64_t, std::vector<int64_t>> vector_params;  // parameter -> index map
   bool single = true;
@@ -84,7 +92,7 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
     }
     return max_bytes;
   };
-  if (column && single && !traced.empty()) {
+  if (column && single && !traced.empty() && !long_chain) {
     fast_dim = static_cast<int64_t>(p.in_dims.size()) - 1;
     const int64_t max_bytes = pick_vector_params(fast_dim);
     V = vector_params.empty() ? 1 : 16 / max_bytes;
@@ -95,7 +103,7 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
     while (V > 1 && 32 * (32 * V + 1) * acc_bytes > 40 * 1024) V /= 2;
     if (V == 1) vector_params.clear();
   }
-  if (!column) {
+  if (!column && !long_chain) {
     int64_t primary = -1, primary_bytes = -1;
     for (const auto& [pn, map] : traced) {
       if (!params.count(pn) || !params[pn]->shape().IsArray()) continue;
@@ -124,7 +132,13 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
   const bool column_vector = column && V > 1;
   const int64_t tile_cols = column ? 32 * V : 1;  // columns per block
   const int64_t tiles = column ? (p.C + tile_cols - 1) / tile_cols : 1;
-  const int64_t resident = std::max<int64_t>(1, k.device->max_threads_per_sm / block) * k.device->sm_count;
+  // Blocks that fit an SM by threads. A long fused chain (numpyro's lgamma/digamma: 370
+  // instructions) needs more registers than a full SM of threads leaves each (32): asked for
+  // that occupancy, ptxas spilled 32 KB a thread and the kernel ran 10x slower. Such chains are
+  // planned for half the blocks and let ptxas take the registers it needs.
+  const int64_t fit = std::max<int64_t>(1, k.device->max_threads_per_sm / block);
+  const int64_t per_sm = long_chain ? std::max<int64_t>(1, fit / 2) : fit;
+  const int64_t resident = per_sm * k.device->sm_count;
   const int64_t base_units = p.B * tiles;
   // Split R until about one wave of resident blocks is busy; each split keeps enough rows
   // (columns: 64 rows, rows: 8 elements a thread) to amortize its partial.
@@ -142,13 +156,13 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
   k.launch = runtime::LaunchDimensions{};
   k.launch.block_x = block;
   k.launch.grid_x = std::max<int64_t>(1, std::min(units, resident * k.device->waves));
-  if (S > 1) {
+  if (S > 1 && !long_chain) {
     // The split assumes `resident` blocks run at once: ask ptxas for that many per SM.
     k.module->getOrInsertNamedMetadata("nvvm.annotations")
         ->addOperand(llvm::MDNode::get(
             ctx, {llvm::ValueAsMetadata::get(k.function), llvm::MDString::get(ctx, "minctasm"),
                   llvm::ValueAsMetadata::get(llvm::ConstantInt::get(
-                      b.getInt32Ty(), std::max<int64_t>(1, k.device->max_threads_per_sm / block)))}));
+                      b.getInt32Ty(), per_sm))}));
   }
 
   // Accumulators (one alloca per reduce result) that the reduce generators read.
@@ -335,24 +349,29 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
     }
     return absl::OkStatus();
   };
-  // for (i = start; i < end; i += step), 4 at a time while 4 fit.
+  // for (i = start; i < end; i += step), U at a time while U fit. A long chain is not unrolled:
+  // U copies of it (4 x V elements) outgrow the registers (numpyro: 32 KB of spills a thread).
+  const int64_t U = long_chain ? 1 : 4;
   auto fold_range = [&](llvm::Value* start, llvm::Value* end, int64_t step,
                         const std::function<std::vector<IrArray::Index>(llvm::Value*)>& at) -> absl::Status {
     llvm::Value* has = b.CreateICmpSLT(start, end);
     llvm::Value* span = b.CreateSelect(has, b.CreateSub(end, start), b.getInt64(0));
     llvm::Value* count = b.CreateUDiv(b.CreateAdd(span, b.getInt64(step - 1)), b.getInt64(step));
-    llvm::Value* groups = b.CreateUDiv(count, b.getInt64(4));
+    if (U == 1)
+      return EmitStridedLoop(b, b.getInt64(0), count, b.getInt64(1), "fold1",
+                             [&](llvm::Value* i) { return fold(at(b.CreateAdd(start, b.CreateMul(i, b.getInt64(step))))); });
+    llvm::Value* groups = b.CreateUDiv(count, b.getInt64(U));
     absl::Status s = EmitStridedLoop(b, b.getInt64(0), groups, b.getInt64(1), "fold4", [&](llvm::Value* g) {
-      llvm::Value* first = b.CreateAdd(start, b.CreateMul(g, b.getInt64(4 * step)));
+      llvm::Value* first = b.CreateAdd(start, b.CreateMul(g, b.getInt64(U * step)));
       std::vector<IrArray::Index> idx;
-      for (int64_t j = 0; j < 4; ++j) {
+      for (int64_t j = 0; j < U; ++j) {
         std::vector<IrArray::Index> more = at(b.CreateAdd(first, b.getInt64(j * step)));
         idx.insert(idx.end(), more.begin(), more.end());
       }
       return fold(idx);
     });
     if (!s.ok()) return s;
-    return EmitStridedLoop(b, b.CreateMul(groups, b.getInt64(4)), count, b.getInt64(1), "fold1",
+    return EmitStridedLoop(b, b.CreateMul(groups, b.getInt64(U)), count, b.getInt64(1), "fold1",
                            [&](llvm::Value* i) { return fold(at(b.CreateAdd(start, b.CreateMul(i, b.getInt64(step))))); });
   };
   // Vector mode: the V elements of group `g` (r = g*V + e, consecutive in the fastest reduced

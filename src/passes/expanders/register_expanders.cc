@@ -4,6 +4,7 @@
 #include "passes/expanders/comparison_expander.h"
 #include "passes/expanders/dot_decomposer.h"
 #include "passes/expanders/logistic_expander.h"
+#include "passes/expanders/patch_convolution_to_dot.h"
 #include "passes/expanders/rng_bit_generator_expander.h"
 #include "passes/passes.h"
 
@@ -61,6 +62,12 @@ void RegisterExpanderPasses(PassRegistry& registry) {
         return std::make_unique<ComparisonExpander>(o.Has("expand_via_upcast") ? o.GetStringList("expand_via_upcast")
                                                                                 : std::vector<std::string>{});
       }});
+
+  registry.Register(PassInfo{
+      PatchConvolutionToDot::kName,
+      "convolutions with non-overlapping windows (patch embeddings and their weight gradients) -> reshape, dot, transpose",
+      {},
+      [](const PassOptions&) -> std::unique_ptr<HloPass> { return std::make_unique<PatchConvolutionToDot>(); }});
 
   registry.Register(PassInfo{
       DotDecomposer::kName,
