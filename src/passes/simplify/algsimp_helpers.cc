@@ -620,29 +620,46 @@ const Window* PlainReduceWindow(const HloInstruction* w) {
 
 }  // namespace
 
-// XLA's AlgebraicSimplifier::HandleReduceWindow: a window that spans whole dimensions (and is
-// 1 wide in the others) reduces those dimensions, one output each: reshape(reduce(x)). A global
-// average pool (ResNet's 1x28x28x1 window) is then a reduction, not a loop of 784 additions
-// per thread.
+// XLA's AlgebraicSimplifier::HandleReduceWindow turns a window spanning whole dimensions (1
+// wide in the others) into a reduce; windows that tile a dimension without overlap (stride ==
+// size, no padding) are the same after splitting that dimension into (outputs, window):
+// reduce(reshape(x)). A global average pool (ResNet's 1x28x28x1 window) is then a reduction,
+// not a loop of 784 additions per thread.
 HloInstruction* ReduceWindowAsReduce(RewriteContext& ctx, const HloInstruction* w) {
   const Window* win = PlainReduceWindow(w);
   if (win == nullptr) return nullptr;
   const Shape& in = w->operand(0)->shape();
-  std::vector<int64_t> dims;
+  const Shape& out = w->shape();
+  std::vector<int64_t> split, dims;  // the reshaped input, its reduced dimensions
   for (int64_t i = 0; i < in.rank(); ++i) {
     const WindowDimension& d = win->dimensions[i];
-    if (d.padding_low != 0 || d.padding_high != 0) return nullptr;
-    if (d.size == in.dimensions(i) && d.size > 1) dims.push_back(i);
-    else if (d.size != 1 || d.stride != 1) return nullptr;
+    if (d.size == 1 && d.stride == 1 && d.padding_low == 0 && d.padding_high == 0) {
+      split.push_back(in.dimensions(i));
+      continue;
+    }
+    const int64_t o = out.dimensions(i);
+    if (d.padding_low != 0 || d.padding_high != 0 || (d.stride != d.size && o != 1) || o * d.size != in.dimensions(i))
+      return nullptr;
+    if (o > 1) split.push_back(o);
+    dims.push_back(static_cast<int64_t>(split.size()));
+    split.push_back(d.size);
   }
   if (dims.empty()) return nullptr;
+  HloInstruction* x = w->operand(0);
+  if (split != in.dimensions()) {
+    NewInstruction reshape;
+    reshape.shape = Shape(in.element_type(), split);
+    x = ctx.Create(HloOpcode::kReshape, {x}, std::move(reshape));
+    if (x == nullptr) return nullptr;
+  }
   NewInstruction spec;
   spec.attrs.dimensions = dims;
   spec.called_computations = {w->to_apply()};
-  HloInstruction* r = ctx.Create(HloOpcode::kReduce, {w->operand(0), w->operand(1)}, std::move(spec));
+  HloInstruction* r = ctx.Create(HloOpcode::kReduce, {x, w->operand(1)}, std::move(spec));
   if (r == nullptr) return nullptr;
+  if (r->shape().dimensions() == out.dimensions()) return r;
   NewInstruction reshape;
-  reshape.shape = Shape(w->shape().element_type(), w->shape().dimensions());
+  reshape.shape = Shape(out.element_type(), out.dimensions());
   return ctx.Create(HloOpcode::kReshape, {r}, std::move(reshape));
 }
 
