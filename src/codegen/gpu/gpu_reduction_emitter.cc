@@ -262,7 +262,10 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
   // [4194304, 2] sums left 30 of 32 lanes idle with a warp each; XLA packs such rows too).
   int64_t per_row = 32, rows_per_block = 1;
   if (row_len < 32) {
-    per_row = static_cast<int64_t>(llvm::PowerOf2Ceil(static_cast<uint64_t>(row_len)));
+    // A long chain's reduced-shape epilogue runs on a row's first lane only: with several lanes
+    // a row, the others would idle through it (numpyro's lgamma epilogues over [4194304, 2]).
+    const bool long_chain = fused.instruction_count() > kLongChainInstructions;
+    per_row = long_chain ? 1 : static_cast<int64_t>(llvm::PowerOf2Ceil(static_cast<uint64_t>(row_len)));
     rows_per_block = std::min<int64_t>(256 / per_row, rows);
   } else if (row_len <= 512) {
     rows_per_block = std::min<int64_t>(8, rows);

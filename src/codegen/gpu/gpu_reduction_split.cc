@@ -30,11 +30,6 @@
 
 namespace hloc::codegen::gpu {
 
-// Fused computations longer than this are planned at half occupancy (see the launch plan
-// below). The corpus's split reductions at full occupancy without spills (softmax, layernorm,
-// optimizer norms) have under 40 instructions; numpyro's 376-instruction chain spilled.
-constexpr int64_t kLongChainInstructions = 96;
-
 // Whether the split emitter would take this fusion (the row emitter defers to it for a few long
 // rows without chains).
 bool SplitReductionApplies(const HloComputation& fused) { return AnalyzeSplit(fused).has_value(); }

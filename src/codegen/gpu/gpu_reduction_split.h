@@ -18,6 +18,12 @@ struct ReduceHead {
 };
 std::optional<ReduceHead> AnalyzeReduceHead(const HloComputation& fused);
 
+// Fused computations longer than this are "long chains": the split emitter plans them at half
+// occupancy without vectors or unrolling, the row emitter gives rows shorter than a warp one
+// thread each. The corpus's reductions at full occupancy without spills (softmax, layernorm,
+// optimizer norms) have under 40 instructions; numpyro's 376-instruction chains spilled.
+inline constexpr int64_t kLongChainInstructions = 96;
+
 struct SplitPlan {
   std::vector<int64_t> in_dims;
   std::vector<int64_t> b_dims, r_dims, c_dims;  // positions in in_dims
