@@ -25,7 +25,7 @@ std::optional<std::vector<SpatialSplit>> PlanSplits(const HloInstruction& conv) 
   bool wide = false;
   for (size_t i = 0; i < d.input_spatial_dimensions.size(); ++i) {
     const WindowDimension& wd = w.dimensions[i];
-    if (wd.padding_low != 0 || wd.padding_high != 0 || wd.base_dilation != 1 || wd.window_reversal) return std::nullopt;
+    if (wd.padding_low != 0 || wd.padding_high != 0 || wd.base_dilation != 1) return std::nullopt;
     const int64_t n = in.dimensions(d.input_spatial_dimensions[i]);
     const int64_t o = out.dimensions(d.output_spatial_dimensions[i]);
     SpatialSplit s;
@@ -75,7 +75,13 @@ absl::StatusOr<HloInstruction*> Rewrite(HloInstruction* conv, const std::vector<
   ExpanderBuilder b(conv->parent(), &names, conv);
   b.set_metadata(&conv->attrs().metadata);
   HloInstruction* lhs = b.Reshape(conv->operand(0), dims);
-  HloInstruction* dot = b.Dot(lhs, conv->operand(1), dn, conv->attrs().precision_config, conv->shape().element_type());
+  // A reversed window dimension reads the kernel back to front: reverse the kernel instead.
+  HloInstruction* kernel = conv->operand(1);
+  std::vector<int64_t> reversed;
+  for (size_t i = 0; i < splits.size(); ++i)
+    if (conv->attrs().window->dimensions[i].window_reversal) reversed.push_back(d.kernel_spatial_dimensions[i]);
+  if (!reversed.empty()) kernel = b.Reverse(kernel, reversed);
+  HloInstruction* dot = b.Dot(lhs, kernel, dn, conv->attrs().precision_config, conv->shape().element_type());
   if (dot == nullptr) return b.status();
   // The dot's dimensions: lhs free dims in order (batch and output positions), then the
   // kernel's output feature. Where each convolution output dimension comes from:

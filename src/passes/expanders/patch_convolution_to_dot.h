@@ -3,6 +3,8 @@
 //     ViT's 16x16/16 patch embedding): input spatial n splits into (n/s outputs, s taps);
 //   - its weight gradient (every window dimension: stride 1, window dilation d, size * d == n;
 //     the 14x14 gradient dilated by 16): n splits into (size taps, d outputs).
+// A reversed window dimension reverses the kernel first (conv-operand-swapper's swapped weight
+// gradients of transposed convolutions are the dilated form, reversed: U-Net's).
 // The input is reshaped so that each spatial dimension is (outer, inner), the taps and the
 // input feature are contracted with the kernel's spatial and input-feature dimensions, and the
 // dot's result is transposed to the convolution's dimension order. cuDNN runs such
