@@ -13,6 +13,7 @@
 #include "passes/fusion/fusion_builder.h"
 #include "passes/fusion/fusion_legality.h"
 #include "passes/fusion/gpu_cost_model.h"
+#include "passes/fusion/pair_signature.h"
 #include "passes/pass_util.h"
 
 namespace hloc {
@@ -51,27 +52,10 @@ struct Priority {
   fusion::FusionRunTimes times;
 };
 
-// The distinct-single-user and root bits the rules read (HasOneUser, the root check).
-bool HasOneDistinctUser(const HloInstruction* inst) {
-  if (inst->IsRoot() || inst->users().empty()) return false;
-  for (const HloInstruction* u : inst->users())
-    if (u != inst->users().front()) return false;
-  return true;
-}
-
-void AppendSignature(const HloInstruction* inst, std::vector<int64_t>& out) {
-  out.push_back(inst->unique_id());
-  for (const HloInstruction* op : inst->operands()) out.push_back(op->unique_id());
-  out.push_back(inst->IsRoot() ? -2 : -1);
-  out.push_back(HasOneDistinctUser(inst) ? -2 : -1);
-}
-
 // What ComputePriority learns about one (producer, consumer) pair: the legality verdict and
-// the two cost terms. The vetoes, kinds and cost model read only the pair, their operands, and
-// whether each is a root or has one user, so the facts are kept while the signature of those is
-// unchanged. This makes re-ranking incremental: a producer shared by every layer (a constant, a
-// mask) is re-ranked after each of its consumers fuses, and would re-judge all of them each time.
-// Unique ids are never reused, so a signature cannot match a different instruction.
+// the two cost terms, kept while the pair's signature (pair_signature.h) is unchanged. A
+// producer shared by every layer (a constant, a mask) is re-ranked after each of its consumers
+// fuses, and would otherwise re-judge all of them each time.
 class PairCache {
  public:
   struct Facts {
@@ -82,7 +66,7 @@ class PairCache {
   Facts& Lookup(const std::vector<int64_t>& producer_signature, const HloInstruction* producer,
                 const HloInstruction* consumer) {
     std::vector<int64_t> sig = producer_signature;
-    AppendSignature(consumer, sig);
+    fusion::AppendPairSignature(consumer, sig);
     Facts& f = facts_[{producer->unique_id(), consumer->unique_id()}];
     if (f.signature != sig) f = Facts{std::move(sig), std::nullopt, std::nullopt};
     return f;
@@ -101,7 +85,7 @@ Priority ComputePriority(HloInstruction* producer, fusion::FusionLegality& legal
   }
   std::vector<HloInstruction*> consumers = Consumers(producer);
   std::vector<int64_t> producer_signature;
-  if (cache != nullptr) AppendSignature(producer, producer_signature);
+  if (cache != nullptr) fusion::AppendPairSignature(producer, producer_signature);
   std::vector<PairCache::Facts*> facts;
   for (HloInstruction* c : consumers) {
     PairCache::Facts* f = cache != nullptr ? &cache->Lookup(producer_signature, producer, c) : nullptr;
