@@ -1,5 +1,6 @@
 #include "passes/fusion/multi_output_fusion.h"
 
+#include <iostream>
 #include <optional>
 #include <set>
 
@@ -24,6 +25,7 @@ namespace {
 
 using O = HloOpcode;
 constexpr int64_t kMaxOperandsAndOutputs = 96;
+constexpr int64_t kMaxMergeSteps = 100000;
 
 // Which instructions each instruction of a computation depends on (XLA's
 // HloReachabilityMap), as bit sets over the post order; built on the first question (a
@@ -369,18 +371,19 @@ absl::StatusOr<bool> MultiOutputFusion::Run(HloModule& module, PassContext& cont
   for (HloComputation* comp : FusibleComputations(module)) {
     ComputationMof mof(*comp, legality, cost, builder);
     bool comp_changed = false;
-    // Each merge removes an instruction, so these loops end; the caps guard bugs.
-    for (int i = 0; producer_consumer_ && i < 100000; ++i) {
-      absl::StatusOr<bool> step = mof.ProducerConsumerStep();
-      if (!step.ok()) return step.status();
-      if (!*step) break;
-      comp_changed = true;
-    }
-    for (int i = 0; siblings_ && i < 100000; ++i) {
-      absl::StatusOr<bool> step = mof.SiblingStep();
-      if (!step.ok()) return step.status();
-      if (!*step) break;
-      comp_changed = true;
+    // Each merge removes an instruction, so these loops end; the caps guard bugs (and say so).
+    for (const bool siblings : {false, true}) {
+      if (!(siblings ? siblings_ : producer_consumer_)) continue;
+      int64_t steps = 0;
+      for (; steps < kMaxMergeSteps; ++steps) {
+        absl::StatusOr<bool> step = siblings ? mof.SiblingStep() : mof.ProducerConsumerStep();
+        if (!step.ok()) return step.status();
+        if (!*step) break;
+        comp_changed = true;
+      }
+      if (steps == kMaxMergeSteps)
+        std::cerr << "hloc: note: multi_output_fusion stopped its " << (siblings ? "sibling" : "producer-consumer")
+                  << " merges after " << kMaxMergeSteps << " in " << comp->name() << " (its cap); continuing\n";
     }
     if (comp_changed) {
       if (absl::Status s = fusion::EnsureDefinitionOrder(*comp); !s.ok()) return s;
