@@ -61,8 +61,10 @@ absl::Status LinkLibdevice(llvm::Module& module, const NvptxOptions& options) {
         "path, or CUDA_HOME to the CUDA toolkit)");
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer) return absl::NotFoundError(absl::StrCat("cannot read '", path, "': ", buffer.getError().message()));
+  // Lazily: only the functions the linker pulls in are read (XLA loads libdevice the same
+  // way), which matters once kernels are compiled in several chunks, each linking its own.
   llvm::Expected<std::unique_ptr<llvm::Module>> lib =
-      llvm::parseBitcodeFile((*buffer)->getMemBufferRef(), module.getContext());
+      llvm::getOwningLazyBitcodeModule(std::move(*buffer), module.getContext());
   if (!lib) {
     std::string msg = llvm::toString(lib.takeError());
     return absl::InternalError(absl::StrCat("cannot parse '", path, "': ", msg));
