@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "buffers/buffer_assignment.h"
 #include "codegen/gpu/gpu_kernel_emitter.h"
+#include "codegen/gpu/kernel_modules.h"
 #include "codegen/gpu/launch_check.h"
 #include "codegen/gpu/nvptx_backend.h"
 #include "codegen/compile_stages.h"
@@ -52,6 +53,25 @@ LaunchCheckLimits LaunchLimitsFrom(const std::optional<Profile>& profile) {
   return l;
 }
 
+// LLVM instructions per chunk of kernels optimized and lowered together: enough to amortize
+// a chunk's fixed cost (libdevice, the target machine), small enough that the passes that grow
+// faster than linearly in a module stay cheap.
+constexpr int64_t kChunkInstructions = 20000;
+
+// Each chunk to PTX on its own (internal symbols suffixed $c<i>$ when there are several, so
+// their PTX joins into one module).
+absl::StatusOr<std::string> CompileChunksToPtx(const std::vector<std::unique_ptr<llvm::Module>>& chunks,
+                                               const NvptxOptions& nvptx) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const std::string suffix = chunks.size() > 1 ? absl::StrCat("$c", i, "$") : std::string();
+    absl::StatusOr<std::string> ptx = CompileToPtx(*chunks[i], nvptx, suffix);
+    if (!ptx.ok()) return ptx.status();
+    parts.push_back(std::move(*ptx));
+  }
+  return CombinePtx(parts);
+}
+
 }  // namespace
 
 absl::StatusOr<runtime::Executable> GpuCompiler::Compile(HloModule& module, const GpuCompileOptions& options,
@@ -73,21 +93,23 @@ absl::StatusOr<runtime::Executable> GpuCompiler::Compile(HloModule& module, cons
   nvptx.opt_level = options.opt_level;
   if (!options.libdevice.empty()) nvptx.libdevice_paths.push_back(options.libdevice);
   llvm::LLVMContext context;
-  auto llvm_module = std::make_unique<llvm::Module>(module.name(), context);
-  ConfigureNvptxModule(*llvm_module, nvptx);
-  GpuKernelEmitter kernels(llvm_module.get(), device, options.small_gemm, options.deterministic_ops);
+  KernelModules modules(&context, nvptx);
+  GpuKernelEmitter kernels(&modules, device, options.small_gemm, options.deterministic_ops);
   ThunkEmitterOptions thunk_options;
   thunk_options.num_devices = std::max<int64_t>(1, module.config().replica_count) *
                               std::max<int64_t>(1, module.config().num_partitions);
   absl::StatusOr<runtime::ThunkSequence> thunks = EmitThunks(module, **assignment, kernels, thunk_options);
   if (!thunks.ok()) return WithStage(thunks.status(), "code generation");
-  {
+  absl::StatusOr<std::vector<std::unique_ptr<llvm::Module>>> chunks = modules.TakeChunks(kChunkInstructions);
+  if (!chunks.ok()) return WithStage(chunks.status(), "code generation");
+  for (const std::unique_ptr<llvm::Module>& chunk : *chunks) {
     std::string err;
     llvm::raw_string_ostream os(err);
-    if (llvm::verifyModule(*llvm_module, &os))
+    if (llvm::verifyModule(*chunk, &os))
       return absl::InternalError(absl::StrCat("code generation: the emitted LLVM module is invalid: ", os.str()));
   }
-  timer.Done("thunks + kernels", absl::StrFormat("%d thunks, %d kernels", thunks->size(), kernels.num_kernels()));
+  timer.Done("thunks + kernels", absl::StrFormat("%d thunks, %d kernels (%d unique)", thunks->size(),
+                                                 kernels.num_kernels(), modules.num_unique()));
   std::vector<std::string> launch_warnings;
   for (const LaunchWarning& w : CheckLaunches(*thunks, LaunchLimitsFrom(options.profile))) {
     launch_warnings.push_back(w.ToString());
@@ -96,7 +118,7 @@ absl::StatusOr<runtime::Executable> GpuCompiler::Compile(HloModule& module, cons
   std::string ir;
   if (artifacts != nullptr || !options.dump_to.empty()) {
     llvm::raw_string_ostream os(ir);
-    llvm_module->print(os, nullptr);
+    for (const std::unique_ptr<llvm::Module>& chunk : *chunks) chunk->print(os, nullptr);
     os.flush();
   }
 
@@ -108,9 +130,9 @@ absl::StatusOr<runtime::Executable> GpuCompiler::Compile(HloModule& module, cons
   timer.Done("command buffers", absl::StrFormat("%d graphs", *graphs));
 
   // 6. PTX.
-  absl::StatusOr<std::string> ptx = CompileToPtx(*llvm_module, nvptx);
+  absl::StatusOr<std::string> ptx = CompileChunksToPtx(*chunks, nvptx);
   if (!ptx.ok()) return WithStage(ptx.status(), "PTX");
-  timer.Done("ptx", absl::StrFormat("%s, %d bytes", nvptx.sm, ptx->size()));
+  timer.Done("ptx", absl::StrFormat("%s, %d bytes, %d chunks", nvptx.sm, ptx->size(), chunks->size()));
 
   runtime::Executable exe;
   exe.module_name = module.name();
@@ -131,6 +153,7 @@ absl::StatusOr<runtime::Executable> GpuCompiler::Compile(HloModule& module, cons
     artifacts->llvm_ir = std::move(ir);
     artifacts->ptx = std::move(*ptx);
     artifacts->num_kernels = kernels.num_kernels();
+    artifacts->num_unique_kernels = modules.num_unique();
     artifacts->launch_warnings = std::move(launch_warnings);
   }
   return exe;

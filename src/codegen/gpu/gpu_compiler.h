@@ -45,7 +45,8 @@ struct GpuCompileOptions {
 
 struct GpuCompileArtifacts {
   std::string optimized_hlo, buffer_assignment, thunk_sequence, llvm_ir, ptx;
-  int64_t num_kernels = 0;
+  int64_t num_kernels = 0;         // kernel thunks
+  int64_t num_unique_kernels = 0;  // kernels compiled (identical ones share one; kernel_modules.h)
   std::vector<std::string> launch_warnings;  // the launch check's findings (always filled)
 };
 

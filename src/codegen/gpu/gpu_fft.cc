@@ -67,12 +67,13 @@ absl::Status GpuKernelEmitter::FinishFft(const HloInstruction& fft, runtime::Thu
   if (g->scale_divisor == 1 || g->output_reals() == 0) return absl::OkStatus();
   const std::string name = UniqueName(absl::StrCat(fft.name(), "_scale"));
   absl::StatusOr<runtime::LaunchDimensions> launch =
-      EmitScaleKernel(module_, name, g->double_precision, g->output_reals(), g->scale_divisor, device_);
+      EmitScaleKernel(modules_->Begin(name), name, g->double_precision, g->output_reals(), g->scale_divisor, device_);
   if (!launch.ok()) {
     names_.erase(name);
+    modules_->Abandon();
     return launch.status();
   }
-  thunk.kernel_name = name;
+  thunk.kernel_name = modules_->Finish();
   thunk.launch = *launch;
   return absl::OkStatus();
 }

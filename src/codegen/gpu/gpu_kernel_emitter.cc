@@ -303,7 +303,12 @@ int64_t BytesTouched(const HloInstruction& hlo) {
 std::string PtxKernelName(const std::string& name) { return cpu::KernelSymbolName(name, /*allow_dot=*/false); }
 
 std::string GpuKernelEmitter::UniqueName(const std::string& hlo_name) {
-  return cpu::UniqueSymbolName(PtxKernelName(hlo_name), names_, *module_);
+  // Unique among all kernels: the chunks they are compiled in are linked and joined.
+  const std::string base = PtxKernelName(hlo_name);
+  std::string name = base;
+  for (int i = 1; names_.count(name); ++i) name = absl::StrCat(base, "_", i);
+  names_.insert(name);
+  return name;
 }
 
 absl::StatusOr<runtime::Thunk> GpuKernelEmitter::EmitKernel(const HloInstruction& hlo,
@@ -321,9 +326,14 @@ absl::StatusOr<runtime::Thunk> GpuKernelEmitter::EmitKernel(const HloInstruction
     }
   }
   const std::string name = UniqueName(hlo.name());
-  KernelBuilder builder(module_, device_, deterministic_ops_, name, hlo, arguments);
+  KernelBuilder builder(modules_->Begin(name), device_, deterministic_ops_, name, hlo, arguments);
   absl::StatusOr<runtime::Thunk> t = builder.Build();
-  if (!t.ok()) names_.erase(name);
+  if (!t.ok()) {
+    names_.erase(name);
+    modules_->Abandon();
+    return t;
+  }
+  t->kernel_name = modules_->Finish();
   return t;
 }
 
@@ -354,12 +364,15 @@ absl::StatusOr<std::optional<runtime::Thunk>> GpuKernelEmitter::EmitLibraryCall(
 
 absl::StatusOr<runtime::Thunk> GpuKernelEmitter::SmallGemmThunk(const HloInstruction& hlo, const SmallGemmPlan& plan) {
   const std::string name = UniqueName(hlo.name());
-  absl::StatusOr<runtime::LaunchDimensions> launch = EmitSmallGemmKernel(module_, name, plan);
-  if (!launch.ok()) return launch.status();
+  absl::StatusOr<runtime::LaunchDimensions> launch = EmitSmallGemmKernel(modules_->Begin(name), name, plan);
+  if (!launch.ok()) {
+    modules_->Abandon();
+    return launch.status();
+  }
   runtime::Thunk t;
   t.kind = runtime::ThunkKind::kKernel;
   t.name = hlo.name();
-  t.kernel_name = name;
+  t.kernel_name = modules_->Finish();
   t.launch = *launch;
   t.emitter = "small-gemm";
   return t;

@@ -1,5 +1,6 @@
 // GpuKernelEmitter: the GPU backend of the thunk emitter (XLA's IrEmitterUnnested). Each kernel
-// thunk becomes one `ptx_kernel` function of the module's LLVM module, whose parameters are one
+// thunk becomes one `ptx_kernel` function in an LLVM module of its own (kernel_modules.h: a
+// kernel identical to an earlier one launches that one instead), whose parameters are one
 // pointer per argument slice (operand leaves, then result leaves; thunk_emitter.h), marked
 // noalias where no other argument shares the slice and align 16 where the slice offset is.
 // The cuBLAS/cuDNN custom-calls become kGemm/kConvolution thunks (gpu_library_calls.h), plain
@@ -14,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "codegen/gpu/gpu_kernel_util.h"
 #include "codegen/gpu/gpu_small_gemm.h"
+#include "codegen/gpu/kernel_modules.h"
 #include "codegen/thunk_emitter.h"
 #include "llvm/IR/Module.h"
 
@@ -21,9 +23,9 @@ namespace hloc::codegen::gpu {
 
 class GpuKernelEmitter : public ThunkEmitterBackend {
  public:
-  GpuKernelEmitter(llvm::Module* module, GpuDeviceInfo device, SmallGemmOptions small_gemm = {},
+  GpuKernelEmitter(KernelModules* modules, GpuDeviceInfo device, SmallGemmOptions small_gemm = {},
                    bool deterministic_ops = false)
-      : module_(module), device_(device), small_gemm_(small_gemm), deterministic_ops_(deterministic_ops) {}
+      : modules_(modules), device_(device), small_gemm_(small_gemm), deterministic_ops_(deterministic_ops) {}
 
   absl::StatusOr<runtime::Thunk> EmitKernel(const HloInstruction& hlo,
                                             const std::vector<KernelArgument>& arguments) override;
@@ -33,6 +35,7 @@ class GpuKernelEmitter : public ThunkEmitterBackend {
   // cuFFT runs the fft; an IFFT/IRFFT thunk also names the kernel scaling its result (gpu_fft.cc).
   absl::Status FinishFft(const HloInstruction& fft, runtime::Thunk& thunk) override;
 
+  // Kernel thunks emitted (identical ones included; KernelModules counts the unique ones).
   int64_t num_kernels() const { return static_cast<int64_t>(names_.size()); }
   const GpuDeviceInfo& device() const { return device_; }
 
@@ -41,7 +44,7 @@ class GpuKernelEmitter : public ThunkEmitterBackend {
   // A kKernel thunk running `plan` (gpu_small_gemm.h) for `hlo`; arguments are the caller's.
   absl::StatusOr<runtime::Thunk> SmallGemmThunk(const HloInstruction& hlo, const SmallGemmPlan& plan);
 
-  llvm::Module* module_;
+  KernelModules* modules_;
   GpuDeviceInfo device_;
   SmallGemmOptions small_gemm_;
   bool deterministic_ops_ = false;

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -60,8 +61,10 @@ absl::Status LinkLibdevice(llvm::Module& module, const NvptxOptions& options) {
         "path, or CUDA_HOME to the CUDA toolkit)");
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer) return absl::NotFoundError(absl::StrCat("cannot read '", path, "': ", buffer.getError().message()));
+  // Lazily: only the functions the linker pulls in are read (XLA loads libdevice the same
+  // way), which matters once kernels are compiled in several chunks, each linking its own.
   llvm::Expected<std::unique_ptr<llvm::Module>> lib =
-      llvm::parseBitcodeFile((*buffer)->getMemBufferRef(), module.getContext());
+      llvm::getOwningLazyBitcodeModule(std::move(*buffer), module.getContext());
   if (!lib) {
     std::string msg = llvm::toString(lib.takeError());
     return absl::InternalError(absl::StrCat("cannot parse '", path, "': ", msg));
@@ -79,6 +82,14 @@ absl::Status LinkLibdevice(llvm::Module& module, const NvptxOptions& options) {
   // libdevice reads __nvvm_reflect("__CUDA_FTZ"): 0 keeps denormals (XLA's default).
   module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", static_cast<uint32_t>(0));
   return absl::OkStatus();
+}
+
+// Unnamed globals are named too: the printer would call them __unnamed_N in every module.
+void SuffixLocalSymbols(llvm::Module& module, const std::string& suffix) {
+  for (llvm::GlobalValue& gv : module.global_values()) {
+    if (!gv.hasLocalLinkage()) continue;
+    gv.setName(gv.hasName() ? (gv.getName() + suffix).str() : "anon" + suffix);
+  }
 }
 
 }  // namespace
@@ -106,7 +117,8 @@ void ConfigureNvptxModule(llvm::Module& module, const NvptxOptions& options) {
   if (tm.ok()) module.setDataLayout((*tm)->createDataLayout());
 }
 
-absl::StatusOr<std::string> CompileToPtx(llvm::Module& module, const NvptxOptions& options) {
+absl::StatusOr<std::string> CompileToPtx(llvm::Module& module, const NvptxOptions& options,
+                                         const std::string& local_suffix) {
   absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm = MakeTargetMachine(options);
   if (!tm.ok()) return tm.status();
   module.setTargetTriple(kTriple);
@@ -135,6 +147,7 @@ absl::StatusOr<std::string> CompileToPtx(llvm::Module& module, const NvptxOption
     llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
     mpm.run(module, mam);
   }
+  if (!local_suffix.empty()) SuffixLocalSymbols(module, local_suffix);
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager pm;
@@ -142,6 +155,57 @@ absl::StatusOr<std::string> CompileToPtx(llvm::Module& module, const NvptxOption
     return absl::InternalError("the NVPTX target cannot emit PTX");
   pm.run(module);
   return std::string(buffer.begin(), buffer.end());
+}
+
+namespace {
+
+// Splits PTX text after its header (through the .address_size line).
+absl::StatusOr<std::pair<std::string, std::string>> SplitPtxHeader(const std::string& ptx) {
+  const size_t at = ptx.find("\n.address_size");
+  if (at == std::string::npos) return absl::InternalError("PTX without an .address_size line");
+  const size_t end = ptx.find('\n', at + 1);
+  const size_t cut = end == std::string::npos ? ptx.size() : end + 1;
+  return std::make_pair(ptx.substr(0, cut), ptx.substr(cut));
+}
+
+// Appends `body`, dropping .extern statements already in `seen` (a statement ends at ';').
+void AppendPtxBody(const std::string& body, std::set<std::string>& seen, std::string& out) {
+  size_t pos = 0;
+  while (pos < body.size()) {
+    size_t eol = body.find('\n', pos);
+    if (eol == std::string::npos) eol = body.size() - 1;
+    if (body.compare(pos, 7, ".extern") != 0) {
+      out.append(body, pos, eol + 1 - pos);
+      pos = eol + 1;
+      continue;
+    }
+    size_t semi = body.find(';', pos);
+    size_t stop = semi == std::string::npos ? body.size() : body.find('\n', semi);
+    stop = stop == std::string::npos ? body.size() : stop + 1;
+    std::string statement = body.substr(pos, stop - pos);
+    if (seen.insert(statement).second) out += statement;
+    pos = stop;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> CombinePtx(const std::vector<std::string>& parts) {
+  if (parts.size() == 1) return parts[0];
+  std::string out, header;
+  std::set<std::string> externs;
+  for (const std::string& part : parts) {
+    absl::StatusOr<std::pair<std::string, std::string>> split = SplitPtxHeader(part);
+    if (!split.ok()) return split.status();
+    if (header.empty()) {
+      header = split->first;
+      out = header;
+    } else if (split->first != header) {
+      return absl::InternalError("PTX modules for different targets cannot be combined");
+    }
+    AppendPtxBody(split->second, externs, out);
+  }
+  return out;
 }
 
 }  // namespace hloc::codegen::gpu

@@ -22,8 +22,15 @@ struct NvptxOptions {
 // The triple and data layout NVPTX kernels use; set on the module before emitting kernels.
 void ConfigureNvptxModule(llvm::Module& module, const NvptxOptions& options);
 
-// Links libdevice (when needed), optimizes, and returns the PTX text.
-absl::StatusOr<std::string> CompileToPtx(llvm::Module& module, const NvptxOptions& options);
+// Links libdevice (when needed), optimizes, and returns the PTX text. A non-empty
+// `local_suffix` is appended to every internal symbol after optimization, so that the PTX of
+// modules compiled apart can be joined into one (CombinePtx); kernels keep their names.
+absl::StatusOr<std::string> CompileToPtx(llvm::Module& module, const NvptxOptions& options,
+                                         const std::string& local_suffix = "");
+
+// One PTX module from several compiled for the same target with distinct local suffixes:
+// the first header, then each body; identical .extern declarations are kept once.
+absl::StatusOr<std::string> CombinePtx(const std::vector<std::string>& parts);
 
 // The libdevice path found (empty when none).
 std::string FindLibdevice(const NvptxOptions& options);

@@ -161,13 +161,19 @@ KernelEstimate GpuCostModel::EstimateMerged(const std::vector<const HloInstructi
 
 FusionRunTimes GpuCostModel::EstimateRunTimes(const HloInstruction* producer,
                                               const std::vector<HloInstruction*>& consumers) const {
+  std::vector<std::pair<double, double>> times;
+  for (const HloInstruction* c : consumers) times.push_back({Estimate(c).exec_time, EstimateFused(producer, c).exec_time});
+  return RunTimesFrom(producer, times);
+}
+
+FusionRunTimes GpuCostModel::RunTimesFrom(const HloInstruction* producer,
+                                          const std::vector<std::pair<double, double>>& consumer_exec_times) const {
   FusionRunTimes t;
   const KernelEstimate p = Estimate(producer);
   t.time_unfused = p.is_kernel ? hw_.launch_overhead + p.exec_time : 0;
-  for (const HloInstruction* c : consumers) {
-    const KernelEstimate ce = Estimate(c);
-    t.time_unfused += hw_.launch_overhead + ce.exec_time;
-    t.time_fused += hw_.launch_overhead + EstimateFused(producer, c).exec_time;
+  for (const auto& [unfused, fused] : consumer_exec_times) {
+    t.time_unfused += hw_.launch_overhead + unfused;
+    t.time_fused += hw_.launch_overhead + fused;
   }
   return t;
 }

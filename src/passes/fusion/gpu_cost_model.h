@@ -60,6 +60,10 @@ class GpuCostModel {
   // `consumer` with `producer` fused into it (its uses of the producer computed in-kernel).
   KernelEstimate EstimateFused(const HloInstruction* producer, const HloInstruction* consumer) const;
   FusionRunTimes EstimateRunTimes(const HloInstruction* producer, const std::vector<HloInstruction*>& consumers) const;
+  // The same sums from each consumer's {Estimate(c).exec_time, EstimateFused(producer, c).exec_time}
+  // (PriorityFusion keeps those per pair while neither side changes).
+  FusionRunTimes RunTimesFrom(const HloInstruction* producer,
+                              const std::vector<std::pair<double, double>>& consumer_exec_times) const;
   // A merged kernel of several nodes (multi-output fusion): reads shared operands once.
   KernelEstimate EstimateMerged(const std::vector<const HloInstruction*>& nodes) const;
 

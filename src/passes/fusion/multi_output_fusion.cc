@@ -1,9 +1,11 @@
 #include "passes/fusion/multi_output_fusion.h"
 
+#include <iostream>
 #include <optional>
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -12,6 +14,7 @@
 #include "engine/rule_tables.h"
 #include "passes/fusion/fusion_analysis.h"
 #include "passes/fusion/fusion_builder.h"
+#include "passes/fusion/pair_signature.h"
 #include "passes/fusion/fusion_legality.h"
 #include "passes/fusion/gpu_cost_model.h"
 #include "passes/fusion/priority_fusion.h"
@@ -22,35 +25,40 @@ namespace {
 
 using O = HloOpcode;
 constexpr int64_t kMaxOperandsAndOutputs = 96;
+constexpr int64_t kMaxMergeSteps = 100000;
 
 // Which instructions each instruction of a computation depends on (XLA's
-// HloReachabilityMap), as bit sets over the post order.
+// HloReachabilityMap), as bit sets over the post order; built on the first question (a
+// producer-consumer step asks only about pairs that pass their cached local checks).
 class Reachability {
  public:
-  explicit Reachability(const HloComputation& comp) {
-    std::vector<HloInstruction*> post = comp.MakeInstructionPostOrder();
-    words_ = (post.size() + 63) / 64;
-    for (size_t i = 0; i < post.size(); ++i) index_[post[i]] = i;
-    bits_.assign(post.size() * words_, 0);
-    for (size_t i = 0; i < post.size(); ++i) {
-      uint64_t* row = &bits_[i * words_];
-      row[i / 64] |= uint64_t{1} << (i % 64);
-      auto add = [&](const HloInstruction* dep) {
-        const uint64_t* d = &bits_[index_.at(dep) * words_];
-        for (size_t w = 0; w < words_; ++w) row[w] |= d[w];
-      };
-      for (const HloInstruction* op : post[i]->operands()) add(op);
-      for (const HloInstruction* p : post[i]->control_predecessors()) add(p);
-    }
-  }
+  explicit Reachability(const std::vector<HloInstruction*>& post) : post_(post) {}
   // `to` depends on `from` (or they are the same instruction).
-  bool IsReachable(const HloInstruction* from, const HloInstruction* to) const {
+  bool IsReachable(const HloInstruction* from, const HloInstruction* to) {
+    if (words_ == 0) Build();
     auto f = index_.find(from), t = index_.find(to);
     if (f == index_.end() || t == index_.end()) return true;  // unknown: assume the worst
     return (bits_[t->second * words_ + f->second / 64] >> (f->second % 64)) & 1;
   }
 
  private:
+  void Build() {
+    words_ = (post_.size() + 63) / 64 + 1;
+    for (size_t i = 0; i < post_.size(); ++i) index_[post_[i]] = i;
+    bits_.assign(post_.size() * words_, 0);
+    for (size_t i = 0; i < post_.size(); ++i) {
+      uint64_t* row = &bits_[i * words_];
+      row[i / 64] |= uint64_t{1} << (i % 64);
+      auto add = [&](const HloInstruction* dep) {
+        const uint64_t* d = &bits_[index_.at(dep) * words_];
+        for (size_t w = 0; w < words_; ++w) row[w] |= d[w];
+      };
+      for (const HloInstruction* op : post_[i]->operands()) add(op);
+      for (const HloInstruction* p : post_[i]->control_predecessors()) add(p);
+    }
+  }
+
+  const std::vector<HloInstruction*>& post_;
   size_t words_ = 0;
   absl::flat_hash_map<const HloInstruction*, size_t> index_;
   std::vector<uint64_t> bits_;
@@ -242,8 +250,9 @@ class ComputationMof {
 
   // One producer-consumer merge; false when none is left.
   absl::StatusOr<bool> ProducerConsumerStep() {
-    Reachability reach(comp_);
-    for (HloInstruction* consumer : comp_.MakeInstructionPostOrder()) {
+    const std::vector<HloInstruction*> post = comp_.MakeInstructionPostOrder();
+    Reachability reach(post);
+    for (HloInstruction* consumer : post) {
       if (!IsMofCandidate(consumer, legality_)) continue;
       for (HloInstruction* producer : consumer->operands()) {
         if (!IsMofCandidate(producer, legality_) || producer->IsRoot()) continue;
@@ -251,19 +260,11 @@ class ComputationMof {
         int64_t distinct_users = 0;
         for (HloInstruction* u : producer->users()) distinct_users += u != consumer;
         if (distinct_users == 0) continue;  // PriorityFusion's business
-        const bool chain = fusion::HasReduction(producer);
-        if (chain) {
-          if (!ChainMergeLegal(producer, consumer, legality_)) continue;
-        } else {
-          if (fusion::IsMultiOutputFusion(producer) || !legality_.CanFuse(producer, consumer).ok) continue;
-        }
-        if (!ShapesCompatible(producer, consumer) || !HeroesCompatible(producer, consumer, /*siblings=*/false)) continue;
-        if (CombinedOperandsAndOutputs(producer, consumer) + 1 > kMaxOperandsAndOutputs) continue;
+        if (!Verdict(kProducerConsumer, producer, consumer)) continue;
         bool cycle = false;
         for (HloInstruction* u : producer->users())
           if (u != consumer && reach.IsReachable(u, consumer)) cycle = true;
         if (cycle) continue;
-        if (chain ? ChainMergeBenefit(cost_, producer, consumer) <= 0 : MergeBenefit(cost_, producer, consumer) < 0) continue;
         absl::StatusOr<HloInstruction*> f = builder_.Merge({producer, consumer});
         if (!f.ok()) return f.status();
         return true;
@@ -273,21 +274,20 @@ class ComputationMof {
   }
 
   absl::StatusOr<bool> SiblingStep() {
-    Reachability reach(comp_);
-    for (HloInstruction* parent : comp_.MakeInstructionPostOrder()) {
+    const std::vector<HloInstruction*> post = comp_.MakeInstructionPostOrder();
+    Reachability reach(post);
+    for (HloInstruction* parent : post) {
       if (!IsProfitableOperand(parent)) continue;
       std::vector<HloInstruction*> siblings;
+      absl::flat_hash_set<const HloInstruction*> seen;
       for (HloInstruction* u : parent->users())
-        if (std::find(siblings.begin(), siblings.end(), u) == siblings.end() && IsMofCandidate(u, legality_))
-          siblings.push_back(u);
+        if (seen.insert(u).second && IsMofCandidate(u, legality_)) siblings.push_back(u);
       for (size_t i = 0; i < siblings.size(); ++i) {
         for (size_t j = i + 1; j < siblings.size(); ++j) {
           HloInstruction* a = siblings[i];
           HloInstruction* b = siblings[j];
           if (reach.IsReachable(a, b) || reach.IsReachable(b, a)) continue;
-          if (!ShapesCompatible(a, b) || !HeroesCompatible(a, b, /*siblings=*/true) || !KindsAllow({a, b}, legality_)) continue;
-          if (CombinedOperandsAndOutputs(a, b) > kMaxOperandsAndOutputs) continue;
-          if (MergeBenefit(cost_, a, b) < 0) continue;
+          if (!Verdict(kSiblings, a, b)) continue;
           absl::StatusOr<HloInstruction*> f = builder_.Merge({a, b});
           if (!f.ok()) return f.status();
           return true;
@@ -298,10 +298,45 @@ class ComputationMof {
   }
 
  private:
+  enum PairKind : int64_t { kProducerConsumer = -3, kSiblings = -4 };
+
+  // The pair's local checks (everything but the users and cycle checks, which depend on the
+  // rest of the graph), judged once per pair signature (pair_signature.h): each step rescans
+  // the computation, and would otherwise re-judge every pair.
+  bool Verdict(PairKind kind, HloInstruction* a, HloInstruction* b) {
+    std::vector<int64_t> sig = {kind};
+    fusion::AppendPairSignature(a, sig);
+    fusion::AppendPairSignature(b, sig);
+    auto it = verdicts_.find(sig);
+    if (it != verdicts_.end()) return it->second;
+    const bool ok = kind == kProducerConsumer ? ProducerConsumerOk(a, b) : SiblingsOk(a, b);
+    verdicts_.emplace(std::move(sig), ok);
+    return ok;
+  }
+
+  bool ProducerConsumerOk(HloInstruction* producer, HloInstruction* consumer) {
+    const bool chain = fusion::HasReduction(producer);
+    if (chain) {
+      if (!ChainMergeLegal(producer, consumer, legality_)) return false;
+    } else {
+      if (fusion::IsMultiOutputFusion(producer) || !legality_.CanFuse(producer, consumer).ok) return false;
+    }
+    if (!ShapesCompatible(producer, consumer) || !HeroesCompatible(producer, consumer, /*siblings=*/false)) return false;
+    if (CombinedOperandsAndOutputs(producer, consumer) + 1 > kMaxOperandsAndOutputs) return false;
+    return chain ? ChainMergeBenefit(cost_, producer, consumer) > 0 : MergeBenefit(cost_, producer, consumer) >= 0;
+  }
+
+  bool SiblingsOk(HloInstruction* a, HloInstruction* b) {
+    if (!ShapesCompatible(a, b) || !HeroesCompatible(a, b, /*siblings=*/true) || !KindsAllow({a, b}, legality_)) return false;
+    if (CombinedOperandsAndOutputs(a, b) > kMaxOperandsAndOutputs) return false;
+    return MergeBenefit(cost_, a, b) >= 0;
+  }
+
   HloComputation& comp_;
   fusion::FusionLegality& legality_;
   const fusion::GpuCostModel& cost_;
   fusion::FusionBuilder& builder_;
+  absl::flat_hash_map<std::vector<int64_t>, bool> verdicts_;
 };
 
 std::string HeroNames(const HloInstruction* fusion_inst) {
@@ -336,18 +371,19 @@ absl::StatusOr<bool> MultiOutputFusion::Run(HloModule& module, PassContext& cont
   for (HloComputation* comp : FusibleComputations(module)) {
     ComputationMof mof(*comp, legality, cost, builder);
     bool comp_changed = false;
-    // Each merge removes an instruction, so these loops end; the caps guard bugs.
-    for (int i = 0; producer_consumer_ && i < 100000; ++i) {
-      absl::StatusOr<bool> step = mof.ProducerConsumerStep();
-      if (!step.ok()) return step.status();
-      if (!*step) break;
-      comp_changed = true;
-    }
-    for (int i = 0; siblings_ && i < 100000; ++i) {
-      absl::StatusOr<bool> step = mof.SiblingStep();
-      if (!step.ok()) return step.status();
-      if (!*step) break;
-      comp_changed = true;
+    // Each merge removes an instruction, so these loops end; the caps guard bugs (and say so).
+    for (const bool siblings : {false, true}) {
+      if (!(siblings ? siblings_ : producer_consumer_)) continue;
+      int64_t steps = 0;
+      for (; steps < kMaxMergeSteps; ++steps) {
+        absl::StatusOr<bool> step = siblings ? mof.SiblingStep() : mof.ProducerConsumerStep();
+        if (!step.ok()) return step.status();
+        if (!*step) break;
+        comp_changed = true;
+      }
+      if (steps == kMaxMergeSteps)
+        std::cerr << "hloc: note: multi_output_fusion stopped its " << (siblings ? "sibling" : "producer-consumer")
+                  << " merges after " << kMaxMergeSteps << " in " << comp->name() << " (its cap); continuing\n";
     }
     if (comp_changed) {
       if (absl::Status s = fusion::EnsureDefinitionOrder(*comp); !s.ok()) return s;

@@ -2,15 +2,18 @@
 
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "passes/fusion/fusion_analysis.h"
 #include "passes/fusion/fusion_builder.h"
 #include "passes/fusion/fusion_legality.h"
 #include "passes/fusion/gpu_cost_model.h"
+#include "passes/fusion/pair_signature.h"
 #include "passes/pass_util.h"
 
 namespace hloc {
@@ -22,11 +25,13 @@ using fusion::FusionDecision;
 // A tiny negative benefit is rounding, not a loss.
 constexpr double kMinBenefit = -1e-12;
 
-// The distinct users of a producer, in use order.
+// The distinct users of a producer, in use order. A set, not a scan of `out`: a constant
+// shared by every layer has hundreds of users and is looked at after each of their fusions.
 std::vector<HloInstruction*> Consumers(const HloInstruction* producer) {
   std::vector<HloInstruction*> out;
+  absl::flat_hash_set<const HloInstruction*> seen;
   for (HloInstruction* u : producer->users())
-    if (std::find(out.begin(), out.end(), u) == out.end()) out.push_back(u);
+    if (seen.insert(u).second) out.push_back(u);
   return out;
 }
 
@@ -47,23 +52,63 @@ struct Priority {
   fusion::FusionRunTimes times;
 };
 
+// What ComputePriority learns about one (producer, consumer) pair: the legality verdict and
+// the two cost terms, kept while the pair's signature (pair_signature.h) is unchanged. A
+// producer shared by every layer (a constant, a mask) is re-ranked after each of its consumers
+// fuses, and would otherwise re-judge all of them each time.
+class PairCache {
+ public:
+  struct Facts {
+    std::vector<int64_t> signature;
+    std::optional<FusionDecision> decision;
+    std::optional<std::pair<double, double>> exec_times;  // {unfused consumer, fused}
+  };
+  Facts& Lookup(const std::vector<int64_t>& producer_signature, const HloInstruction* producer,
+                const HloInstruction* consumer) {
+    std::vector<int64_t> sig = producer_signature;
+    fusion::AppendPairSignature(consumer, sig);
+    Facts& f = facts_[{producer->unique_id(), consumer->unique_id()}];
+    if (f.signature != sig) f = Facts{std::move(sig), std::nullopt, std::nullopt};
+    return f;
+  }
+
+ private:
+  absl::node_hash_map<std::pair<int64_t, int64_t>, Facts> facts_;  // stable references
+};
+
 Priority ComputePriority(HloInstruction* producer, fusion::FusionLegality& legality,
-                         const fusion::GpuCostModel& cost) {
+                         const fusion::GpuCostModel& cost, PairCache* cache = nullptr) {
   Priority p;
   if (!IsCandidateProducer(producer)) {
     p.refusal = FusionDecision::Refuse("the producer has no users to fuse into, or is a parameter/tuple");
     return p;
   }
   std::vector<HloInstruction*> consumers = Consumers(producer);
+  std::vector<int64_t> producer_signature;
+  if (cache != nullptr) fusion::AppendPairSignature(producer, producer_signature);
+  std::vector<PairCache::Facts*> facts;
   for (HloInstruction* c : consumers) {
-    FusionDecision d = legality.CanFuse(producer, c);
+    PairCache::Facts* f = cache != nullptr ? &cache->Lookup(producer_signature, producer, c) : nullptr;
+    if (f != nullptr && !f->decision) f->decision = legality.CanFuse(producer, c);
+    FusionDecision d = f != nullptr ? *f->decision : legality.CanFuse(producer, c);
     if (!d.ok) {
       p.refusal = d;
       p.refused_consumer = c;
       return p;
     }
+    facts.push_back(f);
   }
-  p.times = cost.EstimateRunTimes(producer, consumers);
+  if (cache == nullptr) {
+    p.times = cost.EstimateRunTimes(producer, consumers);
+  } else {
+    std::vector<std::pair<double, double>> times;
+    for (size_t i = 0; i < consumers.size(); ++i) {
+      if (!facts[i]->exec_times)
+        facts[i]->exec_times = {cost.Estimate(consumers[i]).exec_time, cost.EstimateFused(producer, consumers[i]).exec_time};
+      times.push_back(*facts[i]->exec_times);
+    }
+    p.times = cost.RunTimesFrom(producer, times);
+  }
   p.benefit = p.times.benefit();
   p.fusible = true;
   return p;
@@ -85,7 +130,7 @@ class ComputationFusion {
       auto top = std::prev(queue_.end());
       HloInstruction* producer = top->second;
       Erase(producer);
-      Priority p = ComputePriority(producer, legality_, cost_);
+      Priority p = ComputePriority(producer, legality_, cost_, &pairs_);
       if (!p.fusible || p.benefit < kMinBenefit) continue;
       std::vector<HloInstruction*> consumers = Consumers(producer);
       if (context_.trace_rules && context_.trace_out)
@@ -162,7 +207,7 @@ class ComputationFusion {
   void Update(HloInstruction* inst) {
     Erase(inst);
     if (!IsCandidateProducer(inst)) return;
-    Priority p = ComputePriority(inst, legality_, cost_);
+    Priority p = ComputePriority(inst, legality_, cost_, &pairs_);
     if (!p.fusible || p.benefit < kMinBenefit) return;
     // Ties go to the producer defined later (consumers first), as a post-order walk would.
     auto k = std::make_pair(p.benefit, inst->unique_id());
@@ -176,6 +221,7 @@ class ComputationFusion {
   fusion::FusionBuilder& builder_;
   PassContext& context_;
   fusion::FusionFactsCache facts_;
+  PairCache pairs_;
   std::map<std::pair<double, int64_t>, HloInstruction*> queue_;
   absl::flat_hash_map<HloInstruction*, std::pair<double, int64_t>> key_;
 };

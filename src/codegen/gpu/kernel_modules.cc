@@ -1,0 +1,115 @@
+// KernelModules (see kernel_modules.h).
+#include "codegen/gpu/kernel_modules.h"
+
+#include "absl/strings/str_cat.h"
+#include "llvm/IR/Function.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+
+namespace hloc::codegen::gpu {
+
+std::string CanonicalKernelText(const llvm::Module& module, const std::string& kernel_name) {
+  std::unique_ptr<llvm::Module> m = llvm::CloneModule(module);
+  m->setModuleIdentifier("");
+  m->setSourceFileName("");
+  // Names are the only thing copies of one kernel differ in: HLO names in value names, the
+  // kernel's own name in it and in its globals'. '\1' starts no name we emit.
+  int64_t next = 0;
+  for (llvm::GlobalValue& gv : m->global_values()) {
+    if (gv.getName() == kernel_name) {
+      gv.setName("\1kernel");
+    } else if (gv.hasLocalLinkage()) {
+      gv.setName(absl::StrCat("\1g", next++));
+    }
+  }
+  for (llvm::Function& f : *m) {
+    for (llvm::Argument& a : f.args()) a.setName("");
+    for (llvm::BasicBlock& bb : f) {
+      bb.setName("");
+      for (llvm::Instruction& i : bb) i.setName("");
+    }
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  m->print(os, nullptr);
+  os.flush();
+  return text;
+}
+
+int64_t InstructionCount(const llvm::Module& module) {
+  int64_t n = 0;
+  for (const llvm::Function& f : module) n += static_cast<int64_t>(f.getInstructionCount());
+  return n;
+}
+
+bool HasDeviceState(const llvm::Module& module) {
+  for (const llvm::GlobalVariable& gv : module.globals())
+    if (!gv.isConstant() && gv.getAddressSpace() != kSharedAddressSpace) return true;
+  return false;
+}
+
+KernelModules::KernelModules(llvm::LLVMContext* context, NvptxOptions options)
+    : context_(context), options_(std::move(options)) {
+  // One target machine for the triple and data layout, not one per kernel.
+  llvm::Module prototype("prototype", *context_);
+  ConfigureNvptxModule(prototype, options_);
+  triple_ = prototype.getTargetTriple();
+  data_layout_ = prototype.getDataLayoutStr();
+}
+
+std::unique_ptr<llvm::Module> KernelModules::NewModule(const std::string& name) const {
+  auto m = std::make_unique<llvm::Module>(name, *context_);
+  m->setTargetTriple(triple_);
+  m->setDataLayout(data_layout_);
+  return m;
+}
+
+llvm::Module* KernelModules::Begin(const std::string& kernel_name) {
+  current_ = NewModule(kernel_name);
+  current_name_ = kernel_name;
+  return current_.get();
+}
+
+std::string KernelModules::Finish() {
+  if (!HasDeviceState(*current_)) {
+    auto [it, inserted] = kernel_by_text_.try_emplace(CanonicalKernelText(*current_, current_name_), current_name_);
+    if (!inserted) {
+      ++deduplicated_;
+      current_.reset();
+      return it->second;
+    }
+  }
+  modules_.push_back(std::move(current_));
+  ++unique_;
+  return current_name_;
+}
+
+void KernelModules::Abandon() { current_.reset(); }
+
+absl::StatusOr<std::vector<std::unique_ptr<llvm::Module>>> KernelModules::TakeChunks(int64_t max_instructions) {
+  std::vector<std::unique_ptr<llvm::Module>> chunks;
+  int64_t size = 0;
+  for (std::unique_ptr<llvm::Module>& m : modules_) {
+    const int64_t n = InstructionCount(*m);
+    if (chunks.empty() || size + n > max_instructions) {
+      m->setModuleIdentifier(absl::StrCat("chunk", chunks.size()));
+      chunks.push_back(std::move(m));
+      size = n;
+      continue;
+    }
+    // Kernel names are unique; clashing internal names (constants, shared arrays) are renamed.
+    if (llvm::Linker::linkModules(*chunks.back(), std::move(m)))
+      return absl::InternalError(absl::StrCat("linking kernel modules into ", chunks.back()->getModuleIdentifier(),
+                                              " failed"));
+    size += n;
+  }
+  modules_.clear();
+  // No kernels still make a (header-only) PTX module, as one module for all kernels did.
+  if (chunks.empty()) {
+    chunks.push_back(NewModule("chunk0"));
+  }
+  return chunks;
+}
+
+}  // namespace hloc::codegen::gpu
