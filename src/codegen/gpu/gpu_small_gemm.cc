@@ -22,10 +22,11 @@ namespace hloc::codegen::gpu {
 namespace {
 
 // Problems up to this many multiply-adds (batch*m*n*k) may take the kernel: at the few TFLOP/s
-// of CUDA-core FMAs it reaches, 2^24 MACs are ~5 us (scan_rnn's 64x512x512 step GEMM), less
-// than cuBLAS spends on a GEMM that only fills a few SMs (tile setup, split-K reduction kernel).
-// 2^25 took 14 us (H200, flax_gru_train's 128x512x512 steps, --per-thunk): past the crossover.
-constexpr int64_t kMaxMacs = int64_t{1} << 24;
+// of CUDA-core FMAs it reaches, 2^25 MACs are ~10 us, about what cuBLAS spends on a GEMM that
+// only fills a few SMs (tile setup, split-K reduction kernel). 2^24 is scan_rnn's step GEMM.
+// Measured at the limit (H200, flax_gru_train's 128x512x512 steps, --per-thunk): this kernel
+// 14.5 us a call, cuBLAS(Lt) 17.5 us.
+constexpr int64_t kMaxMacs = int64_t{1} << 25;
 // ...and only when one output side is short: cuBLAS's 64x64+ tiles then leave SMs idle.
 constexpr int64_t kMaxShortSide = 128;
 constexpr int64_t kCols = 32;    // output columns per block: one per lane

@@ -3,6 +3,7 @@
 #include "passes/expanders/batchnorm_expander.h"
 #include "passes/expanders/comparison_expander.h"
 #include "passes/expanders/dot_decomposer.h"
+#include "passes/expanders/dot_strength_reduction.h"
 #include "passes/expanders/logistic_expander.h"
 #include "passes/expanders/patch_convolution_to_dot.h"
 #include "passes/expanders/rng_bit_generator_expander.h"
@@ -62,6 +63,12 @@ void RegisterExpanderPasses(PassRegistry& registry) {
         return std::make_unique<ComparisonExpander>(o.Has("expand_via_upcast") ? o.GetStringList("expand_via_upcast")
                                                                                 : std::vector<std::string>{});
       }});
+
+  registry.Register(PassInfo{
+      DotStrengthReduction::kName,
+      "dots with a vector operand (only batch and contracting dimensions) -> multiply + reduce",
+      {},
+      [](const PassOptions&) -> std::unique_ptr<HloPass> { return std::make_unique<DotStrengthReduction>(); }});
 
   registry.Register(PassInfo{
       PatchConvolutionToDot::kName,
