@@ -5,35 +5,63 @@
 #include "llvm/IR/Function.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/Transforms/Utils/Cloning.h"
 
 namespace hloc::codegen::gpu {
 
-std::string CanonicalKernelText(const llvm::Module& module, const std::string& kernel_name) {
-  std::unique_ptr<llvm::Module> m = llvm::CloneModule(module);
-  m->setModuleIdentifier("");
-  m->setSourceFileName("");
+namespace {
+
+// Names a module's values had before CanonicalKernelText blanked them, to put back after.
+class SavedNames {
+ public:
+  void Rename(llvm::Value& v, const std::string& name) {
+    if (!v.hasName() && name.empty()) return;
+    saved_.push_back({&v, v.getName().str()});
+    v.setName(name);
+  }
+  // In reverse: every name is unique in its symbol table and none of the temporary ones
+  // ("" or '\1'-prefixed) is an original, so each original name is free again when restored.
+  void Restore() {
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) it->first->setName(it->second);
+  }
+
+ private:
+  std::vector<std::pair<llvm::Value*, std::string>> saved_;
+};
+
+}  // namespace
+
+std::string CanonicalKernelText(llvm::Module& m, const std::string& kernel_name) {
+  // Blank the names in place and put them back, rather than printing a clone: cloning every
+  // kernel was much of the key's cost (2376 kernels at L40). The text is the same as the
+  // clone's, so the key is as exact as before.
+  const std::string id = m.getModuleIdentifier(), source = m.getSourceFileName();
+  m.setModuleIdentifier("");
+  m.setSourceFileName("");
+  SavedNames saved;
   // Names are the only thing copies of one kernel differ in: HLO names in value names, the
   // kernel's own name in it and in its globals'. '\1' starts no name we emit.
   int64_t next = 0;
-  for (llvm::GlobalValue& gv : m->global_values()) {
+  for (llvm::GlobalValue& gv : m.global_values()) {
     if (gv.getName() == kernel_name) {
-      gv.setName("\1kernel");
+      saved.Rename(gv, "\1kernel");
     } else if (gv.hasLocalLinkage()) {
-      gv.setName(absl::StrCat("\1g", next++));
+      saved.Rename(gv, absl::StrCat("\1g", next++));
     }
   }
-  for (llvm::Function& f : *m) {
-    for (llvm::Argument& a : f.args()) a.setName("");
+  for (llvm::Function& f : m) {
+    for (llvm::Argument& a : f.args()) saved.Rename(a, "");
     for (llvm::BasicBlock& bb : f) {
-      bb.setName("");
-      for (llvm::Instruction& i : bb) i.setName("");
+      saved.Rename(bb, "");
+      for (llvm::Instruction& i : bb) saved.Rename(i, "");
     }
   }
   std::string text;
   llvm::raw_string_ostream os(text);
-  m->print(os, nullptr);
+  m.print(os, nullptr);
   os.flush();
+  saved.Restore();
+  m.setModuleIdentifier(id);
+  m.setSourceFileName(source);
   return text;
 }
 

@@ -61,8 +61,9 @@ class KernelModules {
 // would share that memory.
 bool HasDeviceState(const llvm::Module& module);
 
-// The text two kernel modules share exactly when they are the same kernel up to names.
-std::string CanonicalKernelText(const llvm::Module& module, const std::string& kernel_name);
+// The text two kernel modules share exactly when they are the same kernel up to names. The
+// module's names are blanked while it prints and restored after: it is left as it was.
+std::string CanonicalKernelText(llvm::Module& module, const std::string& kernel_name);
 
 // Instructions in the module's function bodies (the chunk measure).
 int64_t InstructionCount(const llvm::Module& module);
