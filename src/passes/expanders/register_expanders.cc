@@ -7,6 +7,7 @@
 #include "passes/expanders/logistic_expander.h"
 #include "passes/expanders/patch_convolution_to_dot.h"
 #include "passes/expanders/rng_bit_generator_expander.h"
+#include "passes/expanders/select_and_scatter_expander.h"
 #include "passes/passes.h"
 
 namespace hloc {
@@ -81,6 +82,13 @@ void RegisterExpanderPasses(PassRegistry& registry) {
       "non-canonical dots -> transpose/reshape to [batch, m, k] x [batch, k, n] and reshape back",
       {},
       [](const PassOptions&) -> std::unique_ptr<HloPass> { return std::make_unique<DotDecomposer>(); }});
+
+  registry.Register(PassInfo{
+      SelectAndScatterExpander::kName,
+      "select-and-scatter -> reduce-window of (operand, element index) picking each window's element, "
+      "then scatter of the source at those indices",
+      {},
+      [](const PassOptions&) -> std::unique_ptr<HloPass> { return std::make_unique<SelectAndScatterExpander>(); }});
 }
 
 }  // namespace hloc
