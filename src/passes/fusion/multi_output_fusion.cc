@@ -144,6 +144,11 @@ bool IsMofCandidate(const HloInstruction* node, fusion::FusionLegality& legality
     if (root->opcode() == O::kTuple) roots.assign(root->operands().begin(), root->operands().end());
     for (const HloInstruction* o : roots)
       if (o->opcode() == O::kDynamicUpdateSlice || o->opcode() == O::kScatter) return false;
+    // A variadic reduce or reduce-window root (e.g. select-and-scatter-expander's (value,
+    // index) reduce-window) is itself a tuple: merged, it would be a nested tuple output,
+    // which the kernel emitters do not take.
+    for (const HloInstruction* o : roots)
+      if (!o->shape().IsArray()) return false;
   }
   return legality.IsFusibleNode(node, /*as_producer=*/false).ok;
 }
