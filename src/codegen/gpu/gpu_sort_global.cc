@@ -38,15 +38,20 @@ class GlobalBitonic {
                            [&](llvm::Value* r) -> absl::Status {
       row_ = DelinearizeRowMajor(r, rows_.other_dims, b_);
       if (absl::Status s = CopyIn(tid); !s.ok()) return s;
-      // Chunks sorted on their own (stages 2..S), then the merge stages S*2..P.
-      if (absl::Status s = ChunkPass(tid, 1, log_s_, /*whole_stages=*/true); !s.ok()) return s;
-      for (int64_t lk = log_s_ + 1; lk <= log_p_; ++lk) {
-        if (absl::Status s = Step(tid, Global(), P_, lk, lk - 1, b_.getInt64(rows_.n)); !s.ok()) return s;
-        for (int64_t lj = lk - 2; lj >= log_s_; --lj)
-          if (absl::Status s = Step(tid, Global(), P_, lk, lj, b_.getInt64(rows_.n)); !s.ok()) return s;
-        if (absl::Status s = ChunkPass(tid, lk, log_s_ - 1, /*whole_stages=*/false); !s.ok()) return s;
-      }
-      return absl::OkStatus();
+      // Chunks sorted on their own (stages 2..S), then the merge stages S*2..P. The stages and
+      // steps are runtime loops: unrolled, a 32768-wide row made a kernel of ~200 copies of the
+      // comparator and 2.8 s of compile time.
+      if (absl::Status s = ChunkPass(tid, nullptr); !s.ok()) return s;
+      return cpu::EmitForLoop(b_, b_.getInt64(log_s_ + 1), b_.getInt64(log_p_ + 1), "stage",
+                              [&](llvm::Value* lk) -> absl::Status {
+        // Steps 2^(lk-1) .. S across chunks, in global memory.
+        absl::Status s = cpu::EmitForLoop(b_, b_.getInt64(0), b_.CreateSub(lk, b_.getInt64(log_s_)), "global",
+                                          [&](llvm::Value* t) {
+          return Step(tid, Global(), P_, lk, b_.CreateSub(b_.CreateSub(lk, b_.getInt64(1)), t), b_.getInt64(rows_.n));
+        });
+        if (!s.ok()) return s;
+        return ChunkPass(tid, lk);
+      });
     });
   }
 
@@ -80,22 +85,21 @@ class GlobalBitonic {
     return s;
   }
 
-  // One step of merge stage 2^lk with distance 2^lj over `size` positions of `m` (pairs whose
-  // upper position is at or past `limit` are skipped), then a barrier.
-  absl::Status Step(llvm::Value* tid, const RowAccess& m, int64_t size, int64_t lk, int64_t lj, llvm::Value* limit) {
+  // One step of merge stage 2^lk with distance 2^lj (both runtime i64) over `size` positions of
+  // `m` (pairs whose upper position is at or past `limit` are skipped), then a barrier. The
+  // stage's first step (lj == lk - 1) pairs i with its mirror in the block of 2^lk, the others
+  // i with i + 2^lj; both start from the same lower position.
+  absl::Status Step(llvm::Value* tid, const RowAccess& m, int64_t size, llvm::Value* lk, llvm::Value* lj,
+                    llvm::Value* limit) {
     absl::Status s = EmitStridedLoop(b_, tid, b_.getInt64(size / 2), b_.getInt64(k_.launch.block_x), "pair",
                                      [&](llvm::Value* t) -> absl::Status {
-      llvm::Value *lo, *hi;
-      if (lj == lk - 1) {  // the flip: i and the mirror of i in its block of 2^lk
-        llvm::Value* block = b_.CreateShl(b_.CreateLShr(t, lj), lk);
-        llvm::Value* off = b_.CreateAnd(t, b_.getInt64((int64_t{1} << lj) - 1));
-        lo = b_.CreateAdd(block, off);
-        hi = b_.CreateSub(b_.CreateAdd(block, b_.getInt64((int64_t{1} << lk) - 1)), off);
-      } else {
-        const int64_t j = int64_t{1} << lj;
-        lo = b_.CreateOr(b_.CreateShl(b_.CreateLShr(t, lj), lj + 1), b_.CreateAnd(t, b_.getInt64(j - 1)));
-        hi = b_.CreateAdd(lo, b_.getInt64(j));
-      }
+      llvm::Value* j = b_.CreateShl(b_.getInt64(1), lj);
+      llvm::Value* off = b_.CreateAnd(t, b_.CreateSub(j, b_.getInt64(1)));
+      llvm::Value* base = b_.CreateShl(b_.CreateLShr(t, lj), b_.CreateAdd(lj, b_.getInt64(1)));
+      llvm::Value* lo = b_.CreateOr(base, off);
+      llvm::Value* flip = b_.CreateICmpEQ(lj, b_.CreateSub(lk, b_.getInt64(1)));
+      llvm::Value* mirror = b_.CreateSub(b_.CreateAdd(base, b_.CreateSub(b_.CreateShl(j, 1), b_.getInt64(1))), off);
+      llvm::Value* hi = b_.CreateSelect(flip, mirror, b_.CreateAdd(lo, j));
       return cpu::EmitIf(b_, b_.CreateICmpSLT(hi, limit), "inside", [&]() -> absl::Status {
         std::vector<llvm::Value*> vl, vh;
         for (size_t a = 0; a < n_arrays_; ++a) {
@@ -117,20 +121,25 @@ class GlobalBitonic {
     return s;
   }
 
-  // Every chunk through shared memory: whole stages 2^lk_first..2^lj_last (each all its
-  // steps), or the steps 2^lj_last..1 of stage 2^lk_first.
-  absl::Status ChunkPass(llvm::Value* tid, int64_t lk_first, int64_t lj_last, bool whole_stages) {
-    if (lj_last < 0) return absl::OkStatus();
+  // Every chunk through shared memory: without `stage`, whole stages 2..S (each all its steps);
+  // with it, the steps S/2..1 of that stage.
+  absl::Status ChunkPass(llvm::Value* tid, llvm::Value* stage) {
+    if (log_s_ < 1) return absl::OkStatus();
     return cpu::EmitForLoop(b_, b_.getInt64(0), b_.getInt64(P_ / S_), "chunk", [&](llvm::Value* c) -> absl::Status {
       llvm::Value* base = b_.CreateMul(c, b_.getInt64(S_));
       llvm::Value* limit = b_.CreateSub(b_.getInt64(rows_.n), base);  // row end, chunk-relative
       absl::Status s = Move(tid, base, limit, /*to_shared=*/true);
       if (!s.ok()) return s;
-      if (whole_stages) {
-        for (int64_t lk = lk_first; lk <= lj_last && s.ok(); ++lk)
-          for (int64_t lj = lk - 1; lj >= 0 && s.ok(); --lj) s = Step(tid, Shared(), S_, lk, lj, limit);
+      auto steps = [&](llvm::Value* lk, llvm::Value* top) {  // steps top..0 of stage lk
+        return cpu::EmitForLoop(b_, b_.getInt64(0), b_.CreateAdd(top, b_.getInt64(1)), "step", [&](llvm::Value* t) {
+          return Step(tid, Shared(), S_, lk, b_.CreateSub(top, t), limit);
+        });
+      };
+      if (stage == nullptr) {
+        s = cpu::EmitForLoop(b_, b_.getInt64(1), b_.getInt64(log_s_ + 1), "stage",
+                             [&](llvm::Value* lk) { return steps(lk, b_.CreateSub(lk, b_.getInt64(1))); });
       } else {
-        for (int64_t lj = lj_last; lj >= 0 && s.ok(); --lj) s = Step(tid, Shared(), S_, lk_first, lj, limit);
+        s = steps(stage, b_.getInt64(log_s_ - 1));
       }
       if (!s.ok()) return s;
       return Move(tid, base, limit, /*to_shared=*/false);
