@@ -53,7 +53,7 @@ absl::StatusOr<HloComputation*> TieBreakingComparator(cf::Builder& cb, NameUniqu
   return cmp;
 }
 
-absl::StatusOr<bool> Expand(HloModule& module, cf::Builder& cb, NameUniquer& names, HloInstruction* sort,
+absl::StatusOr<bool> Expand(cf::Builder& cb, NameUniquer& names, HloInstruction* sort,
                             std::vector<HloComputation*>& orphans) {
   const int64_t dim = sort->attrs().dimensions[0];
   HloComputation* comp = sort->parent();
@@ -98,7 +98,6 @@ absl::StatusOr<bool> Expand(HloModule& module, cf::Builder& cb, NameUniquer& nam
     for (int64_t i = 0; i + 1 < operands; ++i) parts.push_back(cb.Gte(comp, added, i, sort));
     replacement = cb.Tuple(comp, parts, sort);
   }
-  (void)module;
   HLOC_CF_RETURN_IF_ERROR(cf::ReplaceInstruction(sort, replacement));
   return true;
 }
@@ -122,7 +121,7 @@ absl::StatusOr<bool> StableSortExpander::Run(HloModule& module, PassContext& con
   NameUniquer& names = cb.names.instructions;  // one uniquer for the clones and the new instructions
   std::vector<HloComputation*> orphans;
   for (HloInstruction* sort : sorts) {
-    absl::StatusOr<bool> r = Expand(module, cb, names, sort, orphans);
+    absl::StatusOr<bool> r = Expand(cb, names, sort, orphans);
     if (!r.ok()) return r.status();
   }
   HLOC_CF_RETURN_IF_ERROR(cf::RemoveUncalledComputations(module, orphans));
