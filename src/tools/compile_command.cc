@@ -35,7 +35,7 @@ Options:
                       CUDA-graph command buffers; `hloc run OUT.hlox --backend gpu` runs it.
                       GPU dumps add module_0000.NAME.ptx and ...ir-no-opt.ll.
   --command-buffers K GPU: thunk kinds CUDA graphs hold, as XLA's xla_gpu_enable_command_buffer
-                      (default FUSION,CUBLAS,CUBLASLT; "" or "none": no command buffers)
+                      (default FUSION,CUBLAS,CUBLASLT,COPY; "" or "none": none)
   --min-graph-size N  GPU: the shortest run of thunks made a graph (default 2)
   --small-gemm-kernels S  GPU: on (default), off, or ROWSxWARPS[xDEPTH] (a tile for measurements):
                       small GEMMs (batch*m*n*k <= 2^25, min(m, n) <= 128) as our own kernel

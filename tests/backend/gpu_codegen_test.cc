@@ -298,7 +298,7 @@ std::string Kinds(const ThunkSequence& seq) {
   return s;
 }
 
-TEST_CASE("command buffers: runs of kernel and GEMM thunks become one kCommandBuffer", "[gpu][command_buffer]") {
+TEST_CASE("command buffers: runs of kernel, GEMM and copy thunks become one kCommandBuffer", "[gpu][command_buffer]") {
   ThunkSequence seq = {MakeThunk(ThunkKind::kKernel, "a", 0, 1), MakeThunk(ThunkKind::kGemm, "b", 1, 2),
                        MakeThunk(ThunkKind::kKernel, "c", 2, 3), MakeThunk(ThunkKind::kCopy, "d", 3, 4),
                        MakeThunk(ThunkKind::kKernel, "e", 4, 5), MakeThunk(ThunkKind::kMemset, "f", 5, 5),
@@ -307,12 +307,12 @@ TEST_CASE("command buffers: runs of kernel and GEMM thunks become one kCommandBu
   absl::StatusOr<int64_t> n = codegen::gpu::RunCommandBufferConversion(seq, o);
   REQUIRE(n.ok());
   CHECK(*n == 2);
-  CHECK(Kinds(seq) == "CB(Kernel Gemm Kernel) Copy Kernel Memset CB(Kernel Kernel)");
+  CHECK(Kinds(seq) == "CB(Kernel Gemm Kernel Copy Kernel) Memset CB(Kernel Kernel)");
   // The command buffer's arguments: each slice once, written where a body thunk writes it.
   const Thunk& cb = seq[0];
   CHECK(cb.name == "command_buffer.0");
-  CHECK(cb.arguments.size() == 4);
-  CHECK(cb.written == std::vector<bool>{false, true, true, true});
+  CHECK(cb.arguments.size() == 6);
+  CHECK(cb.written == std::vector<bool>{false, true, true, true, true, true});
   // The sequence still serializes and validates.
   runtime::Executable exe;
   exe.allocations.resize(8);
@@ -338,6 +338,7 @@ TEST_CASE("command buffers: options", "[gpu][command_buffer]") {
     ThunkSequence seq = make();
     CommandBufferConversionOptions o;
     o.min_graph_size = 3;
+    o.kinds = {ThunkKind::kKernel, ThunkKind::kGemm};  // copies out: the run before the copy is short
     REQUIRE(codegen::gpu::RunCommandBufferConversion(seq, o).ok());
     CHECK(Kinds(seq) == "Kernel Copy CB(Kernel Kernel Kernel)");
   }

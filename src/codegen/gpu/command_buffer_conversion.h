@@ -19,8 +19,11 @@ namespace hloc::codegen::gpu {
 struct CommandBufferConversionOptions {
   bool enabled = true;
   // Thunk kinds a command buffer may hold (XLA's xla_gpu_enable_command_buffer: FUSION ->
-  // kKernel, CUBLAS/CUBLASLT -> kGemm, CUDNN -> kConvolution, plus kCopy and kMemset).
-  std::set<runtime::ThunkKind> kinds = {runtime::ThunkKind::kKernel, runtime::ThunkKind::kGemm};
+  // kKernel, CUBLAS/CUBLASLT -> kGemm, CUDNN -> kConvolution, plus kCopy and kMemset). Copies
+  // are in by default: copy insertion's device-to-device copies of loop-carried values split
+  // Flax's GRU backward scan body into four graphs and four lone copies an iteration.
+  std::set<runtime::ThunkKind> kinds = {runtime::ThunkKind::kKernel, runtime::ThunkKind::kGemm,
+                                        runtime::ThunkKind::kCopy};
   int64_t min_graph_size = 2;
 };
 

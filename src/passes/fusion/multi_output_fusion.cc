@@ -18,6 +18,7 @@
 #include "passes/fusion/fusion_legality.h"
 #include "passes/fusion/gpu_cost_model.h"
 #include "passes/fusion/priority_fusion.h"
+#include "passes/layout/layout_util.h"
 #include "passes/pass_util.h"
 
 namespace hloc {
@@ -434,6 +435,23 @@ absl::StatusOr<bool> FusionWrapper::Run(HloModule& module, PassContext& context)
   for (HloComputation* comp : FusibleComputations(module)) {
     for (HloInstruction* inst : comp->MakeInstructionPostOrder()) {
       if (inst->opcode() == O::kFusion || inst->opcode() == O::kConstant || inst->opcode() == O::kBitcast) continue;
+      // A reshape left unfused that only renames the dimensions of its operand's bytes is a
+      // bitcast (XLA's layout-sensitive algsimp makes it one after layout normalization): no
+      // kernel. Flax's GRU reshaped each bias f32[1,512] -> f32[512] for cuBLAS inside its scan,
+      // four copy kernels an iteration.
+      if (inst->opcode() == O::kReshape && inst->shape().IsArray() && inst->operand(0)->shape().IsArray() &&
+          layout::ReshapeIsBitcast(inst->operand(0)->shape(), inst->shape()) &&
+          inst->control_predecessors().empty() && inst->control_successors().empty()) {
+        auto made = std::make_unique<HloInstruction>(O::kBitcast, inst->shape(),
+                                                     builder.instruction_names().GetUniqueName("bitcast"));
+        made->AppendOperand(inst->operand(0));
+        made->mutable_attrs().metadata = inst->attrs().metadata;
+        HloInstruction* cast = comp->AddInstructionBefore(std::move(made), inst);
+        inst->ReplaceAllUsesWith(cast);
+        if (absl::Status s = comp->RemoveInstruction(inst); !s.ok()) return s;
+        changed = true;
+        continue;
+      }
       if (!fusion::GpuCostModel::LaunchesKernel(inst) || legality.FusibleRecord(inst->opcode()) == nullptr) continue;
       if (!inst->control_predecessors().empty() || !inst->control_successors().empty()) continue;
       const std::string op = absl::StrReplaceAll(std::string(HloOpcodeString(inst->opcode())), {{"-", "_"}});
