@@ -46,6 +46,15 @@ absl::StatusOr<std::unique_ptr<CudaDriver>> LoadOnce() {
   HLOC_CUDA_DRIVER_ENTRIES(HLOC_CUDA_DRIVER_LOAD)
 #undef HLOC_CUDA_DRIVER_LOAD
   driver->cuFuncGetParamInfo = reinterpret_cast<decltype(driver->cuFuncGetParamInfo)>(dlsym(*lib, "cuFuncGetParamInfo"));
+#define HLOC_CUDA_DRIVER_OPTIONAL(name) \
+  driver->name = reinterpret_cast<decltype(driver->name)>(dlsym(*lib, HLOC_STRINGIFY(name)));
+  HLOC_CUDA_DRIVER_OPTIONAL(cuGraphConditionalHandleCreate)
+  HLOC_CUDA_DRIVER_OPTIONAL(cuGraphAddNode)
+  HLOC_CUDA_DRIVER_OPTIONAL(cuStreamBeginCaptureToGraph)
+  HLOC_CUDA_DRIVER_OPTIONAL(cuStreamGetCaptureInfo)
+  HLOC_CUDA_DRIVER_OPTIONAL(cuStreamUpdateCaptureDependencies)
+  HLOC_CUDA_DRIVER_OPTIONAL(cuGraphCreate)
+#undef HLOC_CUDA_DRIVER_OPTIONAL
   if (!missing.empty()) {
     return absl::UnavailableError(absl::StrCat("libcuda.so.1 lacks entry points (driver too old for CUDA ",
                                                CUDA_VERSION / 1000, "?): ", absl::StrJoin(missing, ", ")));

@@ -49,6 +49,13 @@ struct CudaDriver {
   // Optional (CUDA 12.4+; null when the driver lacks it): lets Load check each kernel's
   // parameter list against its thunk's arguments.
   decltype(&::cuFuncGetParamInfo) cuFuncGetParamInfo = nullptr;
+  // Optional (CUDA 12.3+): device-side while loops (device_loops.h).
+  decltype(&::cuGraphConditionalHandleCreate) cuGraphConditionalHandleCreate = nullptr;
+  decltype(&::cuGraphAddNode) cuGraphAddNode = nullptr;
+  decltype(&::cuStreamBeginCaptureToGraph) cuStreamBeginCaptureToGraph = nullptr;
+  decltype(&::cuStreamGetCaptureInfo) cuStreamGetCaptureInfo = nullptr;
+  decltype(&::cuStreamUpdateCaptureDependencies) cuStreamUpdateCaptureDependencies = nullptr;
+  decltype(&::cuGraphCreate) cuGraphCreate = nullptr;
 };
 
 // The process's driver, loaded and cuInit'ed once; later calls return the same result (an

@@ -32,7 +32,9 @@ struct CommandBufferOptions {
   bool enabled = true;
   // Thunk kinds a graph may hold; the compiler's CommandBufferConversionPass chose what went into
   // each kCommandBuffer, so by default everything it can put there is replayed as a graph.
-  std::vector<std::string> kinds = {"kKernel", "kGemm", "kConvolution", "kCopy", "kMemset"};
+  // "kWhile": while loops whose bodies can be captured run as WHILE conditional nodes, the
+  // whole loop one graph (XLA's WHILE command type; device_loops.h).
+  std::vector<std::string> kinds = {"kKernel", "kGemm", "kConvolution", "kCopy", "kMemset", "kWhile"};
   int64_t min_graph_size = 2;                               // shorter runs stay plain thunks
   // Plain executions of a command buffer before it is captured (XLA's
   // xla_gpu_graph_num_runs_to_instantiate): the first run loads kernels lazily and lets the

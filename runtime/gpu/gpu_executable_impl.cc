@@ -16,6 +16,7 @@
 #include "runtime/gpu/cuda_driver.h"
 #include "runtime/gpu/cudnn.h"
 #include "runtime/gpu/cufft.h"
+#include "runtime/gpu/device_loops.h"
 #include "runtime/gpu/gpu_executable_internal.h"
 #include "runtime/gpu/gpu_linalg.h"
 #include "runtime/executable/linalg_config.h"
@@ -372,6 +373,11 @@ class GpuExecutableImpl : public GpuExecutable {
       if (g.graph != nullptr) d_->cuGraphDestroy(g.graph);
     }
     graphs_.clear();
+    if (loops_ != nullptr) loops_->Release();
+    loops_.reset();
+    loop_counters_.clear();
+    for (CUstream a : aux_streams_) d_->cuStreamDestroy(a);
+    aux_streams_.clear();
     gemms_.clear();
     convs_.clear();
     linalg_.clear();
@@ -532,6 +538,7 @@ class GpuExecutableImpl : public GpuExecutable {
       absl::Status s = c->Prepare(stream_, ptrs, workspace_, workspace_bytes_);
       if (!s.ok()) return absl::Status(s.code(), absl::StrCat(origin_, ": ", s.message()));
     }
+    GPU_RETURN_IF_ERROR(PrepareDeviceLoops());
     GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuStreamSynchronize, Where("autotuning library calls"), stream_));
     if (cache_ != nullptr && cache_->dirty()) {
       absl::Status s = cache_->Save(options_.autotune_cache);
@@ -707,6 +714,7 @@ class GpuExecutableImpl : public GpuExecutable {
       case ThunkKind::kMemset:
         return Memset(Address(t.arguments[0]), t.arguments[0].size, t.memset_value);
       case ThunkKind::kWhile:
+        if (!profiling_ && DeviceLoop(t)) return capturing_ ? RecordLoop(t) : ExecuteLoopGraph(t);
         if (t.trip_count >= 0) {  // XLA's WhileThunk: a known trip count skips the condition
           for (int64_t i = 0; i < t.trip_count; ++i) GPU_RETURN_IF_ERROR(Execute(t.body));
           return absl::OkStatus();
@@ -782,17 +790,24 @@ class GpuExecutableImpl : public GpuExecutable {
   // instantiated graph is replayed afterwards. Addresses never change, so no update is needed.
   absl::Status ExecuteCommandBuffer(const Thunk& t) {
     if (!UseGraph(t)) return Execute(t.body);
-    Graph& g = graphs_[&t];
-    if (g.failed) return Execute(t.body);
+    return ExecuteGraph(t, [&] { return Execute(t.body); });
+  }
+
+  // Runs `record` as a CUDA graph kept for `key`: plainly for the first runs (library calls
+  // finish their lazy set-up outside a capture), captured once, replayed afterwards; a capture
+  // that fails runs plainly from then on, with a warning.
+  absl::Status ExecuteGraph(const Thunk& key, const std::function<absl::Status()>& record) {
+    Graph& g = graphs_[&key];
+    if (g.failed) return record();
     if (g.exec == nullptr && g.plain_runs < options_.command_buffers.runs_before_capture) {
       ++g.plain_runs;
-      return Execute(t.body);
+      return record();
     }
     if (g.exec == nullptr) {
       GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuStreamBeginCapture, "starting the stream capture", stream_,
                                   CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
       capturing_ = true;
-      absl::Status body = Execute(t.body);
+      absl::Status body = record();
       capturing_ = false;
       CUgraph graph = nullptr;
       absl::Status end = HLOC_CU(*d_, cuStreamEndCapture, "ending the stream capture", stream_, &graph);
@@ -803,14 +818,108 @@ class GpuExecutableImpl : public GpuExecutable {
         g.exec = nullptr;
         g.failed = true;
         const absl::Status& why = !body.ok() ? body : !end.ok() ? end : inst;
-        std::cerr << "hloc: warning: " << origin_ << ": command buffer '" << t.name << "' (" << t.body.size()
+        std::cerr << "hloc: warning: " << origin_ << ": command buffer '" << key.name << "' (" << key.body.size()
                   << " thunks) could not be captured into a CUDA graph; running its thunks one by one: "
                   << why.message() << "\n";
-        return Execute(t.body);
+        // A failed capture leaves nothing enqueued: run the work now.
+        return record();
       }
       g.graph = graph;
     }
     return HLOC_CU(*d_, cuGraphLaunch, "launching the CUDA graph", g.exec, stream_);
+  }
+
+  // ---- While loops on the device (device_loops.h) -----------------------------------------
+  // A loop runs as a WHILE conditional node when command buffers may hold loops ("kWhile" among
+  // the kinds, XLA's WHILE command type), the driver has conditional nodes, and everything in its
+  // body (and, without a trip count, its condition) can be captured.
+  bool LoopsAllowed() const {
+    const CommandBufferOptions& o = options_.command_buffers;
+    return o.enabled && std::find(o.kinds.begin(), o.kinds.end(), "kWhile") != o.kinds.end();
+  }
+  bool Recordable(const ThunkSequence& seq) const {
+    for (const Thunk& b : seq) {
+      if (b.kind == ThunkKind::kWhile) {
+        if (!DeviceLoop(b)) return false;
+      } else if (!Capturable(b)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  bool DeviceLoop(const Thunk& t) const {
+    if (loops_ == nullptr || t.kind != ThunkKind::kWhile) return false;
+    if (t.trip_count >= 0 && !loop_counters_.contains(&t)) return false;
+    return Recordable(t.body) && (t.trip_count >= 0 || Recordable(t.condition));
+  }
+  static void CountLoops(const ThunkSequence& seq, int64_t depth, std::vector<const Thunk*>& counted, int64_t& max_depth) {
+    for (const Thunk& t : seq) {
+      int64_t d = depth;
+      if (t.kind == ThunkKind::kWhile) {
+        d = depth + 1;
+        max_depth = std::max(max_depth, d);
+        if (t.trip_count >= 0) counted.push_back(&t);
+      }
+      CountLoops(t.body, d, counted, max_depth);
+      CountLoops(t.condition, d, counted, max_depth);
+      for (const ThunkSequence& b : t.branches) CountLoops(b, d, counted, max_depth);
+    }
+  }
+  absl::Status PrepareDeviceLoops() {
+    if (!LoopsAllowed() || !DeviceLoops::Supported(*d_)) return absl::OkStatus();
+    std::vector<const Thunk*> counted;
+    int64_t depth = 0;
+    CountLoops(exe_.thunks, 0, counted, depth);
+    if (depth == 0) return absl::OkStatus();
+    auto loops = std::make_unique<DeviceLoops>(d_, ctx_->context);
+    if (absl::Status s = loops->Reserve(static_cast<int64_t>(counted.size())); !s.ok()) {
+      std::cerr << "hloc: warning: " << origin_ << ": while loops run from the host: " << s.message() << "\n";
+      return absl::OkStatus();
+    }
+    for (size_t i = 0; i < counted.size(); ++i) loop_counters_[counted[i]] = static_cast<int64_t>(i);
+    for (int64_t i = 0; i < depth; ++i) {  // a stream per nesting level captures its bodies
+      CUstream a = nullptr;
+      GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuStreamCreate, Where("creating a loop-capture stream"), &a, CU_STREAM_NON_BLOCKING));
+      aux_streams_.push_back(a);
+    }
+    loops_ = std::move(loops);
+    return absl::OkStatus();
+  }
+  absl::Status ExecuteLoopGraph(const Thunk& t) {
+    return ExecuteGraph(t, [&] { return capturing_ ? RecordLoop(t) : ExecuteHostLoop(t); });
+  }
+  absl::Status ExecuteHostLoop(const Thunk& t) {
+    if (t.trip_count >= 0) {
+      for (int64_t i = 0; i < t.trip_count; ++i) GPU_RETURN_IF_ERROR(Execute(t.body));
+      return absl::OkStatus();
+    }
+    for (;;) {
+      GPU_RETURN_IF_ERROR(Execute(t.condition));
+      absl::StatusOr<std::vector<uint8_t>> p = ReadPredicate(t.predicate);
+      if (!p.ok()) return p.status();
+      if ((*p)[0] == 0) return absl::OkStatus();
+      GPU_RETURN_IF_ERROR(Execute(t.body));
+    }
+  }
+  absl::Status RecordLoop(const Thunk& t) {
+    if (loop_depth_ >= static_cast<int64_t>(aux_streams_.size())) return absl::InternalError("loops nested deeper than counted");
+    CUstream aux = aux_streams_[loop_depth_];
+    auto on = [this](const ThunkSequence& seq) {
+      return [this, &seq](CUstream s) {
+        CUstream saved = stream_;
+        stream_ = s;
+        absl::Status st = Execute(seq);
+        stream_ = saved;
+        return st;
+      };
+    };
+    auto it = loop_counters_.find(&t);
+    const CUdeviceptr counter = it == loop_counters_.end() ? 0 : loops_->Counter(it->second);
+    ++loop_depth_;
+    absl::Status s = loops_->RecordWhile(stream_, aux, t.trip_count, counter,
+                                         t.trip_count >= 0 ? 0 : Address(t.predicate), on(t.condition), on(t.body));
+    --loop_depth_;
+    return s;
   }
 
   Executable exe_;
@@ -835,6 +944,10 @@ class GpuExecutableImpl : public GpuExecutable {
   std::map<const Thunk*, std::unique_ptr<CufftPlan>> ffts_;
   absl::flat_hash_map<const Thunk*, Graph> graphs_;
   bool capturing_ = false;
+  std::unique_ptr<DeviceLoops> loops_;                    // null: loops run from the host
+  absl::flat_hash_map<const Thunk*, int64_t> loop_counters_;  // loops with a trip count -> counter
+  std::vector<CUstream> aux_streams_;                    // one per loop nesting level
+  int64_t loop_depth_ = 0;
   // --per-thunk profiling: events around each leaf thunk of a call (a pool reused per call).
   struct Pending {
     const Thunk* thunk;

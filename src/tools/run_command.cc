@@ -84,6 +84,8 @@ Options:
   --autotune-cache F  read and extend the GEMM/convolution autotuning cache file F
   --no-autotune       take the libraries' heuristic choice instead of timing candidates
   --command-buffers S on (default) or off: CUDA graphs for the command-buffer thunks
+  --device-loops S    on (default) or off: while loops as CUDA-graph WHILE nodes (one graph a
+                      loop, no host round trip an iteration; needs command buffers and CUDA 12.3+)
   --no-tf32           f32 GEMMs and convolutions in full f32 (default: TF32, XLA's default)
   --small-gemm-kernels S  when compiling FILE: on (default), off or ROWSxWARPS[xDEPTH]: small GEMMs as
                       our own kernel instead of cuBLAS (hloc compile --help)
@@ -344,6 +346,14 @@ Backend GpuBackend() {
       return absl::InvalidArgumentError(absl::StrCat("--command-buffers takes on or off, got '", cb, "'"));
     }
     options.command_buffers.enabled = cb == "on";
+    const std::string loops = args.Get("--device-loops").value_or("on");
+    if (loops != "on" && loops != "off") {
+      return absl::InvalidArgumentError(absl::StrCat("--device-loops takes on or off, got '", loops, "'"));
+    }
+    if (loops == "off") {
+      auto& k = options.command_buffers.kinds;
+      k.erase(std::remove(k.begin(), k.end(), "kWhile"), k.end());
+    }
     int64_t batches = 7;
     if (auto v = args.Get("--batches"); v && (!absl::SimpleAtoi(*v, &batches) || batches < 1 || batches > 10000)) {
       return absl::InvalidArgumentError(absl::StrCat("--batches needs a number from 1 to 10000, got '", *v, "'"));
@@ -417,6 +427,7 @@ int RunRun(const std::vector<std::string>& args) {
                            {"--autotune-cache", "", true},
                            {"--no-autotune", "", false},
                            {"--command-buffers", "", true},
+                           {"--device-loops", "", true},
                            {"--no-tf32", "", false},
                            {"--small-gemm-kernels", "", true},
                            {"--deterministic-ops", "", false},
