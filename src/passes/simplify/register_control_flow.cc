@@ -4,6 +4,7 @@
 #include "passes/simplify/convert_mover.h"
 #include "passes/simplify/reshape_mover.h"
 #include "passes/simplify/sort_simplifier.h"
+#include "passes/simplify/while_loop_invariant_code_motion.h"
 #include "passes/simplify/while_loop_simplifier.h"
 #include "passes/simplify/while_loop_trip_count_annotator.h"
 
@@ -17,6 +18,7 @@ bool BoolOption(const PassOptions& options, const std::string& name, bool fallba
 }  // namespace
 
 void RegisterControlFlowAndMoverPasses(PassRegistry& registry) {
+  RegisterWhileLoopInvariantCodeMotionPass(registry);
   {
     PassInfo info;
     info.name = WhileLoopSimplifier::kName;

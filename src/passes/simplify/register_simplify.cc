@@ -3,6 +3,7 @@
 #include "passes/simplify/call_inliner.h"
 #include "passes/simplify/constant_folding.h"
 #include "passes/simplify/conv_operand_swapper.h"
+#include "passes/simplify/dot_merger.h"
 #include "passes/simplify/flatten_call_graph.h"
 #include "passes/simplify/hlo_cse.h"
 #include "passes/simplify/hlo_dce.h"
@@ -20,6 +21,7 @@ void RegisterSimplifyPasses(PassRegistry& registry) {
   RegisterFlattenCallGraphPass(registry);
   RegisterZeroSizedHloEliminationPass(registry);
   RegisterConvOperandSwapperPass(registry);
+  RegisterDotMergerPass(registry);
 }
 
 }  // namespace hloc
