@@ -7,6 +7,7 @@
 #include "eval/eval_internal.h"
 #include "eval/library_calls.h"
 #include "eval/solver_calls.h"
+#include "eval/sort_calls.h"
 
 namespace hloc {
 namespace eval_internal {
@@ -228,6 +229,8 @@ absl::StatusOr<Literal> EvalControl(const HloInstruction& inst, Operands ops, In
       if (IsLibraryCallTarget(target)) return EvalLibraryCall(inst, ops);
       // cuSOLVER / LAPACK factorizations and triangular solves: eval_solver_calls.cc.
       if (IsSolverCallTarget(target)) return EvalSolverCall(inst, ops);
+      // hloc's radix sort (gpu-sort-rewriter's output): eval_sort_calls.cc.
+      if (IsRadixSortCallTarget(target)) return EvalRadixSortCall(inst, ops);
       if (!IsIdentityTarget(target))
         return absl::UnimplementedError(absl::StrCat("unsupported custom-call target \"", target, "\""));
       if (static_cast<int64_t>(ops.size()) != inst.operand_count() || !IdentityShapeFits(inst))

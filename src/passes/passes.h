@@ -38,5 +38,7 @@ void RegisterCopyInsertionPass(PassRegistry& registry);
 void RegisterSortMergerPass(PassRegistry& registry);
 // src/passes/sort/stable_sort_expander.cc: stable-sort-expander.
 void RegisterStableSortExpanderPass(PassRegistry& registry);
+// src/passes/sort/gpu_sort_rewriter.cc: gpu-sort-rewriter.
+void RegisterGpuSortRewriterPass(PassRegistry& registry);
 
 }  // namespace hloc

@@ -16,6 +16,7 @@ void RegisterAllPasses(PassRegistry& registry) {
   RegisterCopyInsertionPass(registry);
   RegisterSortMergerPass(registry);
   RegisterStableSortExpanderPass(registry);
+  RegisterGpuSortRewriterPass(registry);
 }
 
 }  // namespace hloc

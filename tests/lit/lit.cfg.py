@@ -54,3 +54,10 @@ config.substitutions.append((tool_pattern("not"), not_tool))
 # A clean, predictable environment; LLVM's test tools (count, ...) on PATH.
 config.environment["LC_ALL"] = "C"
 config.environment["PATH"] = os.pathsep.join([llvm_bin, config.environment.get("PATH", os.environ.get("PATH", ""))])
+
+# NVIDIA's PTX assembler, where the CUDA toolkit is installed (no GPU needed): tests that check
+# that emitted PTX assembles say `REQUIRES: ptxas` and call %ptxas.
+ptxas = os.environ.get("PTXAS") or shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
+if os.path.isfile(ptxas) and os.access(ptxas, os.X_OK):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))

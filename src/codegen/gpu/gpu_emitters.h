@@ -8,6 +8,8 @@
 //   sort, top-k gpu_sort_emitter.cc       dispatch: bitonic sort in registers + shuffles
 //                                         (gpu_sort_registers.cc), warp top-k (gpu_topk_warp.cc);
 //                                         fallbacks in shared / global memory for long rows;
+//   radix sort  gpu_radix_sort.cc         hloc's "__hloc$radix_sort" custom call: LSD radix,
+//                                         a 1024-thread block per row;
 //   others      gpu_special_emitters.cc   scatter (atomics or a serial deterministic path),
 //                                         in-place dynamic-update-slice, scan, select-and-scatter.
 // Each fills the kernel body and k.launch.
@@ -48,6 +50,8 @@ absl::StatusOr<bool> TryEmitTransposeFusion(GpuKernel& k, const HloComputation& 
                                             const std::function<ElementGenerator(int64_t)>& parameter);
 
 absl::Status EmitSortKernel(GpuKernel& k, const HloInstruction& sort);
+// "__hloc$radix_sort" custom calls (eval/sort_calls.h): gpu_radix_sort.cc.
+absl::Status EmitRadixSortKernel(GpuKernel& k, const HloInstruction& call);
 absl::Status EmitTopKKernel(GpuKernel& k, const HloInstruction& topk);
 absl::Status EmitScanKernel(GpuKernel& k, const HloInstruction& scan);
 // gpu_scan_emitter.cc: a scan of one associative carry (cumsum, cumprod) as a parallel block

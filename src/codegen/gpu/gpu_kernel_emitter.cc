@@ -11,6 +11,7 @@
 #include "codegen/cpu/kernel_util.h"
 #include "codegen/gpu/gpu_emitters.h"
 #include "codegen/gpu/gpu_library_calls.h"
+#include "eval/sort_calls.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/Metadata.h"
@@ -142,6 +143,11 @@ class KernelBuilder {
         k_.emitter_name = "select-and-scatter";
         return EmitSelectAndScatterKernel(k_, hlo_);
       case HloOpcode::kCustomCall:
+        // Custom calls that are our own kernels (the library ones became thunks before this).
+        if (IsRadixSortCallTarget(hlo_.attrs().custom_call_target)) {
+          k_.emitter_name = "radix-sort";
+          return EmitRadixSortKernel(k_, hlo_);
+        }
         return absl::UnimplementedError(absl::StrCat("custom-call target \"", hlo_.attrs().custom_call_target,
                                                      "\" is not supported by the GPU backend"));
       case HloOpcode::kFusion:

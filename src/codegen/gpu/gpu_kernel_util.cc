@@ -93,6 +93,12 @@ llvm::Value* GpuKernel::SharedArray(llvm::Type* type, int64_t count, const std::
 
 llvm::Value* GpuKernel::ActiveMask() { return b->CreateIntrinsic(llvm::Intrinsic::nvvm_activemask, {}, {}); }
 
+llvm::Value* GpuKernel::MatchAnySync(llvm::Value* mask, llvm::Value* value) {
+  return b->CreateIntrinsic(llvm::Intrinsic::nvvm_match_any_sync_i32, {}, {mask, value});
+}
+
+llvm::Value* GpuKernel::LaneMaskLt() { return b->CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_lanemask_lt, {}, {}); }
+
 llvm::Value* GpuKernel::ShuffleXor(llvm::Value* value, int offset, llvm::Value* mask) {
   llvm::IRBuilderBase& B = *b;
   llvm::Type* t = value->getType();

@@ -72,6 +72,10 @@ struct GpuKernel {
   // (default: the whole warp); ActiveMask() where some lanes of the warp may have left.
   llvm::Value* ShuffleXor(llvm::Value* value, int offset, llvm::Value* mask = nullptr);
   llvm::Value* ActiveMask();  // i32, the lanes of the warp executing this point
+  // match.any.sync: the lanes of `mask` (i32) whose `value` (i32) equals this lane's; every
+  // lane of `mask` must execute it (sm_70+).
+  llvm::Value* MatchAnySync(llvm::Value* mask, llvm::Value* value);
+  llvm::Value* LaneMaskLt();  // i32, the lanes below this one (%lanemask_lt)
   // Whether output `o` is the same buffer as operand leaf `i` (in-place updates).
   bool OutputAliasesOperand(size_t o, size_t i) const;
 };

@@ -7,24 +7,23 @@
 #include "passes/simplify/control_flow_util.h"
 
 namespace hloc {
-namespace {
 
-bool IsPositionIota(const HloInstruction* op, int64_t dim) {
-  return op->opcode() == HloOpcode::kIota && op->attrs().iota_dimension == dim &&
-         IsIntegral(op->shape().element_type()) && op->shape().element_type() != PrimitiveType::PRED;
+bool IsPositionIota(const HloInstruction& op, int64_t dim) {
+  if (op.opcode() != HloOpcode::kIota || op.attrs().iota_dimension != dim || !op.shape().IsArray()) return false;
+  const PrimitiveType t = op.shape().element_type();
+  if (!IsIntegral(t)) return false;
+  // The position must not wrap: an iota of a narrow type over a long row repeats values.
+  const int64_t n = op.shape().dimensions(dim);
+  const int bits = ByteWidth(t) * 8 - (IsSignedIntegral(t) ? 1 : 0);
+  return bits >= 63 || n <= (int64_t{1} << bits);
 }
+
+namespace {
 
 // The operand holding each element's position along `dim`, or -1.
 int64_t FindPositionOperand(const HloInstruction& sort, int64_t dim) {
-  for (int64_t i = 0; i < sort.operand_count(); ++i) {
-    const HloInstruction* op = sort.operand(i);
-    if (!IsPositionIota(op, dim)) continue;
-    // The position must not wrap: an iota of a narrow type over a long row repeats values.
-    const int64_t n = op->shape().dimensions(dim);
-    const PrimitiveType t = op->shape().element_type();
-    const int bits = ByteWidth(t) * 8 - (IsSignedIntegral(t) ? 1 : 0);
-    if (bits >= 63 || n <= (int64_t{1} << bits)) return i;
-  }
+  for (int64_t i = 0; i < sort.operand_count(); ++i)
+    if (IsPositionIota(*sort.operand(i), dim)) return i;
   return -1;
 }
 

@@ -14,6 +14,10 @@
 
 namespace hloc {
 
+// Whether `op` is an iota along `dim` of an integer type wide enough that its values (each
+// element's position along `dim`) do not wrap: an operand that breaks ties by position.
+bool IsPositionIota(const HloInstruction& op, int64_t dim);
+
 class StableSortExpander : public HloPass {
  public:
   static constexpr const char* kName = "stable-sort-expander";
