@@ -48,12 +48,13 @@ struct GpuRunOptions {
   std::string autotune_cache;   // file of chosen GEMM algorithms keyed by profile + problem; empty: none
   bool autotune = true;         // time cuBLASLt's candidate algorithms (and cuDNN's) at Load
   bool allow_tf32 = true;       // f32 GEMMs on TF32 tensor cores (XLA's DEFAULT precision)
-  // f32 convolutions on TF32 tensor cores too. Off by default: XLA (JAX 0.11, H200) ran every f32
-  // convolution of both corpus waves with a non-tensor-op cuDNN algorithm (math_type
-  // DEFAULT_MATH in its dumps, which XLA runs as CUDNN_FMA_MATH), and with TF32 hloc's ResNet
-  // stage BatchNorm scale gradient (flax_resnet_stage_train.small out40) missed XLA's by 7e-3
-  // against 2e-3; without it, 3e-7. Needs allow_tf32 as well.
-  bool conv_tf32 = false;
+  // f32 convolutions on TF32 tensor cores too (XLA's DEFAULT_MATH algorithms may use them). Off
+  // (hloc run --no-conv-tf32), flax_resnet_stage_train.small's BatchNorm scale gradient matched
+  // XLA's to 3e-7 where with TF32 it missed by 7e-3 (threshold 2e-3); but cuDNN's non-tensor-core
+  // engines ran the corpus's large f32 convolutions 2.5-18x slower (conv_bn_relu_pool 96 -> 444 us,
+  // eqx_dilated_conv1d 2.0 -> 28 ms), far slower than XLA, so XLA's large-module algorithms must
+  // use tensor cores. Which engine XLA picked for the small module is the open question.
+  bool conv_tf32 = true;
   bool verbose = false;         // Load describes the device, memory and library choices on stderr
   // Synchronize after every thunk and name the one that failed (slow; for diagnosing a fault).
   // The environment variable HLOC_GPU_SYNC=1 turns it on too.

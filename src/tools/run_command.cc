@@ -87,7 +87,8 @@ Options:
   --device-loops S    on (default) or off: while loops as CUDA-graph WHILE nodes (one graph a
                       loop, no host round trip an iteration; needs command buffers and CUDA 12.3+)
   --no-tf32           f32 GEMMs in full f32 (default: TF32, XLA's default)
-  --conv-tf32         f32 convolutions on TF32 tensor cores too (default: full f32, as XLA ran them)
+  --no-conv-tf32      f32 convolutions without TF32 tensor cores (default: TF32 allowed, as cuDNN's
+                      DEFAULT_MATH allows it)
   --small-gemm-kernels S  when compiling FILE: on (default), off or ROWSxWARPS[xDEPTH]: small GEMMs as
                       our own kernel instead of cuBLAS (hloc compile --help)
   --deterministic-ops when compiling FILE: no floating-point atomics (hloc compile --help)
@@ -341,7 +342,7 @@ Backend GpuBackend() {
     options.autotune = !args.Has("--no-autotune");
     options.autotune_cache = args.Get("--autotune-cache").value_or("");
     options.allow_tf32 = !args.Has("--no-tf32");
-    options.conv_tf32 = args.Has("--conv-tf32");
+    options.conv_tf32 = !args.Has("--no-conv-tf32");
     options.verbose = args.Has("--verbose");
     const std::string cb = args.Get("--command-buffers").value_or("on");
     if (cb != "on" && cb != "off") {
@@ -431,7 +432,7 @@ int RunRun(const std::vector<std::string>& args) {
                            {"--command-buffers", "", true},
                            {"--device-loops", "", true},
                            {"--no-tf32", "", false},
-                           {"--conv-tf32", "", false},
+                           {"--no-conv-tf32", "", false},
                            {"--small-gemm-kernels", "", true},
                            {"--deterministic-ops", "", false},
                            {"--verbose", "", false},
