@@ -10,13 +10,31 @@
 //   1. histogram: a count per digit in shared memory (shared atomics, one per digit a warp
 //      holds);
 //   2. scan: exclusive prefix of the 256 counts -> base[d], the row position of digit d's next
-//      element (Hillis-Steele over 256 threads, 8 steps);
-//   3. tiles of 1024 elements in row order. Per element: its digit d; `peers`, the lanes of
-//      its warp with the same digit (match.any.sync); rank = popc(peers & lanemask_lt); the
-//      lowest peer records the warp's count of d. Then, per digit, an exclusive prefix of the
-//      32 warps' counts, and each element goes to base[d] + its warp's prefix + rank; base[d]
-//      advances by the tile's count. Elements keep their order within a digit (tiles in
-//      order, warps in order, lanes in order), so each pass, and the sort, is stable.
+//      element (threads 0..255, see ExclusiveScan256);
+//   3. tiles of 1024 elements in row order, one per thread:
+//      a. rank: its digit d; `peers`, the lanes of its warp with the same digit
+//         (match.any.sync); rank = popc(peers & lanemask_lt); the lowest peer records the
+//         warp's count of d in warp_count[warp][d].
+//      b. prefix (threads 0..255, one per digit): warp_count[.][d] becomes, in place, the
+//         exclusive prefix over the 32 warps (0 where the warp has no d: no leader resets
+//         that entry in c); the digit's tile total `run` is scanned over the digits ->
+//         tile_start[d] (where d's run starts in the tile sorted by digit); out_base[d] =
+//         base[d] - tile_start[d]; base[d] advances by run.
+//      c. stage: each element goes to shared position tile_start[d] + its warp's prefix +
+//         rank (the tile sorted by digit, stably); the leaders zero their warp_count entries
+//         again (after a warp barrier: their peers read them first), so every entry is zero
+//         at the next tile's start.
+//      d. write: thread i takes staged element i, recomputes its digit d and stores it to row
+//         position out_base[d] + i = (tile's base of d) + (i - tile_start[d]). Consecutive
+//         threads of a digit's run write consecutive addresses, so a warp's stores fill few
+//         32-byte sectors instead of up to 32 (the 65 MB of a large pass do not fit in L2,
+//         where partial sectors would become DRAM read-modify-writes).
+//      Elements keep their order within a digit (tiles in order, warps in order, lanes in
+//      order, staged runs in that order), so each pass, and the sort, is stable. Lanes past
+//      the row's end (last tile) count nowhere and write nothing; staged positions
+//      0 .. valid-1 are exactly the valid elements.
+// Shared memory: 4 x 256 i32 (hist, base, tile_start, out_base), 8 i32 scan totals, 32 x 256
+// i16 warp counts and 1024 keys + 1024 values of staging (28704 B for 32-bit keys and values).
 // All loops are runtime loops (one copy of each phase in the kernel): compile time stays flat
 // in the row length and key width (see gpu_sort_global.cc for what unrolling cost).
 #include <algorithm>
@@ -27,6 +45,7 @@
 #include "codegen/gpu/gpu_emitters.h"
 #include "eval/sort_calls.h"
 #include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
 
 namespace hloc::codegen::gpu {
 namespace {
@@ -34,6 +53,8 @@ namespace {
 constexpr int64_t kThreads = 1024;
 constexpr int64_t kWarps = kThreads / 32;
 constexpr int64_t kBins = 256;  // 8-bit digits
+constexpr int64_t kScanWarps = kBins / 32;  // the warps of threads 0..255
+constexpr int kScanBarrier = 1;  // named barrier of threads 0..255 (0 is __syncthreads)
 
 class RadixSortEmitter {
  public:
@@ -47,10 +68,14 @@ class RadixSortEmitter {
   absl::Status Emit() {
     hist_ = Shared(b_.getInt32Ty(), kBins, "hist");
     base_ = Shared(b_.getInt32Ty(), kBins, "base");
-    tile_base_ = Shared(b_.getInt32Ty(), kBins, "tile_base");
-    // [warp][digit]; counts and prefixes within a tile are at most 1024.
+    tile_start_ = Shared(b_.getInt32Ty(), kBins, "tile_start");
+    out_base_ = Shared(b_.getInt32Ty(), kBins, "out_base");
+    scan_totals_ = Shared(b_.getInt32Ty(), kScanWarps, "scan_totals");
+    // [warp][digit]: a tile's counts, then (in place) their prefixes over the warps; both are
+    // at most 1024.
     warp_count_ = Shared(b_.getInt16Ty(), kWarps * kBins, "warp_count");
-    warp_prefix_ = Shared(b_.getInt16Ty(), kWarps * kBins, "warp_prefix");
+    stage_keys_ = Shared(key_ty_, kThreads, "stage_keys");
+    stage_values_ = Shared(value_ty_, kThreads, "stage_values");
     run_ = cpu::EntryAlloca(b_, b_.getInt32Ty(), "run");
     tid_ = k_.ThreadIdX();
     lane_mask_lt_ = k_.LaneMaskLt();
@@ -72,12 +97,13 @@ class RadixSortEmitter {
   }
   llvm::Value* Hist(llvm::Value* i) { return At(hist_, "hist", i); }
   llvm::Value* Base(llvm::Value* i) { return At(base_, "base", i); }
-  llvm::Value* TileBase(llvm::Value* i) { return At(tile_base_, "tile_base", i); }
+  llvm::Value* TileStart(llvm::Value* i) { return At(tile_start_, "tile_start", i); }
+  llvm::Value* OutBase(llvm::Value* i) { return At(out_base_, "out_base", i); }
+  llvm::Value* ScanTotal(llvm::Value* i) { return At(scan_totals_, "scan_totals", i); }
+  llvm::Value* StageKey(llvm::Value* i) { return At(stage_keys_, "stage_keys", i); }
+  llvm::Value* StageValue(llvm::Value* i) { return At(stage_values_, "stage_values", i); }
   llvm::Value* WarpCount(llvm::Value* w, llvm::Value* d) {
     return At(warp_count_, "warp_count", b_.CreateAdd(b_.CreateMul(w, b_.getInt64(kBins)), d));
-  }
-  llvm::Value* WarpPrefix(llvm::Value* w, llvm::Value* d) {
-    return At(warp_prefix_, "warp_prefix", b_.CreateAdd(b_.CreateMul(w, b_.getInt64(kBins)), d));
   }
 
   // Buffer B[j] (see the file comment) for a runtime j >= 1: the outputs when passes - j is even.
@@ -174,73 +200,122 @@ class RadixSortEmitter {
     return l;
   }
 
-  // base[d] = sum of hist[0..d) (inclusive Hillis-Steele scan of hist in place, threads 0..255;
-  // every thread takes part in the barriers).
+  // shfl.sync.up over the whole warp (lanes below `offset` get their own value back).
+  llvm::Value* ShuffleUp(llvm::Value* v, int offset) {
+    return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_up_i32, {},
+                              {b_.getInt32(0xffffffffu), v, b_.getInt32(offset), b_.getInt32(0)});
+  }
+
+  // The exclusive prefix sum of `v` (i32) over threads 0..255, thread d holding digit d's
+  // value: an inclusive shuffle scan within each of the 8 warps, their totals through shared
+  // memory (named barrier kScanBarrier, which only these threads meet), each warp adding
+  // those of the warps below it. Exactly threads 0..255 must call it (whole warps, so the
+  // full-mask shuffles hold), and a block barrier must separate two calls (the totals are
+  // reused).
+  llvm::Value* ExclusiveScan256(llvm::Value* v) {
+    llvm::Value* lane = b_.CreateTrunc(b_.CreateAnd(tid_, b_.getInt64(31)), b_.getInt32Ty());
+    llvm::Value* warp = b_.CreateLShr(tid_, b_.getInt64(5));
+    llvm::Value* incl = v;
+    for (int off = 1; off < 32; off *= 2) {
+      llvm::Value* up = ShuffleUp(incl, off);
+      incl = b_.CreateAdd(incl, b_.CreateSelect(b_.CreateICmpUGE(lane, b_.getInt32(off)), up, b_.getInt32(0)));
+    }
+    llvm::BasicBlock* bb = b_.GetInsertBlock();
+    llvm::Function* f = bb->getParent();
+    llvm::BasicBlock* last = llvm::BasicBlock::Create(b_.getContext(), "scan_total", f);
+    llvm::BasicBlock* join = llvm::BasicBlock::Create(b_.getContext(), "scan_join", f);
+    b_.CreateCondBr(b_.CreateICmpEQ(lane, b_.getInt32(31)), last, join);
+    b_.SetInsertPoint(last);
+    b_.CreateStore(incl, ScanTotal(warp));
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier_sync_cnt, {},
+                       {b_.getInt32(kScanBarrier), b_.getInt32(static_cast<uint32_t>(kBins))});
+    llvm::Value* below = b_.getInt32(0);
+    for (int64_t j = 0; j + 1 < kScanWarps; ++j) {
+      llvm::Value* t = b_.CreateLoad(b_.getInt32Ty(), ScanTotal(b_.getInt64(j)));
+      below = b_.CreateAdd(below, b_.CreateSelect(b_.CreateICmpULT(b_.getInt64(j), warp), t, b_.getInt32(0)));
+    }
+    return b_.CreateAdd(b_.CreateSub(incl, v), below);
+  }
+
+  // base[d] = sum of hist[0..d) (threads 0..255).
   absl::Status Scan() {
-    llvm::Value* is_bin = b_.CreateICmpULT(tid_, b_.getInt64(kBins));
-    llvm::Value* bin = b_.CreateSelect(is_bin, tid_, b_.getInt64(kBins - 1));
-    llvm::Value* count = b_.CreateLoad(b_.getInt32Ty(), Hist(bin), "count");
-    absl::Status s = cpu::EmitForLoop(b_, b_.getInt64(0), b_.getInt64(8), "scan", [&](llvm::Value* step) {
-      llvm::Value* off = b_.CreateShl(b_.getInt64(1), step);
-      llvm::Value* has = b_.CreateAnd(is_bin, b_.CreateICmpUGE(bin, off));
-      llvm::Value* from = b_.CreateSelect(has, b_.CreateSub(bin, off), b_.getInt64(0));
-      llvm::Value* add = b_.CreateSelect(has, b_.CreateLoad(b_.getInt32Ty(), Hist(from)), b_.getInt32(0));
-      k_.Barrier();
-      absl::Status st = cpu::EmitIf(b_, is_bin, "scan_add", [&] {
-        b_.CreateStore(b_.CreateAdd(b_.CreateLoad(b_.getInt32Ty(), Hist(bin)), add), Hist(bin));
-        return absl::OkStatus();
-      });
-      k_.Barrier();
-      return st;
-    });
-    if (!s.ok()) return s;
-    s = cpu::EmitIf(b_, is_bin, "base", [&] {
-      b_.CreateStore(b_.CreateSub(b_.CreateLoad(b_.getInt32Ty(), Hist(bin)), count), Base(bin));
+    absl::Status s = cpu::EmitIf(b_, b_.CreateICmpULT(tid_, b_.getInt64(kBins)), "scan", [&] {
+      llvm::Value* count = b_.CreateLoad(b_.getInt32Ty(), Hist(tid_), "count");
+      b_.CreateStore(ExclusiveScan256(count), Base(tid_));
       return absl::OkStatus();
     });
     k_.Barrier();
     return s;
   }
 
-  // Elements t0 .. t0+1023 of the row to their places in dst (see the file comment).
+  // Elements t0 .. t0+1023 of the row to their places in dst (see the file comment, 3a-d).
   absl::Status Tile(llvm::Value* t0) {
     TileLane lane = LoadTileLane(t0, /*with_value=*/true);
     llvm::Value* digit = lane.digit;
     llvm::Value* warp = b_.CreateLShr(tid_, b_.getInt64(5));
+    // a. The warps' counts (every other entry is zero, see c).
     absl::Status s = cpu::EmitIf(b_, lane.leader, "leader", [&] {
       b_.CreateStore(b_.CreateTrunc(lane.peer_count, b_.getInt16Ty()), WarpCount(warp, digit));
       return absl::OkStatus();
     });
     if (!s.ok()) return s;
     k_.Barrier();
-    // Per digit (threads 0..255): the warps' exclusive prefix, the tile's base; the counts go
-    // back to zero for the next tile.
+    // b. Per digit (threads 0..255): the warps' exclusive prefix in place, the digit's start in
+    // the staged tile, its output base, and base[d] past the tile.
     s = cpu::EmitIf(b_, b_.CreateICmpULT(tid_, b_.getInt64(kBins)), "prefix", [&]() -> absl::Status {
       b_.CreateStore(b_.getInt32(0), run_);
       absl::Status st = cpu::EmitForLoop(b_, b_.getInt64(0), b_.getInt64(kWarps), "warp", [&](llvm::Value* w) {
         llvm::Value* run = b_.CreateLoad(b_.getInt32Ty(), run_);
         llvm::Value* c = b_.CreateZExt(b_.CreateLoad(b_.getInt16Ty(), WarpCount(w, tid_)), b_.getInt32Ty());
-        b_.CreateStore(b_.CreateTrunc(run, b_.getInt16Ty()), WarpPrefix(w, tid_));
-        b_.CreateStore(b_.getInt16(0), WarpCount(w, tid_));
+        // Absent digits keep 0: only the leaders of present ones reset their entries (c).
+        llvm::Value* prefix = b_.CreateSelect(b_.CreateICmpEQ(c, b_.getInt32(0)), b_.getInt32(0), run);
+        b_.CreateStore(b_.CreateTrunc(prefix, b_.getInt16Ty()), WarpCount(w, tid_));
         b_.CreateStore(b_.CreateAdd(run, c), run_);
         return absl::OkStatus();
       });
       if (!st.ok()) return st;
+      llvm::Value* run = b_.CreateLoad(b_.getInt32Ty(), run_);
+      llvm::Value* start = ExclusiveScan256(run);
+      b_.CreateStore(start, TileStart(tid_));
       llvm::Value* base = b_.CreateLoad(b_.getInt32Ty(), Base(tid_));
-      b_.CreateStore(base, TileBase(tid_));
-      b_.CreateStore(b_.CreateAdd(base, b_.CreateLoad(b_.getInt32Ty(), run_)), Base(tid_));
+      // May wrap below zero as an i32; out_base + i (step d) is the element's row position.
+      b_.CreateStore(b_.CreateSub(base, start), OutBase(tid_));
+      b_.CreateStore(b_.CreateAdd(base, run), Base(tid_));
       return absl::OkStatus();
     });
     if (!s.ok()) return s;
     k_.Barrier();
-    // The scatter. The next tile's prefix phase (which rewrites tile_base and warp_prefix) is
-    // behind that tile's first barrier.
-    return cpu::EmitIf(b_, lane.valid, "scatter", [&] {
-      llvm::Value* prefix = b_.CreateZExt(b_.CreateLoad(b_.getInt16Ty(), WarpPrefix(warp, digit)), b_.getInt32Ty());
-      llvm::Value* pos = b_.CreateAdd(b_.CreateAdd(b_.CreateLoad(b_.getInt32Ty(), TileBase(digit)), prefix), lane.rank);
+    // c. Stage the tile sorted by digit.
+    s = cpu::EmitIf(b_, lane.valid, "stage", [&] {
+      llvm::Value* prefix = b_.CreateZExt(b_.CreateLoad(b_.getInt16Ty(), WarpCount(warp, digit)), b_.getInt32Ty());
+      llvm::Value* local = b_.CreateAdd(b_.CreateAdd(b_.CreateLoad(b_.getInt32Ty(), TileStart(digit)), prefix), lane.rank);
+      llvm::Value* at = b_.CreateZExt(local, b_.getInt64Ty());
+      b_.CreateStore(lane.key, StageKey(at));
+      b_.CreateStore(lane.value, StageValue(at));
+      return absl::OkStatus();
+    });
+    if (!s.ok()) return s;
+    // The leader's peers (its warp) have read the prefix; it zeroes the entry for the next tile
+    // (whose counts are written after the barrier below).
+    b_.CreateIntrinsic(llvm::Intrinsic::nvvm_bar_warp_sync, {}, {b_.getInt32(0xffffffffu)});
+    s = cpu::EmitIf(b_, lane.leader, "reset", [&] {
+      b_.CreateStore(b_.getInt16(0), WarpCount(warp, digit));
+      return absl::OkStatus();
+    });
+    if (!s.ok()) return s;
+    k_.Barrier();
+    // d. Staged element tid to its row position. The next tile rewrites tile_start and out_base
+    // (b) and the staging (c) only behind its first barrier.
+    return cpu::EmitIf(b_, lane.valid, "write", [&] {
+      llvm::Value* key = b_.CreateLoad(key_ty_, StageKey(tid_));
+      llvm::Value* value = b_.CreateLoad(value_ty_, StageValue(tid_));
+      llvm::Value* d = Digit(key, shift_);
+      llvm::Value* pos = b_.CreateAdd(b_.CreateLoad(b_.getInt32Ty(), OutBase(d)), b_.CreateTrunc(tid_, b_.getInt32Ty()));
       llvm::Value* at_row = b_.CreateAdd(row_, b_.CreateZExt(pos, b_.getInt64Ty()));
-      b_.CreateStore(lane.key, b_.CreateInBoundsGEP(key_ty_, dst_keys_, at_row));
-      b_.CreateStore(lane.value, b_.CreateInBoundsGEP(value_ty_, dst_values_, at_row));
+      b_.CreateStore(key, b_.CreateInBoundsGEP(key_ty_, dst_keys_, at_row));
+      b_.CreateStore(value, b_.CreateInBoundsGEP(value_ty_, dst_values_, at_row));
       return absl::OkStatus();
     });
   }
@@ -252,8 +327,8 @@ class RadixSortEmitter {
   llvm::Type* value_ty_;
   const int64_t values_offset_;
   std::map<std::string, llvm::Type*> shared_types_;
-  llvm::Value *hist_ = nullptr, *base_ = nullptr, *tile_base_ = nullptr, *warp_count_ = nullptr,
-              *warp_prefix_ = nullptr;
+  llvm::Value *hist_ = nullptr, *base_ = nullptr, *tile_start_ = nullptr, *out_base_ = nullptr,
+              *scan_totals_ = nullptr, *warp_count_ = nullptr, *stage_keys_ = nullptr, *stage_values_ = nullptr;
   llvm::AllocaInst* run_ = nullptr;
   llvm::Value *tid_ = nullptr, *lane_mask_lt_ = nullptr, *row_ = nullptr, *shift_ = nullptr;
   llvm::Value *src_keys_ = nullptr, *src_values_ = nullptr, *dst_keys_ = nullptr, *dst_values_ = nullptr;
@@ -272,13 +347,15 @@ absl::Status EmitRadixSortKernel(GpuKernel& k, const HloInstruction& call) {
   if (config->dimension != keys.rank() - 1 || !IsRowMajorLayout(keys) || !IsRowMajorLayout(values) ||
       !IsRowMajorLayout(call.shape().tuple_shapes(0)) || !IsRowMajorLayout(call.shape().tuple_shapes(1)))
     return absl::UnimplementedError("radix sort: the GPU kernel sorts the minor-most dimension of row-major arrays");
-  const int64_t shared_bytes = 3 * kBins * 4 + 2 * kWarps * kBins * 2;
+  const int64_t shared_bytes = 4 * kBins * 4 + kScanWarps * 4 + kWarps * kBins * 2 +
+                               kThreads * (ByteWidth(keys.element_type()) + ByteWidth(values.element_type()));
   if (shared_bytes > k.device->shared_memory_per_block)
     return absl::UnimplementedError(absl::StrCat("radix sort: needs ", shared_bytes, " bytes of shared memory a block"));
   const int64_t rows = keys.num_elements() / keys.dimensions(config->dimension);
   k.launch = runtime::LaunchDimensions{};
   k.launch.block_x = kThreads;
-  // Two blocks fit an SM (2048 threads, 2 x 35 KiB of shared memory); more rows than that loop.
+  // Two blocks fit an SM (2048 threads, 2 x at most 48 KiB of shared memory); more rows than
+  // that loop.
   k.launch.grid_x = std::max<int64_t>(1, std::min<int64_t>(rows, k.device->sm_count * 2));
   if (rows < k.device->sm_count)
     k.serial_reason = "radix sort: a block per row, whose digit passes run one after another";
