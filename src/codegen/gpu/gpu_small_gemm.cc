@@ -22,11 +22,14 @@ namespace hloc::codegen::gpu {
 namespace {
 
 // Problems up to this many multiply-adds (batch*m*n*k) may take the kernel: at the few TFLOP/s
-// of CUDA-core FMAs it reaches, 2^25 MACs are ~10 us, about what cuBLAS spends on a GEMM that
-// only fills a few SMs (tile setup, split-K reduction kernel). 2^24 is scan_rnn's step GEMM.
-// Measured at the limit (H200, flax_gru_train's 128x512x512 steps, --per-thunk): this kernel
-// 14.5 us a call, cuBLAS(Lt) 17.5 us.
-constexpr int64_t kMaxMacs = int64_t{1} << 25;
+// of CUDA-core FMAs it reaches, 2^24 MACs are ~5 us, about what cuBLAS spends on a GEMM that
+// only fills a few SMs (tile setup, split-K reduction kernel). Measured on the H200 (whole
+// modules, `hloc run --bench 20 --small-gemm-kernels on|off`, one lease): scan_rnn.large, whose
+// step GEMMs are 2^23 and 2^24 MACs, 1.78 ms with the kernel against 2.37 ms on cuBLAS;
+// flax_gru_train.large, whose 128x512x512 steps are 2^25, 7.38 ms with it against 6.61 ms on
+// cuBLAS (an earlier --per-thunk reading had the kernel ahead at 2^25; the whole module says
+// otherwise); mlp_train_step_f32 0.72 vs 0.71 ms.
+constexpr int64_t kMaxMacs = int64_t{1} << 24;
 // ...and only when one output side is short: cuBLAS's 64x64+ tiles then leave SMs idle.
 constexpr int64_t kMaxShortSide = 128;
 constexpr int64_t kCols = 32;    // output columns per block: one per lane

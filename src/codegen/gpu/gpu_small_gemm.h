@@ -15,7 +15,7 @@
 // writing the same D element.
 //
 // Used (gpu_kernel_emitter.cc) for cuBLAS custom-calls and plain dots when SmallGemmApplies:
-// batch*m*n*k <= 2^25 and min(m, n) <= 128, where cuBLAS cannot fill the GPU and launches
+// batch*m*n*k <= 2^24 and min(m, n) <= 128, where cuBLAS cannot fill the GPU and launches
 // split-K reductions. Larger problems stay on cuBLAS (its tensor cores win there).
 #pragma once
 #include <optional>
