@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "ir/module.h"
 
@@ -20,41 +18,83 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
       params_[n] = raw;
     }
   }
+  const int64_t slot = static_cast<int64_t>(instructions_.size());
+  raw->slot_ = slot;
   instructions_.push_back(std::move(inst));
+  next_.push_back(-1);
+  prev_.push_back(-1);
+  Link(slot, -1);
+  ++live_;
   return raw;
 }
 
 HloInstruction* HloComputation::AddInstructionBefore(std::unique_ptr<HloInstruction> inst,
                                                     const HloInstruction* before) {
   HloInstruction* raw = AddInstruction(std::move(inst));
-  if (before == nullptr) return raw;
-  for (auto it = instructions_.begin(); it != instructions_.end(); ++it) {
-    if (it->get() == before) {
-      // Move the appended element (the last one) to just before `before`.
-      std::rotate(it, instructions_.end() - 1, instructions_.end());
-      break;
-    }
-  }
+  if (before == nullptr || !Owns(before) || before == raw) return raw;
+  Unlink(raw->slot_);
+  Link(raw->slot_, before->slot_);
+  dirty_ = true;
   return raw;
 }
 
+bool HloComputation::Owns(const HloInstruction* inst) const {
+  return inst->parent() == this && inst->slot_ >= 0 && inst->slot_ < static_cast<int64_t>(instructions_.size()) &&
+         instructions_[inst->slot_].get() == inst;
+}
+
+void HloComputation::Link(int64_t slot, int64_t before) {
+  const int64_t after = before < 0 ? tail_ : prev_[before];
+  prev_[slot] = after;
+  next_[slot] = before;
+  (after < 0 ? head_ : next_[after]) = slot;
+  (before < 0 ? tail_ : prev_[before]) = slot;
+}
+
+void HloComputation::Unlink(int64_t slot) {
+  const int64_t p = prev_[slot], n = next_[slot];
+  (p < 0 ? head_ : next_[p]) = n;
+  (n < 0 ? tail_ : prev_[n]) = p;
+  prev_[slot] = next_[slot] = -1;
+}
+
+void HloComputation::Compact() const {
+  if (!dirty_) return;
+  std::vector<std::unique_ptr<HloInstruction>> ordered;
+  ordered.reserve(live_);
+  for (int64_t s = head_; s >= 0; s = next_[s]) ordered.push_back(std::move(instructions_[s]));
+  instructions_ = std::move(ordered);
+  const int64_t n = static_cast<int64_t>(instructions_.size());
+  next_.resize(n);
+  prev_.resize(n);
+  for (int64_t i = 0; i < n; ++i) {
+    instructions_[i]->slot_ = i;
+    next_[i] = i + 1 < n ? i + 1 : -1;
+    prev_[i] = i - 1;
+  }
+  head_ = n > 0 ? 0 : -1;
+  tail_ = n - 1;
+  dirty_ = false;
+}
+
 absl::Status HloComputation::SetInstructionOrder(const std::vector<HloInstruction*>& order) {
+  Compact();
   if (order.size() != instructions_.size())
     return absl::InvalidArgumentError(absl::StrCat("instruction order for ", name_, " has ", order.size(),
                                                    " entries; the computation has ", instructions_.size()));
-  absl::flat_hash_map<const HloInstruction*, size_t> slot;
-  for (size_t i = 0; i < instructions_.size(); ++i) slot[instructions_[i].get()] = i;
   // Check the whole permutation before moving anything, so a bad order leaves us unchanged.
-  absl::flat_hash_set<const HloInstruction*> seen;
+  std::vector<bool> seen(instructions_.size(), false);
   for (HloInstruction* inst : order) {
-    if (!slot.contains(inst) || !seen.insert(inst).second)
+    if (inst == nullptr || !Owns(inst) || seen[inst->slot_])
       return absl::InvalidArgumentError(absl::StrCat("instruction order for ", name_, " names ",
                                                      inst ? inst->name() : "null", " twice or from elsewhere"));
+    seen[inst->slot_] = true;
   }
   std::vector<std::unique_ptr<HloInstruction>> reordered;
   reordered.reserve(order.size());
-  for (HloInstruction* inst : order) reordered.push_back(std::move(instructions_[slot[inst]]));
+  for (HloInstruction* inst : order) reordered.push_back(std::move(instructions_[inst->slot_]));
   instructions_ = std::move(reordered);
+  for (size_t i = 0; i < instructions_.size(); ++i) instructions_[i]->slot_ = static_cast<int64_t>(i);
   return absl::OkStatus();
 }
 
@@ -65,27 +105,33 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* inst) {
     return absl::FailedPreconditionError(absl::StrCat("cannot remove root ", inst->name()));
   if (inst->opcode() == HloOpcode::kParameter)
     return absl::FailedPreconditionError(absl::StrCat("cannot remove parameter ", inst->name()));
+  if (!Owns(inst)) return absl::NotFoundError(absl::StrCat(inst->name(), " is not in computation ", name_));
   inst->DetachFromOperandsAndUsers();
   // A fused computation must not point back at a fusion that no longer exists.
   for (HloComputation* callee : inst->called_computations())
     if (callee->FusionInstruction() == inst) callee->SetFusionInstruction(nullptr);
-  for (auto it = instructions_.begin(); it != instructions_.end(); ++it) {
-    if (it->get() == inst) {
-      instructions_.erase(it);
-      return absl::OkStatus();
-    }
-  }
-  return absl::NotFoundError(absl::StrCat(inst->name(), " is not in computation ", name_));
+  if (removal_observer_) removal_observer_(inst);
+  const int64_t slot = inst->slot_;
+  Unlink(slot);
+  instructions_[slot].reset();  // freed now: nothing may hold its address past the removal
+  --live_;
+  dirty_ = true;
+  return absl::OkStatus();
 }
 
 std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
   // Iterative DFS over operands and control predecessors, roots visited in definition order.
+  // The visit state is indexed by slot (compacted: slots are 0..n-1), not hashed: every pass
+  // asks for a post order, fusion passes once per fused body they analyse.
+  Compact();
   std::vector<HloInstruction*> order;
-  absl::flat_hash_map<const HloInstruction*, int> state;  // 1 = on stack, 2 = done
+  order.reserve(instructions_.size());
+  std::vector<uint8_t> state(instructions_.size(), 0);  // 1 = on stack, 2 = done
+  std::vector<std::pair<HloInstruction*, size_t>> stack;
   for (const auto& start : instructions_) {
-    if (state[start.get()] == 2) continue;
-    std::vector<std::pair<HloInstruction*, size_t>> stack = {{start.get(), 0}};
-    state[start.get()] = 1;
+    if (state[start->slot_] == 2) continue;
+    stack.assign(1, {start.get(), 0});
+    state[start->slot_] = 1;
     while (!stack.empty()) {
       auto& [inst, next] = stack.back();
       size_t nops = inst->operands().size();
@@ -93,11 +139,11 @@ std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
       if (next < total) {
         HloInstruction* dep = next < nops ? inst->operand(next) : inst->control_predecessors()[next - nops];
         ++next;
-        if (dep->parent() != this || state[dep] != 0) continue;  // cycles are the verifier's to report
-        state[dep] = 1;
+        if (!Owns(dep) || state[dep->slot_] != 0) continue;  // cycles are the verifier's to report
+        state[dep->slot_] = 1;
         stack.push_back({dep, 0});
       } else {
-        state[inst] = 2;
+        state[inst->slot_] = 2;
         order.push_back(inst);
         stack.pop_back();
       }
@@ -107,7 +153,7 @@ std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
 }
 
 HloInstruction* HloComputation::GetInstructionWithName(const std::string& name) const {
-  for (const auto& i : instructions_)
+  for (const auto& i : instructions())
     if (i->name() == name) return i.get();
   return nullptr;
 }

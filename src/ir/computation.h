@@ -1,6 +1,7 @@
 // HloComputation: instructions in definition order (operands before users; for a scheduled
 // module this order is the schedule), parameters by number, and one root.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,9 +30,22 @@ class HloComputation {
   // Removes an instruction with no users (drops its operand edges). Error if it has users
   // or is the root.
   absl::Status RemoveInstruction(HloInstruction* inst);
+  // Called with each instruction RemoveInstruction takes out, just before it is freed; null for
+  // none. A rewrite that walks a saved post order while its handlers remove instructions skips
+  // the removed ones by this, rather than rescanning the computation after each change.
+  void set_removal_observer(std::function<void(const HloInstruction*)> observer) {
+    removal_observer_ = std::move(observer);
+  }
 
-  const std::vector<std::unique_ptr<HloInstruction>>& instructions() const { return instructions_; }
-  int64_t instruction_count() const { return static_cast<int64_t>(instructions_.size()); }
+  // In definition order. Removals and inserts-before are O(1) and only recorded (a null slot, a
+  // link); the first read after them puts the storage back in order (O(n) once), so a pass
+  // that edits many times between reads pays one compaction, not one vector shift per edit.
+  // The reference stays valid, but read it again after editing.
+  const std::vector<std::unique_ptr<HloInstruction>>& instructions() const {
+    Compact();
+    return instructions_;
+  }
+  int64_t instruction_count() const { return live_; }
   // Instructions with operands before users (iterative, handles any order of definition).
   std::vector<HloInstruction*> MakeInstructionPostOrder() const;
   // Puts the instructions in `order` (a permutation of instructions()). In a scheduled module
@@ -58,9 +72,25 @@ class HloComputation {
   HloInstruction* GetInstructionWithName(const std::string& name) const;
 
  private:
+  friend class HloModule;
+  // True when `inst` is the live instruction of one of this computation's slots.
+  bool Owns(const HloInstruction* inst) const;
+  void Link(int64_t slot, int64_t before);  // into the order, ahead of `before` (-1: at the end)
+  void Unlink(int64_t slot);
+  void Compact() const;  // storage in definition order again, slots renumbered
+
   std::string name_;
   HloModule* parent_ = nullptr;
-  std::vector<std::unique_ptr<HloInstruction>> instructions_;
+  // Slot i owns the instruction whose slot_ is i, or null once it is removed; next_/prev_ link
+  // the live slots in definition order (-1 at the ends). Between edits and the next read the
+  // slots are out of order (dirty_); Compact makes slot order the definition order.
+  mutable std::vector<std::unique_ptr<HloInstruction>> instructions_;
+  mutable std::vector<int64_t> next_, prev_;
+  mutable int64_t head_ = -1, tail_ = -1;
+  mutable bool dirty_ = false;
+  int64_t live_ = 0;
+  std::function<void(const HloInstruction*)> removal_observer_;
+  int64_t slot_ = -1;  // in the parent module's computation storage (HloModule keeps it)
   std::vector<HloInstruction*> params_;
   HloInstruction* root_ = nullptr;
   HloInstruction* fusion_instruction_ = nullptr;

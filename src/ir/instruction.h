@@ -152,6 +152,7 @@ class HloInstruction {
   bool IsElementwise() const { return hloc::IsElementwise(opcode_); }
 
  private:
+  friend class HloComputation;
   HloOpcode opcode_;
   Shape shape_;
   std::string name_;
@@ -164,6 +165,9 @@ class HloInstruction {
   std::vector<HloComputation*> called_;
   InstructionAttributes attrs_;
   bool inline_gte_ = false;
+  // This instruction's slot in its computation's storage (HloComputation keeps it), so removing
+  // it or inserting next to it needs no search: fusion passes do both once per merge.
+  int64_t slot_ = -1;
 };
 
 }  // namespace hloc

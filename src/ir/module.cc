@@ -1,6 +1,7 @@
 #include "ir/module.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -12,13 +13,14 @@ HloComputation* HloModule::AddComputation(std::unique_ptr<HloComputation> c, boo
   for (const auto& inst : c->instructions())
     if (inst->unique_id() < 0) inst->set_unique_id(NextUniqueId());
   HloComputation* raw = c.get();
+  raw->slot_ = static_cast<int64_t>(computations_.size());
   computations_.push_back(std::move(c));
   if (is_entry) entry_ = raw;
   return raw;
 }
 
 absl::Status HloModule::RemoveComputation(HloComputation* c) {
-  for (const auto& comp : computations_)
+  for (const auto& comp : computations())
     for (const auto& inst : comp->instructions())
       for (HloComputation* callee : inst->called_computations())
         if (callee == c && comp.get() != c)
@@ -36,7 +38,7 @@ absl::Status HloModule::RemoveFusedComputation(HloComputation* c) {
 
 absl::Status HloModule::RemoveComputations(const absl::flat_hash_set<const HloComputation*>& dead) {
   if (dead.contains(entry_)) return absl::FailedPreconditionError("cannot remove the entry computation");
-  for (const auto& comp : computations_) {
+  for (const auto& comp : computations()) {
     if (dead.contains(comp.get())) continue;
     for (const auto& inst : comp->instructions())
       for (HloComputation* callee : inst->called_computations())
@@ -47,18 +49,25 @@ absl::Status HloModule::RemoveComputations(const absl::flat_hash_set<const HloCo
   computations_.erase(std::remove_if(computations_.begin(), computations_.end(),
                                      [&](const std::unique_ptr<HloComputation>& c) { return dead.contains(c.get()); }),
                       computations_.end());
+  for (size_t i = 0; i < computations_.size(); ++i) computations_[i]->slot_ = static_cast<int64_t>(i);
   return absl::OkStatus();
 }
 
 absl::Status HloModule::EraseComputation(HloComputation* c) {
   if (c == entry_) return absl::FailedPreconditionError("cannot remove the entry computation");
-  for (auto it = computations_.begin(); it != computations_.end(); ++it) {
-    if (it->get() == c) {
-      computations_.erase(it);
-      return absl::OkStatus();
-    }
-  }
-  return absl::NotFoundError(absl::StrCat("no computation ", c->name()));
+  if (c->parent() != this || c->slot_ < 0 || c->slot_ >= static_cast<int64_t>(computations_.size()) ||
+      computations_[c->slot_].get() != c)
+    return absl::NotFoundError(absl::StrCat("no computation ", c->name()));
+  computations_[c->slot_].reset();
+  dirty_ = true;
+  return absl::OkStatus();
+}
+
+void HloModule::Compact() const {
+  if (!dirty_) return;
+  computations_.erase(std::remove(computations_.begin(), computations_.end(), nullptr), computations_.end());
+  for (size_t i = 0; i < computations_.size(); ++i) computations_[i]->slot_ = static_cast<int64_t>(i);
+  dirty_ = false;
 }
 
 std::vector<HloComputation*> HloModule::MakeComputationPostOrder() const {
@@ -68,7 +77,9 @@ std::vector<HloComputation*> HloModule::MakeComputationPostOrder() const {
   // that unreachable computations are kept too; entry visited last.
   auto visit = [&](HloComputation* root) {
     if (seen.contains(root)) return;
-    std::vector<std::pair<HloComputation*, std::vector<HloComputation*>>> stack;
+    // (computation, its callees, the next callee to visit): an index, not erasing the front,
+    // since the entry of a fused module calls thousands of fusions.
+    std::vector<std::tuple<HloComputation*, std::vector<HloComputation*>, size_t>> stack;
     auto callees = [](HloComputation* c) {
       std::vector<HloComputation*> out;
       for (const auto& inst : c->instructions())
@@ -76,27 +87,26 @@ std::vector<HloComputation*> HloModule::MakeComputationPostOrder() const {
       return out;
     };
     seen.insert(root);
-    stack.push_back({root, callees(root)});
+    stack.push_back({root, callees(root), 0});
     while (!stack.empty()) {
-      auto& [comp, pending] = stack.back();
-      if (!pending.empty()) {
-        HloComputation* next = pending.front();
-        pending.erase(pending.begin());
-        if (seen.insert(next).second) stack.push_back({next, callees(next)});
+      auto& [comp, pending, i] = stack.back();
+      if (i < pending.size()) {
+        HloComputation* next = pending[i++];
+        if (seen.insert(next).second) stack.push_back({next, callees(next), 0});
       } else {
         order.push_back(comp);
         stack.pop_back();
       }
     }
   };
-  for (const auto& c : computations_)
+  for (const auto& c : computations())
     if (c.get() != entry_) visit(c.get());
   if (entry_) visit(entry_);
   return order;
 }
 
 HloComputation* HloModule::GetComputationWithName(const std::string& name) const {
-  for (const auto& c : computations_)
+  for (const auto& c : computations())
     if (c->name() == name) return c.get();
   return nullptr;
 }

@@ -87,7 +87,12 @@ class HloModule {
   // Removes every computation of `dead` (none may be the entry or be called from outside the
   // set) with one walk over the module.
   absl::Status RemoveComputations(const absl::flat_hash_set<const HloComputation*>& dead);
-  const std::vector<std::unique_ptr<HloComputation>>& computations() const { return computations_; }
+  // In the order they were added. A removal nulls its slot (O(1): fusion passes remove one
+  // fused computation per merge); the next read drops the null slots.
+  const std::vector<std::unique_ptr<HloComputation>>& computations() const {
+    Compact();
+    return computations_;
+  }
   // Callees before callers, the entry last (the order XLA prints).
   std::vector<HloComputation*> MakeComputationPostOrder() const;
   HloComputation* entry_computation() const { return entry_; }
@@ -114,7 +119,9 @@ class HloModule {
 
  private:
   std::string name_;
-  std::vector<std::unique_ptr<HloComputation>> computations_;
+  mutable std::vector<std::unique_ptr<HloComputation>> computations_;  // slots (see computations())
+  mutable bool dirty_ = false;
+  void Compact() const;
   HloComputation* entry_ = nullptr;
   HloModuleConfig config_;
   bool is_scheduled_ = false;

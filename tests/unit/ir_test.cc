@@ -133,3 +133,53 @@ TEST_CASE("instructions keep operand and user edges in step", "[ir]") {
   CHECK(order.back() == add);
   CHECK(module.MakeComputationPostOrder().back() == c);
 }
+
+// Removals and inserts-before are recorded in O(1) and applied when the order is next read;
+// what a reader sees must be what eager vector edits gave.
+TEST_CASE("instruction order after removals and inserts-before, read lazily", "[ir]") {
+  HloModule module("m");
+  HloComputation* c = module.AddComputation(std::make_unique<HloComputation>("entry"), /*is_entry=*/true);
+  auto add = [&](const std::string& name, const HloInstruction* before = nullptr) {
+    auto i = std::make_unique<HloInstruction>(HloOpcode::kConstant, Shape(P::F32, {}), name);
+    return before ? c->AddInstructionBefore(std::move(i), before) : c->AddInstruction(std::move(i));
+  };
+  auto names = [&] {
+    std::string s;
+    for (const auto& i : c->instructions()) s += i->name() + " ";
+    return s;
+  };
+  HloInstruction* a = add("a");
+  HloInstruction* b = add("b");
+  HloInstruction* d = add("d");
+  c->set_root_instruction(d);
+  add("x", b);                   // a x b d
+  add("y", a);                   // y a x b d
+  CHECK(c->RemoveInstruction(b).ok());
+  HloInstruction* z = add("z", d);  // y a x z d
+  CHECK(c->instruction_count() == 5);
+  CHECK(names() == "y a x z d ");
+  CHECK(c->RemoveInstruction(a).ok());
+  CHECK(c->RemoveInstruction(z).ok());
+  CHECK(!c->RemoveInstruction(d).ok());  // root
+  add("w");                      // y x d w
+  CHECK(names() == "y x d w ");
+  CHECK(c->MakeInstructionPostOrder().size() == 4);
+  CHECK(c->GetInstructionWithName("x") != nullptr);
+  CHECK(c->GetInstructionWithName("a") == nullptr);
+  std::vector<const HloInstruction*> removed;
+  c->set_removal_observer([&](const HloInstruction* gone) { removed.push_back(gone); });
+  HloInstruction* y = c->GetInstructionWithName("y");
+  CHECK(c->RemoveInstruction(y).ok());
+  CHECK(removed == std::vector<const HloInstruction*>{y});
+  c->set_removal_observer(nullptr);
+  CHECK(names() == "x d w ");
+
+  // Fused computations are removed by slot too; the rest keep their order.
+  for (const char* n : {"f1", "f2", "f3"}) module.AddComputation(std::make_unique<HloComputation>(n));
+  CHECK(module.RemoveFusedComputation(module.GetComputationWithName("f2")).ok());
+  CHECK(!module.RemoveFusedComputation(c).ok());  // the entry
+  module.AddComputation(std::make_unique<HloComputation>("f4"));
+  std::string comps;
+  for (const auto& comp : module.computations()) comps += comp->name() + " ";
+  CHECK(comps == "entry f1 f3 f4 ");
+}

@@ -151,9 +151,14 @@ class ComputationFusion {
         touched.push_back(*f);
       }
       changed = true;
+      // Each instruction once: a producer shared by every layer (a constant, a mask) is an
+      // operand of most of the new fusions, and re-ranking it walks all its consumers. The
+      // graph does not change in between, so a second Update would compute the same priority.
+      absl::flat_hash_set<const HloInstruction*> updated;
       for (HloInstruction* f : touched) {
-        Update(f);
-        for (HloInstruction* op : f->operands()) Update(op);
+        if (updated.insert(f).second) Update(f);
+        for (HloInstruction* op : f->operands())
+          if (updated.insert(op).second) Update(op);
       }
     }
     if (!queue_.empty())

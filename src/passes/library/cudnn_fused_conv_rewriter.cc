@@ -275,22 +275,22 @@ absl::StatusOr<bool> CudnnFusedConvRewriter::Run(HloModule& module, PassContext&
     Fuser f{comp, &names};
     // Each step walks the computation in post order and may replace the instruction it visits
     // (and remove what died), so every visit first checks the instruction is still here.
+    // Removals are reported as they happen (a rescan after each change was quadratic).
     auto step = [&](const std::function<absl::Status(HloInstruction*)>& fn) -> absl::Status {
       absl::flat_hash_set<const HloInstruction*> live;
-      auto refresh = [&] {
-        live.clear();
-        for (const auto& i : comp->instructions()) live.insert(i.get());
-      };
-      refresh();
+      for (const auto& i : comp->instructions()) live.insert(i.get());
+      comp->set_removal_observer([&live](const HloInstruction* gone) { live.erase(gone); });
+      absl::Status status = absl::OkStatus();
       for (HloInstruction* inst : comp->MakeInstructionPostOrder()) {
         if (!live.contains(inst)) continue;
         const bool before = f.changed;
         f.changed = false;
-        if (auto st = fn(inst); !st.ok()) return st;
-        if (f.changed) refresh();
+        status = fn(inst);
+        if (!status.ok()) break;
         f.changed |= before;
       }
-      return absl::OkStatus();
+      comp->set_removal_observer(nullptr);
+      return status;
     };
     // XLA's order: inside out from the convolution, twice for bias and side input.
     const bool rt = use_runtime_fusion_;

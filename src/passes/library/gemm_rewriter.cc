@@ -351,12 +351,15 @@ absl::StatusOr<bool> GemmRewriter::Run(HloModule& module, PassContext& context) 
     rw.options = options_;
     // XLA's DfsHloRewriteVisitor: operands before users; a handler may replace the instruction
     // it visits (and remove operands that die), so each visit first checks it is still here.
+    // Removals are reported as they happen: rescanning the computation after each rewrite
+    // made the pass quadratic (a transformer has a few dots per layer).
     absl::flat_hash_set<const HloInstruction*> live;
-    auto refresh = [&] {
-      live.clear();
-      for (const auto& i : comp->instructions()) live.insert(i.get());
-    };
-    refresh();
+    for (const auto& i : comp->instructions()) live.insert(i.get());
+    comp->set_removal_observer([&live](const HloInstruction* gone) { live.erase(gone); });
+    struct StopObserving {
+      HloComputation* comp;
+      ~StopObserving() { comp->set_removal_observer(nullptr); }
+    } stop{comp};
     for (HloInstruction* inst : comp->MakeInstructionPostOrder()) {
       if (!live.contains(inst)) continue;
       const bool before = rw.changed;
@@ -371,7 +374,6 @@ absl::StatusOr<bool> GemmRewriter::Run(HloModule& module, PassContext& context) 
         default: break;
       }
       if (!st.ok()) return st;
-      if (rw.changed) refresh();
       rw.changed |= before;
     }
     std::vector<HloInstruction*> gemms;
