@@ -720,17 +720,7 @@ class GpuExecutableImpl : public GpuExecutable {
         // recorded loop body every loop is recorded.
         if (!profiling_ && DeviceLoop(t) && (capturing_ || t.trip_count < 0))
           return capturing_ ? RecordLoop(t) : ExecuteLoopGraph(t);
-        if (t.trip_count >= 0) {  // XLA's WhileThunk: a known trip count skips the condition
-          for (int64_t i = 0; i < t.trip_count; ++i) GPU_RETURN_IF_ERROR(Execute(t.body));
-          return absl::OkStatus();
-        }
-        for (;;) {
-          GPU_RETURN_IF_ERROR(Execute(t.condition));
-          absl::StatusOr<std::vector<uint8_t>> p = ReadPredicate(t.predicate);
-          if (!p.ok()) return p.status();
-          if ((*p)[0] == 0) return absl::OkStatus();
-          GPU_RETURN_IF_ERROR(Execute(t.body));
-        }
+        return ExecuteHostLoop(t);
       case ThunkKind::kConditional: {
         absl::StatusOr<std::vector<uint8_t>> p = ReadPredicate(t.predicate);
         if (!p.ok()) return p.status();
@@ -894,7 +884,7 @@ class GpuExecutableImpl : public GpuExecutable {
     return ExecuteGraph(t, [&] { return capturing_ ? RecordLoop(t) : ExecuteHostLoop(t); });
   }
   absl::Status ExecuteHostLoop(const Thunk& t) {
-    if (t.trip_count >= 0) {
+    if (t.trip_count >= 0) {  // XLA's WhileThunk: a known trip count skips the condition
       for (int64_t i = 0; i < t.trip_count; ++i) GPU_RETURN_IF_ERROR(Execute(t.body));
       return absl::OkStatus();
     }
