@@ -83,6 +83,8 @@ def ReduceWindowOfSingleton : Builder<"a reduce-window whose every window holds 
                                       "algsimp::ReduceWindowOfSingleton">;
 def DotAsMultiply : Builder<"a dot over size-1 contracting dims as a multiply of broadcasts",
                             "algsimp::DotAsMultiply">;
+def DotWithSwappedOperands : Builder<"transpose(dot(a, b)) as dot(b, a) (batch dimensions kept, free ones swapped)",
+                                     "algsimp::DotWithSwappedOperands">;
 def DynamicSliceAsSlice : Builder<"a dynamic-slice with constant indices as a slice (clamped)",
                                   "algsimp::DynamicSliceAsSlice">;
 def ConcatWithoutEmpty : Builder<"a concatenate without its zero-element operands",

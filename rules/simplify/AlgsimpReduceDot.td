@@ -37,6 +37,9 @@ let Group = "dot" in {
 // (an outer product: every output element is one product, so no rounding changes)
 def DotToMultiply : Rule<(Dot:$d $a, $b), (DotAsMultiply $d), [(DotContractsOnlySizeOne $d)]>;
 // dot(A, B) contracting an empty dimension => 0 (every output is an empty sum)
+// XLA's HandleTranspose: transpose(dot(a, b)) -> dot(b, a), for a dot with no other use.
+def TransposeOfDot : Rule<(Transpose:$t (Dot:$d $a, $b)), (DotWithSwappedOperands $t), [(HasOneUse $d)]>;
+
 def DotEmptyContraction : Rule<(Dot:$d $a, $b), (ZeroLike $d), [(DotContractsEmpty $d)]> { let Priority = 1; }
 // dot(A, 0) => 0 for integers (floats: inf * 0 is NaN)
 def DotZeroOperand : Rule<(Dot:$d $a, Zero), (ZeroLike $d), [(IsIntegral $a)]> { let Commutative = 1; }

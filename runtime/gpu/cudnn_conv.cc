@@ -164,9 +164,16 @@ struct ConvPlanState {
   std::string graph_note;
   static constexpr int64_t kGraphAlignment = 16;
   bool GraphAligned(const std::vector<CUdeviceptr>& args) const {
-    for (int i : {in, filt, out})
-      if (args[i] % kGraphAlignment != 0) return false;
+    for (int i : {in, filt, out, bias_arg, side})
+      if (i >= 0 && args[i] % kGraphAlignment != 0) return false;
     return true;
+  }
+  GraphConvArgs GraphArgs(const std::vector<CUdeviceptr>& args) const {
+    GraphConvArgs g;
+    g.x = args[in], g.w = args[filt], g.y = args[out];
+    if (bias_arg >= 0) g.bias = args[bias_arg];
+    if (side >= 0) g.side = args[side];
+    return g;
   }
 
   std::string Where(const std::string& what) const {
@@ -449,8 +456,6 @@ absl::StatusOr<std::unique_ptr<CudnnConvolution>> CudnnConvolution::Create(const
   const char* env = std::getenv("HLOC_CUDNN_GRAPH");
   if (env != nullptr && std::string(env) == "0") {
     st.graph_note = "graph API off (HLOC_CUDNN_GRAPH=0)";
-  } else if (c.kind == "bias_activation_forward") {
-    st.graph_note = "the graph path does not build bias_activation_forward yet";
   } else {
     GraphConvProblem p;
     p.kind = c.kind;
@@ -468,6 +473,16 @@ absl::StatusOr<std::unique_ptr<CudnnConvolution>> CudnnConvolution::Create(const
     p.allow_tf32 = options.allow_tf32;
     p.alpha = c.conv_result_scale;
     p.alignment = ConvPlanState::kGraphAlignment;
+    if (c.kind == "bias_activation_forward") {
+      // [1, C, 1, ...], packed (as the legacy path's bias descriptor).
+      p.bias.dims.assign(nd, 1);
+      p.bias.dims[1] = features;
+      p.bias.strides.assign(nd, 1);
+      for (int i = nd - 2; i >= 0; --i) p.bias.strides[i] = p.bias.strides[i + 1] * p.bias.dims[i + 1];
+      p.has_side = st.side >= 0;
+      p.side_scale = c.side_input_scale;
+      p.activation = c.activation;
+    }
     absl::StatusOr<std::unique_ptr<CudnnGraphConv>> g = CudnnGraphConv::Create(st.handle->handle, p, int64_t{1} << 30);
     if (g.ok()) {
       st.graph = std::move(*g);
@@ -494,8 +509,8 @@ absl::Status CudnnConvolution::Run(CUstream stream, const std::vector<CUdevicept
         !s.ok()) {
       return s;
     }
-    absl::Status s = state_->graph->Execute(h, static_cast<size_t>(st.graph_plan), args[st.in], args[st.filt],
-                                            args[st.out], workspace, workspace_bytes);
+    absl::Status s = state_->graph->Execute(h, static_cast<size_t>(st.graph_plan), st.GraphArgs(args), workspace,
+                                            workspace_bytes);
     return s.ok() ? s : absl::Status(s.code(), st.Where(std::string(s.message())));
   }
   if (!st.have_algo) return absl::FailedPreconditionError(st.Where("running before an algorithm was chosen"));
@@ -585,7 +600,7 @@ absl::StatusOr<bool> PrepareGraph(ConvPlanState& st, CUstream stream, const std:
         !s.ok()) {
       return s;
     }
-    t = g.Autotune(*st.ctx->driver, h, stream, args[st.in], args[st.filt], args[st.out], workspace, workspace_bytes);
+    t = g.Autotune(*st.ctx->driver, h, stream, st.GraphArgs(args), workspace, workspace_bytes);
   }
   if (!t.ok()) return absl::Status(t.status().code(), st.Where(std::string(t.status().message())));
   if (t->best < 0) {

@@ -100,8 +100,10 @@ struct CudnnGraphConv::Impl {
   std::vector<cudnnBackendDescriptor_t> plans;  // parallel to infos_
   // The variant pack of the last call's pointers (a thunk runs on the same buffers every time).
   cudnnBackendDescriptor_t pack = nullptr;
-  CUdeviceptr pack_key[4] = {0, 0, 0, 0};
-  static constexpr int64_t kUids[3] = {1, 2, 3};  // x, w, y
+  CUdeviceptr pack_key[6] = {0, 0, 0, 0, 0, 0};
+  static constexpr int64_t kUids[5] = {1, 2, 3, 4, 5};  // x, w, y, bias, side
+  static constexpr int64_t kVirtualUids[3] = {10, 11, 12};
+  int64_t pack_tensors = 3;  // x, w, y; + bias (+ side) for bias_activation_forward
 
   ~Impl() {
     if (l == nullptr) return;
@@ -122,7 +124,7 @@ struct CudnnGraphConv::Impl {
     return HLOC_BK(*l, cudnnBackendFinalize, what, d);
   }
   absl::StatusOr<cudnnBackendDescriptor_t> Tensor(const GraphConvTensor& t, int64_t uid, cudnnDataType_t type,
-                                                  int64_t alignment, const char* name) {
+                                                  int64_t alignment, const char* name, bool is_virtual = false) {
     const std::string what = absl::StrCat("describing the ", name, " tensor");
     absl::StatusOr<cudnnBackendDescriptor_t> d = Make(CUDNN_BACKEND_TENSOR_DESCRIPTOR, what);
     if (!d.ok()) return d.status();
@@ -132,10 +134,82 @@ struct CudnnGraphConv::Impl {
     HLOC_BK_RETURN(Set(*d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, n, t.strides.data(), what));
     HLOC_BK_RETURN(Set(*d, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid, what));
     HLOC_BK_RETURN(Set(*d, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment, what));
+    if (is_virtual) HLOC_BK_RETURN(Set(*d, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual, what));
     HLOC_BK_RETURN(Finalize(*d, what));
     return d;
   }
+  // A pointwise operation y = mode(alpha1 * x [, alpha2 * b]) computed in `prec`.
+  absl::StatusOr<cudnnBackendDescriptor_t> Pointwise(cudnnPointwiseMode_t mode, cudnnDataType_t prec,
+                                                     cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t b,
+                                                     cudnnBackendDescriptor_t y, double alpha1, double alpha2,
+                                                     const char* name) {
+    const std::string what = absl::StrCat("describing the ", name, " operation");
+    absl::StatusOr<cudnnBackendDescriptor_t> pw = Make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, what);
+    if (!pw.ok()) return pw.status();
+    HLOC_BK_RETURN(Set(*pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode, what));
+    HLOC_BK_RETURN(Set(*pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec, what));
+    HLOC_BK_RETURN(Finalize(*pw, what));
+    absl::StatusOr<cudnnBackendDescriptor_t> op = Make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, what);
+    if (!op.ok()) return op.status();
+    HLOC_BK_RETURN(Set(*op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &*pw, what));
+    HLOC_BK_RETURN(Set(*op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x, what));
+    if (b != nullptr) HLOC_BK_RETURN(Set(*op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b, what));
+    HLOC_BK_RETURN(Set(*op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y, what));
+    if (prec == CUDNN_DATA_DOUBLE) {
+      HLOC_BK_RETURN(Set(*op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, CUDNN_TYPE_DOUBLE, 1, &alpha1, what));
+      if (b != nullptr) HLOC_BK_RETURN(Set(*op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, CUDNN_TYPE_DOUBLE, 1, &alpha2, what));
+    } else {
+      const float a1 = static_cast<float>(alpha1), a2 = static_cast<float>(alpha2);
+      HLOC_BK_RETURN(Set(*op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, CUDNN_TYPE_FLOAT, 1, &a1, what));
+      if (b != nullptr) HLOC_BK_RETURN(Set(*op, CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, CUDNN_TYPE_FLOAT, 1, &a2, what));
+    }
+    HLOC_BK_RETURN(Finalize(*op, what));
+    return op;
+  }
+  absl::Status AddBiasActivation(const GraphConvProblem& p, cudnnBackendDescriptor_t conv_out,
+                                 cudnnBackendDescriptor_t y, std::vector<cudnnBackendDescriptor_t>& ops);
 };
+
+// The pointwise tail of a fused call: t = conv_out (+ side_scale * z), t + bias, then the
+// activation into y (the legacy cudnnConvolutionBiasActivationForward's order).
+absl::Status CudnnGraphConv::Impl::AddBiasActivation(const GraphConvProblem& p, cudnnBackendDescriptor_t conv_out,
+                                                     cudnnBackendDescriptor_t y,
+                                                     std::vector<cudnnBackendDescriptor_t>& ops) {
+  Impl& im = *this;
+  const cudnnDataType_t compute = p.type == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  const bool relu = p.activation == "kRelu";
+  cudnnBackendDescriptor_t t = conv_out;
+  if (p.has_side) {
+    absl::StatusOr<cudnnBackendDescriptor_t> z = im.Tensor(p.y, Impl::kUids[4], p.type, p.alignment, "side input");
+    if (!z.ok()) return z.status();
+    absl::StatusOr<cudnnBackendDescriptor_t> sum =
+        im.Tensor(p.y, Impl::kVirtualUids[1], compute, p.alignment, "side-input sum", true);
+    if (!sum.ok()) return sum.status();
+    absl::StatusOr<cudnnBackendDescriptor_t> add =
+        im.Pointwise(CUDNN_POINTWISE_ADD, compute, t, *z, *sum, 1.0, p.side_scale, "side-input add");
+    if (!add.ok()) return add.status();
+    ops.push_back(*add);
+    t = *sum;
+  }
+  absl::StatusOr<cudnnBackendDescriptor_t> b = im.Tensor(p.bias, Impl::kUids[3], p.type, p.alignment, "bias");
+  if (!b.ok()) return b.status();
+  absl::StatusOr<cudnnBackendDescriptor_t> biased = y;
+  if (relu) {
+    biased = im.Tensor(p.y, Impl::kVirtualUids[2], compute, p.alignment, "biased result", true);
+    if (!biased.ok()) return biased.status();
+  }
+  absl::StatusOr<cudnnBackendDescriptor_t> add = im.Pointwise(CUDNN_POINTWISE_ADD, compute, t, *b, *biased, 1.0, 1.0, "bias add");
+  if (!add.ok()) return add.status();
+  ops.push_back(*add);
+  if (relu) {
+    absl::StatusOr<cudnnBackendDescriptor_t> act =
+        im.Pointwise(CUDNN_POINTWISE_RELU_FWD, compute, *biased, nullptr, y, 1.0, 0.0, "relu");
+    if (!act.ok()) return act.status();
+    ops.push_back(*act);
+  }
+  im.pack_tensors = p.has_side ? 5 : 4;
+  return absl::OkStatus();
+}
 
 CudnnGraphConv::~CudnnGraphConv() = default;
 
@@ -164,6 +238,17 @@ absl::StatusOr<std::unique_ptr<CudnnGraphConv>> CudnnGraphConv::Create(cudnnHand
   if (!y.ok()) return y.status();
   const bool f64 = p.type == CUDNN_DATA_DOUBLE;
   const cudnnDataType_t compute = f64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  const bool fused = p.kind == "bias_activation_forward";
+  if (fused && p.activation != "kNone" && p.activation != "kRelu") {
+    return absl::UnimplementedError(absl::StrCat("the graph path does not build the ", p.activation, " activation"));
+  }
+  // A fused call's convolution writes a virtual tensor (in the compute type) that the pointwise
+  // operations read.
+  absl::StatusOr<cudnnBackendDescriptor_t> conv_out = y;
+  if (fused) {
+    conv_out = im.Tensor(p.y, Impl::kVirtualUids[0], compute, p.alignment, "convolution result", true);
+    if (!conv_out.ok()) return conv_out.status();
+  }
   const cudnnConvolutionMode_t mode = p.reversed ? CUDNN_CONVOLUTION : CUDNN_CROSS_CORRELATION;
   const std::string cwhat = "describing the convolution";
   absl::StatusOr<cudnnBackendDescriptor_t> cd = im.Make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, cwhat);
@@ -180,7 +265,7 @@ absl::StatusOr<std::unique_ptr<CudnnGraphConv>> CudnnGraphConv::Create(cudnnHand
   const std::string owhat = absl::StrCat("describing the ", p.kind, " convolution operation");
   cudnnBackendDescriptorType_t op_type;
   cudnnBackendAttributeName_t a_alpha, a_beta, a_conv, a_x, a_w, a_y;
-  if (p.kind == "forward") {
+  if (p.kind == "forward" || fused) {
     op_type = CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR;
     a_alpha = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, a_beta = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA;
     a_conv = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, a_x = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X;
@@ -210,13 +295,19 @@ absl::StatusOr<std::unique_ptr<CudnnGraphConv>> CudnnGraphConv::Create(cudnnHand
   HLOC_BK_RETURN(im.Set(*op, a_conv, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &*cd, owhat));
   HLOC_BK_RETURN(im.Set(*op, a_x, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &*x, owhat));
   HLOC_BK_RETURN(im.Set(*op, a_w, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &*w, owhat));
-  HLOC_BK_RETURN(im.Set(*op, a_y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &*y, owhat));
+  HLOC_BK_RETURN(im.Set(*op, a_y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &*conv_out, owhat));
   HLOC_BK_RETURN(im.Finalize(*op, owhat));
+  std::vector<cudnnBackendDescriptor_t> ops = {*op};
+  if (fused) {
+    absl::Status s = im.AddBiasActivation(p, *conv_out, *y, ops);
+    if (!s.ok()) return s;
+  }
 
   const std::string gwhat = "building the operation graph";
   absl::StatusOr<cudnnBackendDescriptor_t> graph = im.Make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, gwhat);
   if (!graph.ok()) return graph.status();
-  HLOC_BK_RETURN(im.Set(*graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &*op, gwhat));
+  HLOC_BK_RETURN(im.Set(*graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                        static_cast<int64_t>(ops.size()), ops.data(), gwhat));
   HLOC_BK_RETURN(im.Set(*graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle, gwhat));
   HLOC_BK_RETURN(im.Finalize(*graph, gwhat));
   im.graph = *graph;
@@ -373,7 +464,7 @@ absl::StatusOr<std::unique_ptr<CudnnGraphConv>> CudnnGraphConv::Create(cudnnHand
   return conv;
 }
 
-absl::Status CudnnGraphConv::Execute(cudnnHandle_t handle, size_t plan, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y,
+absl::Status CudnnGraphConv::Execute(cudnnHandle_t handle, size_t plan, const GraphConvArgs& args,
                                      CUdeviceptr workspace, int64_t workspace_bytes) {
   Impl& im = *impl_;
   const BackendLib& l = *im.l;
@@ -383,16 +474,17 @@ absl::Status CudnnGraphConv::Execute(cudnnHandle_t handle, size_t plan, CUdevice
                                                       infos_[plan].workspace, " bytes of workspace, ",
                                                       workspace_bytes, " given"));
   }
-  const CUdeviceptr key[4] = {x, w, y, workspace};
-  if (im.pack == nullptr || !std::equal(key, key + 4, im.pack_key)) {
+  const CUdeviceptr key[6] = {args.x, args.w, args.y, args.bias, args.side, workspace};
+  if (im.pack == nullptr || !std::equal(key, key + 6, im.pack_key)) {
     if (im.pack != nullptr) l.cudnnBackendDestroyDescriptor(im.pack), im.pack = nullptr;
     const std::string what = "building the variant pack";
     cudnnBackendDescriptor_t pack = nullptr;
     HLOC_BK_RETURN(HLOC_BK(l, cudnnBackendCreateDescriptor, what, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack));
-    void* ptrs[3] = {reinterpret_cast<void*>(x), reinterpret_cast<void*>(w), reinterpret_cast<void*>(y)};
+    void* ptrs[5] = {reinterpret_cast<void*>(args.x), reinterpret_cast<void*>(args.w), reinterpret_cast<void*>(args.y),
+                     reinterpret_cast<void*>(args.bias), reinterpret_cast<void*>(args.side)};
     void* ws = reinterpret_cast<void*>(workspace);
-    absl::Status s = im.Set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, Impl::kUids, what);
-    if (s.ok()) s = im.Set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, ptrs, what);
+    absl::Status s = im.Set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, im.pack_tensors, Impl::kUids, what);
+    if (s.ok()) s = im.Set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, im.pack_tensors, ptrs, what);
     if (s.ok()) s = im.Set(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws, what);
     if (s.ok()) s = im.Finalize(pack, what);
     if (!s.ok()) {
@@ -400,16 +492,15 @@ absl::Status CudnnGraphConv::Execute(cudnnHandle_t handle, size_t plan, CUdevice
       return s;
     }
     im.pack = pack;
-    std::copy(key, key + 4, im.pack_key);
+    std::copy(key, key + 6, im.pack_key);
   }
   return HLOC_BK(l, cudnnBackendExecute, absl::StrCat("running plan ", infos_[plan].text), handle, im.plans[plan],
                  im.pack);
 }
 
 absl::StatusOr<CudnnGraphConv::Timing> CudnnGraphConv::Autotune(const CudaDriver& drv, cudnnHandle_t handle,
-                                                                CUstream stream, CUdeviceptr x, CUdeviceptr w,
-                                                                CUdeviceptr y, CUdeviceptr workspace,
-                                                                int64_t workspace_bytes) {
+                                                                CUstream stream, const GraphConvArgs& args,
+                                                                CUdeviceptr workspace, int64_t workspace_bytes) {
   Timing t;
   CUevent start = nullptr, stop = nullptr;
   HLOC_BK_RETURN(HLOC_CU(drv, cuEventCreate, "creating autotuning events", &start, CU_EVENT_DEFAULT));
@@ -426,7 +517,7 @@ absl::StatusOr<CudnnGraphConv::Timing> CudnnGraphConv::Autotune(const CudaDriver
   for (size_t i = 0; i < infos_.size() && fatal.ok(); ++i) {
     if (infos_[i].workspace > workspace_bytes) continue;
     ++t.tried;
-    if (!Execute(handle, i, x, w, y, workspace, workspace_bytes).ok()) {
+    if (!Execute(handle, i, args, workspace, workspace_bytes).ok()) {
       ++t.failed;
       table.push_back(absl::StrCat(infos_[i].text, "=failed"));
       continue;
@@ -434,7 +525,7 @@ absl::StatusOr<CudnnGraphConv::Timing> CudnnGraphConv::Autotune(const CudaDriver
     double us = -1;
     for (int reps : {kReps, kShortReps}) {
       bool failed = drv.cuEventRecord(start, stream) != CUDA_SUCCESS;
-      for (int r = 0; r < reps && !failed; ++r) failed = !Execute(handle, i, x, w, y, workspace, workspace_bytes).ok();
+      for (int r = 0; r < reps && !failed; ++r) failed = !Execute(handle, i, args, workspace, workspace_bytes).ok();
       if (failed || drv.cuEventRecord(stop, stream) != CUDA_SUCCESS) break;
       if (absl::Status e = HLOC_CU(drv, cuEventSynchronize, "autotuning a graph convolution", stop); !e.ok()) {
         fatal = e;  // an execution error: the context may be broken, say so now

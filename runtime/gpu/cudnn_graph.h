@@ -4,8 +4,9 @@
 // algorithms per problem; the graph API offers the engines and knob settings its heuristics
 // rank, which on Hopper include the sm90 kernels the legacy Find never returns.
 //
-// One CudnnGraphConv is one single-operation graph (a forward, backward-data or
-// backward-filter convolution, alpha * conv, beta 0) with the execution plans that finalized:
+// One CudnnGraphConv is one graph (a forward, backward-data or backward-filter convolution,
+// alpha * conv, beta 0; or a forward one followed by the side-input add, the bias add and the
+// activation) with the execution plans that finalized:
 // heuristic modes A then FALLBACK, engines whose numerical notes the options forbid left out,
 // runtime-compiled engines left out (their NVRTC compile costs seconds per plan; the
 // precompiled ones cover the common convolutions). The caller (cudnn_conv.cc) picks a plan by
@@ -31,7 +32,10 @@ struct GraphConvTensor {
 };
 
 struct GraphConvProblem {
-  std::string kind;  // "forward" | "backward_input" | "backward_filter"
+  // "forward" | "backward_input" | "backward_filter" | "bias_activation_forward" (XLA's
+  // __cudnn$convBiasActivationForward: y = act(alpha * conv(x, w) + side_scale * z + bias),
+  // one graph of the convolution and pointwise operations on virtual tensors)
+  std::string kind;
   cudnnDataType_t type = CUDNN_DATA_FLOAT;
   GraphConvTensor x, w, y;  // the forward convolution's input, filter, output
   std::vector<int64_t> pre_padding, post_padding, stride, dilation;  // one per spatial dim
@@ -39,6 +43,18 @@ struct GraphConvProblem {
   bool allow_tf32 = true;   // f32 only: false drops engines noted TENSOR_CORE
   double alpha = 1;
   int64_t alignment = 16;   // the byte alignment the tensors are declared with
+  // bias_activation_forward only:
+  GraphConvTensor bias;     // [1, C, 1, ...]
+  bool has_side = false;    // a side input z (the shape of y)
+  double side_scale = 0;
+  std::string activation = "kNone";  // XLA's names: kNone, kRelu (others: Unimplemented)
+};
+
+// The device pointers of one call: x, w, y the forward convolution's tensors (for
+// backward_filter w is written, for backward_input x); bias and side for
+// bias_activation_forward (side 0 without a side input).
+struct GraphConvArgs {
+  CUdeviceptr x = 0, w = 0, y = 0, bias = 0, side = 0;
 };
 
 struct GraphPlanInfo {
@@ -59,10 +75,9 @@ class CudnnGraphConv {
   // How the plans were found ("9 plans from 14 engine configs; 2 dropped by numerical notes").
   const std::string& summary() const { return summary_; }
 
-  // Runs plan `plan` on the handle's stream; x, w, y are the forward convolution's tensors
-  // (for backward_filter w is written, for backward_input x).
-  absl::Status Execute(cudnnHandle_t handle, size_t plan, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y,
-                       CUdeviceptr workspace, int64_t workspace_bytes);
+  // Runs plan `plan` on the handle's stream.
+  absl::Status Execute(cudnnHandle_t handle, size_t plan, const GraphConvArgs& args, CUdeviceptr workspace,
+                       int64_t workspace_bytes);
 
   struct Timing {
     int64_t best = -1;        // plan index, -1 when none ran
@@ -72,8 +87,8 @@ class CudnnGraphConv {
   };
   // Times each plan whose workspace fits: one warm-up call, then the mean of a few (more for
   // short ones), with CUDA events on `stream` (the handle's stream).
-  absl::StatusOr<Timing> Autotune(const CudaDriver& driver, cudnnHandle_t handle, CUstream stream, CUdeviceptr x,
-                                  CUdeviceptr w, CUdeviceptr y, CUdeviceptr workspace, int64_t workspace_bytes);
+  absl::StatusOr<Timing> Autotune(const CudaDriver& driver, cudnnHandle_t handle, CUstream stream,
+                                  const GraphConvArgs& args, CUdeviceptr workspace, int64_t workspace_bytes);
 
  private:
   CudnnGraphConv() = default;

@@ -24,6 +24,7 @@
 #include "codegen/gpu/gpu_emitters.h"
 #include "codegen/gpu/gpu_kernel_emitter.h"
 #include "codegen/gpu/gpu_reduction_split.h"
+#include "passes/fusion/fusion_analysis.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
 #include "llvm/IR/Metadata.h"
@@ -72,6 +73,12 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
   // A long fused chain is computed one element at a time (no vectors, no unrolling), at half
   // occupancy: see kLongChainInstructions.
   const bool long_chain = fused.instruction_count() > kLongChainInstructions;
+  // Full occupancy leaves a thread 32 registers; the unrolled, vectorized fold of more than
+  // one result or of a costlier element spilled there (numpyro's exp/log reduce: 600 bytes a
+  // thread, 4x its memory time; the column reductions of several results in ViT, U-Net, GRU).
+  int64_t element_cost = 0;
+  for (const auto& i : fused.instructions()) element_cost += fusion::RelativeCost(i->opcode());
+  const bool light = !long_chain && k.outputs.size() == 1 && element_cost <= kFullOccupancyCost;
   int64_t fast_dim = -1;  // the input dimension the V elements of a vector step along
   std::map<int64_t, std::vector<int64_t>> vector_params;  // parameter -> index map
   bool single = true;
@@ -147,9 +154,10 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
   // Blocks that fit an SM by threads. A long fused chain (numpyro's lgamma/digamma: 370
   // instructions) needs more registers than a full SM of threads leaves each (32): asked for
   // that occupancy, ptxas spilled 32 KB a thread and the kernel ran 10x slower. Such chains are
-  // planned for half the blocks and let ptxas take the registers it needs.
+  // planned for half the blocks and let ptxas take the registers it needs; so are the reductions
+  // that are not `light` (above), with 64 registers a thread asked for.
   const int64_t fit = std::max<int64_t>(1, k.device->max_threads_per_sm / block);
-  const int64_t per_sm = long_chain ? std::max<int64_t>(1, fit / 2) : fit;
+  const int64_t per_sm = light ? fit : std::max<int64_t>(1, fit / 2);
   const int64_t resident = per_sm * k.device->sm_count;
   const int64_t base_units = p.B * tiles;
   // Split R until about one wave of resident blocks is busy; each split keeps enough rows
@@ -363,7 +371,11 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
   };
   // for (i = start; i < end; i += step), U at a time while U fit. A long chain is not unrolled:
   // U copies of it (4 x V elements) outgrow the registers (numpyro: 32 KB of spills a thread).
-  const int64_t U = long_chain ? 1 : 4;
+  // Others than `light` ones unroll only while the loads in flight (U x V elements of each
+  // parameter) fit half of their 64 registers: numpyro's exp/log reduce of 3 parameters with
+  // V = 4 spilled 176 bytes a thread at U = 4.
+  const int64_t loaded = std::max<int64_t>(1, V * fused.num_parameters());
+  const int64_t U = long_chain ? 1 : light ? 4 : std::clamp<int64_t>(32 / loaded, 1, 4);
   auto fold_range = [&](llvm::Value* start, llvm::Value* end, int64_t step,
                         const std::function<std::vector<IrArray::Index>(llvm::Value*)>& at) -> absl::Status {
     llvm::Value* has = b.CreateICmpSLT(start, end);

@@ -23,6 +23,11 @@ std::optional<ReduceHead> AnalyzeReduceHead(const HloComputation& fused);
 // thread each. The corpus's reductions at full occupancy without spills (softmax, layernorm,
 // optimizer norms) have under 40 instructions; numpyro's 376-instruction chains spilled.
 inline constexpr int64_t kLongChainInstructions = 96;
+// Reductions of one result whose fused element costs at most this (the cost model's relative
+// op costs, rules/fusion/FusionCosts.td, summed over the fused computation) are planned at full
+// occupancy (32 registers a thread); the others at half (64), where their unrolled, vectorized
+// folds fit without spilling. Softmax, layernorm and optimizer norms cost 4-16.
+inline constexpr int64_t kFullOccupancyCost = 16;
 
 struct SplitPlan {
   std::vector<int64_t> in_dims;

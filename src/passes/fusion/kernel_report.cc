@@ -54,17 +54,25 @@ KernelReport CountKernels(const HloModule& module, const HardwareProfile* profil
       const fusion::KernelEstimate e = cost.Estimate(inst.get());
       r.bytes += e.bytes_read + e.bytes_written;
       r.time_s += e.exec_time + cost.hardware().launch_overhead;
+      r.kernels.push_back({inst->name(), e.flops, e.bytes_read + e.bytes_written, e.compute_time * 1e6,
+                           e.memory_time * 1e6, e.exec_time * 1e6, e.occupancy});
     }
   }
   return r;
 }
 
 std::string KernelReportJson(const KernelReport& r) {
+  std::vector<std::string> per_kernel;
+  for (const KernelReport::Kernel& k : r.kernels)
+    per_kernel.push_back(absl::StrFormat(
+        "{\"name\": \"%s\", \"flops\": %.0f, \"bytes\": %d, \"compute_us\": %.3f, \"memory_us\": %.3f, "
+        "\"time_us\": %.3f, \"occupancy\": %.3f}",
+        k.name, k.flops, k.bytes, k.compute_us, k.memory_us, k.time_us, k.occupancy));
   return absl::StrFormat(
       "{\"kernels\": %d, \"fusions\": %d, \"library_calls\": %d, \"unfused\": %d, \"bytes\": %d, \"time_us\": %.3f, "
-      "\"unfused_ops\": %s, \"library_ops\": %s}\n",
+      "\"unfused_ops\": %s, \"library_ops\": %s,\n \"per_kernel\": [%s]}\n",
       r.total(), r.fusions, r.library_calls, r.unfused, r.bytes, r.time_s * 1e6, JsonList(r.unfused_ops),
-      JsonList(r.library_ops));
+      JsonList(r.library_ops), absl::StrJoin(per_kernel, ",\n  "));
 }
 
 }  // namespace hloc

@@ -21,6 +21,15 @@ struct KernelReport {
   double time_s = 0;          // cost model: their time, launch overhead included
   std::vector<std::string> unfused_ops;  // opcode names of the unfused kernels
   std::vector<std::string> library_ops;  // "custom-call:TARGET", "dot", "convolution"
+  // Each kernel's estimate, as the cost model sees it (what `--kernel-report` lists per kernel,
+  // to hold beside `hloc run --per-thunk`'s measured times).
+  struct Kernel {
+    std::string name;
+    double flops = 0;
+    int64_t bytes = 0;
+    double compute_us = 0, memory_us = 0, time_us = 0, occupancy = 1;
+  };
+  std::vector<Kernel> kernels;
   int64_t total() const { return fusions + library_calls + unfused; }
 };
 

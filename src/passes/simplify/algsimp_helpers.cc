@@ -534,6 +534,31 @@ HloInstruction* DotAsMultiply(RewriteContext& ctx, const HloInstruction* d) {
   return ctx.Create(HloOpcode::kMultiply, {a, b});
 }
 
+HloInstruction* DotWithSwappedOperands(RewriteContext& ctx, const HloInstruction* t) {
+  const HloInstruction* d = t->operand(0);
+  if (d->opcode() != HloOpcode::kDot || !d->attrs().dot_dimension_numbers || !t->shape().IsArray()) return nullptr;
+  const DotDimensionNumbers& dn = *d->attrs().dot_dimension_numbers;
+  const int64_t nb = static_cast<int64_t>(dn.lhs_batch_dimensions.size());
+  const int64_t lhs_free = CountFree(d->operand(0)->shape().rank(), dn.lhs_contracting_dimensions, dn.lhs_batch_dimensions);
+  const int64_t rhs_free = CountFree(d->operand(1)->shape().rank(), dn.rhs_contracting_dimensions, dn.rhs_batch_dimensions);
+  if (lhs_free == 0 || rhs_free == 0) return nullptr;
+  // The dot's result is [batch..., a's free..., b's free...]; the transpose must give
+  // [batch..., b's free..., a's free...].
+  std::vector<int64_t> want;
+  for (int64_t i = 0; i < nb; ++i) want.push_back(i);
+  for (int64_t i = 0; i < rhs_free; ++i) want.push_back(nb + lhs_free + i);
+  for (int64_t i = 0; i < lhs_free; ++i) want.push_back(nb + i);
+  if (t->attrs().dimensions != want) return nullptr;
+  NewInstruction spec;
+  spec.shape = t->shape();
+  spec.attrs.dot_dimension_numbers = DotDimensionNumbers{dn.rhs_batch_dimensions, dn.lhs_batch_dimensions,
+                                                         dn.rhs_contracting_dimensions, dn.lhs_contracting_dimensions};
+  spec.attrs.precision_config = d->attrs().precision_config;
+  std::vector<Precision>& prec = spec.attrs.precision_config.operand_precision;
+  if (prec.size() == 2) std::swap(prec[0], prec[1]);
+  return ctx.Create(HloOpcode::kDot, {d->operand(1), d->operand(0)}, std::move(spec));
+}
+
 HloInstruction* DynamicSliceAsSlice(RewriteContext& ctx, const HloInstruction* d) {
   if (!IsDynamicSliceWithConstantIndices(d)) return nullptr;
   const Shape& in = d->operand(0)->shape();

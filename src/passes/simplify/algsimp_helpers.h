@@ -93,6 +93,10 @@ HloInstruction* SliceOfConcatOperand(RewriteContext& ctx, const HloInstruction* 
 HloInstruction* BroadcastOfSlice(RewriteContext& ctx, const HloInstruction* s);
 // dot with only size-1 contracting dimensions as multiply(broadcast(a'), broadcast(b')).
 HloInstruction* DotAsMultiply(RewriteContext& ctx, const HloInstruction* d);
+// transpose(dot(a, b)) as dot(b, a) when the transpose keeps the batch dimensions and puts b's
+// free dimensions before a's (XLA's HandleTranspose): the result comes out in the transposed
+// order directly, so a bias along b's free dimension stays minor (cuBLASLt's BIAS epilogue).
+HloInstruction* DotWithSwappedOperands(RewriteContext& ctx, const HloInstruction* t);
 HloInstruction* ReduceWindowAsReduce(RewriteContext& ctx, const HloInstruction* w);
 HloInstruction* ReduceWindowFoldPad(RewriteContext& ctx, const HloInstruction* w);
 HloInstruction* ReduceWindowOfSingleton(RewriteContext& ctx, const HloInstruction* w);
