@@ -193,17 +193,20 @@ absl::Status CudnnGraphConv::Impl::AddBiasActivation(const GraphConvProblem& p, 
   }
   absl::StatusOr<cudnnBackendDescriptor_t> b = im.Tensor(p.bias, Impl::kUids[3], p.type, p.alignment, "bias");
   if (!b.ok()) return b.status();
+  // The last operation is always the activation (an identity one for kNone), as XLA builds it:
+  // conv + add without one gave wrong results on eqx_dilated_conv1d.small (engines 0 and 11).
   absl::StatusOr<cudnnBackendDescriptor_t> biased = y;
-  if (relu) {
+  {
     biased = im.Tensor(p.y, Impl::kVirtualUids[2], compute, p.alignment, "biased result", true);
     if (!biased.ok()) return biased.status();
   }
   absl::StatusOr<cudnnBackendDescriptor_t> add = im.Pointwise(CUDNN_POINTWISE_ADD, compute, t, *b, *biased, 1.0, 1.0, "bias add");
   if (!add.ok()) return add.status();
   ops.push_back(*add);
-  if (relu) {
+  {
     absl::StatusOr<cudnnBackendDescriptor_t> act =
-        im.Pointwise(CUDNN_POINTWISE_RELU_FWD, compute, *biased, nullptr, y, 1.0, 0.0, "relu");
+        im.Pointwise(relu ? CUDNN_POINTWISE_RELU_FWD : CUDNN_POINTWISE_IDENTITY, compute, *biased, nullptr, y, 1.0,
+                     0.0, relu ? "relu" : "identity activation");
     if (!act.ok()) return act.status();
     ops.push_back(*act);
   }
