@@ -119,6 +119,38 @@ absl::Status HloComputation::RemoveInstruction(HloInstruction* inst) {
   return absl::OkStatus();
 }
 
+absl::Status HloComputation::RemoveParameter(int64_t number) {
+  if (number < 0 || number >= num_parameters() || params_[number] == nullptr)
+    return absl::NotFoundError(absl::StrCat(name_, " has no parameter ", number));
+  HloInstruction* param = params_[number];
+  if (param->user_count() > 0 || param == root_)
+    return absl::FailedPreconditionError(absl::StrCat("cannot remove parameter ", param->name(), ": it is used"));
+  param->DetachFromOperandsAndUsers();
+  if (removal_observer_) removal_observer_(param);
+  params_.erase(params_.begin() + number);
+  for (int64_t i = number; i < num_parameters(); ++i)
+    if (params_[i] != nullptr) params_[i]->mutable_attrs().parameter_number = i;
+  const int64_t slot = param->slot_;
+  Unlink(slot);
+  instructions_[slot].reset();
+  --live_;
+  dirty_ = true;
+  return absl::OkStatus();
+}
+
+HloInstruction* HloComputation::MoveParametersToFront() {
+  for (auto it = params_.rbegin(); it != params_.rend(); ++it) {
+    if (*it == nullptr) continue;
+    const int64_t slot = (*it)->slot_;
+    Unlink(slot);
+    Link(slot, head_);
+  }
+  dirty_ = true;
+  int64_t s = head_;
+  while (s >= 0 && instructions_[s]->opcode() == HloOpcode::kParameter) s = next_[s];
+  return s >= 0 ? instructions_[s].get() : nullptr;
+}
+
 std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
   // Iterative DFS over operands and control predecessors, roots visited in definition order.
   // The visit state is indexed by slot (compacted: slots are 0..n-1), not hashed: every pass

@@ -30,6 +30,13 @@ class HloComputation {
   // Removes an instruction with no users (drops its operand edges). Error if it has users
   // or is the root.
   absl::Status RemoveInstruction(HloInstruction* inst);
+  // Removes parameter `number` (it must have no users) and renumbers the later ones down by
+  // one (XLA's HloComputation::RemoveParameter; names are the caller's).
+  absl::Status RemoveParameter(int64_t number);
+  // Puts the parameters first in definition order, by number, keeping the other instructions'
+  // order; returns the first other instruction (null when there is none). O(parameters): a
+  // fusion grown in place keeps the order a rebuilt one would have.
+  HloInstruction* MoveParametersToFront();
   // Called with each instruction RemoveInstruction takes out, just before it is freed; null for
   // none. A rewrite that walks a saved post order while its handlers remove instructions skips
   // the removed ones by this, rather than rescanning the computation after each change.

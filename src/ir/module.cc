@@ -63,6 +63,17 @@ absl::Status HloModule::EraseComputation(HloComputation* c) {
   return absl::OkStatus();
 }
 
+absl::Status HloModule::MoveComputationToEnd(HloComputation* c) {
+  if (c->parent() != this || c->slot_ < 0 || c->slot_ >= static_cast<int64_t>(computations_.size()) ||
+      computations_[c->slot_].get() != c)
+    return absl::NotFoundError(absl::StrCat("no computation ", c->name()));
+  std::unique_ptr<HloComputation> owned = std::move(computations_[c->slot_]);
+  c->slot_ = static_cast<int64_t>(computations_.size());
+  computations_.push_back(std::move(owned));
+  dirty_ = true;
+  return absl::OkStatus();
+}
+
 void HloModule::Compact() const {
   if (!dirty_) return;
   computations_.erase(std::remove(computations_.begin(), computations_.end(), nullptr), computations_.end());

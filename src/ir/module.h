@@ -87,6 +87,9 @@ class HloModule {
   // Removes every computation of `dead` (none may be the entry or be called from outside the
   // set) with one walk over the module.
   absl::Status RemoveComputations(const absl::flat_hash_set<const HloComputation*>& dead);
+  // Moves a computation to the end of the order, as removing it and adding it again would
+  // (O(1)): a fusion grown in place keeps the place a rebuilt fusion's body would get.
+  absl::Status MoveComputationToEnd(HloComputation* c);
   // In the order they were added. A removal nulls its slot (O(1): fusion passes remove one
   // fused computation per merge); the next read drops the null slots.
   const std::vector<std::unique_ptr<HloComputation>>& computations() const {

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
 #include "ir/computation.h"
 #include "ir/float_types.h"
 #include "ir/literal.h"
@@ -182,4 +183,47 @@ TEST_CASE("instruction order after removals and inserts-before, read lazily", "[
   std::string comps;
   for (const auto& comp : module.computations()) comps += comp->name() + " ";
   CHECK(comps == "entry f1 f3 f4 ");
+}
+
+// What FusionBuilder's in-place fusion leans on: removing a parameter renumbers the later ones,
+// parameters move to the front by number with the rest in order, and a computation moved to
+// the end of the module sits where removing and adding it again would put it.
+TEST_CASE("parameters removed and moved to the front; a computation moved to the end", "[ir]") {
+  HloModule module("m");
+  HloComputation* c = module.AddComputation(std::make_unique<HloComputation>("body"));
+  auto param = [&](int64_t n) {
+    auto p = std::make_unique<HloInstruction>(HloOpcode::kParameter, Shape(P::F32, {}), absl::StrCat("p", n));
+    p->mutable_attrs().parameter_number = n;
+    return c->AddInstruction(std::move(p));
+  };
+  HloInstruction* p0 = param(0);
+  auto neg = std::make_unique<HloInstruction>(HloOpcode::kNegate, Shape(P::F32, {}), "neg");
+  neg->AppendOperand(p0);
+  HloInstruction* n = c->AddInstruction(std::move(neg));
+  HloInstruction* p1 = param(1);
+  HloInstruction* p2 = param(2);
+  auto add = std::make_unique<HloInstruction>(HloOpcode::kAdd, Shape(P::F32, {}), "add");
+  add->AppendOperand(n);
+  add->AppendOperand(p2);
+  c->set_root_instruction(c->AddInstruction(std::move(add)));
+  auto names = [&] {
+    std::string s;
+    for (const auto& i : c->instructions()) s += i->name() + " ";
+    return s;
+  };
+  CHECK(c->MoveParametersToFront() == n);
+  CHECK(names() == "p0 p1 p2 neg add ");
+  CHECK(!c->RemoveParameter(2).ok());  // still used
+  CHECK(c->RemoveParameter(1).ok());
+  CHECK(c->num_parameters() == 2);
+  CHECK(c->parameter_instruction(1) == p2);
+  CHECK(p2->attrs().parameter_number == 1);
+  CHECK(names() == "p0 p2 neg add ");
+  (void)p1;
+
+  module.AddComputation(std::make_unique<HloComputation>("other"));
+  CHECK(module.MoveComputationToEnd(c).ok());
+  std::string comps;
+  for (const auto& comp : module.computations()) comps += comp->name() + " ";
+  CHECK(comps == "other body ");
 }

@@ -313,10 +313,11 @@ namespace {
 // the emitter generates its code for (XLA's FusionNodeIndexingEvaluation). A fused emitter
 // computes a value once per (instruction, index): users that read it elementwise at the same
 // index share one evaluation, so only index-changing users (broadcast, slice, reduce, ...)
-// and outputs multiply the work.
+// and outputs multiply the work. Indexed like `post`, the body's post order.
 struct Indexing {
-  absl::flat_hash_map<const HloInstruction*, double> evals;
-  absl::flat_hash_map<const HloInstruction*, double> index_count;
+  std::vector<const HloInstruction*> post;
+  std::vector<double> evals;
+  std::vector<double> index_count;
 };
 
 bool SameIndexUser(const HloInstruction* user, const HloInstruction* operand) {
@@ -327,41 +328,66 @@ bool SameIndexUser(const HloInstruction* user, const HloInstruction* operand) {
 
 thread_local int64_t body_analyses = 0;
 
+// An instruction's index-changing readers, by post-order position (the instruction itself
+// stands for "an output of the kernel"), each with how many of its elements the reader reads
+// per element it computes. Few per instruction: a list, not a map. PriorityFusion analyses
+// every fusion it builds once, and maps of maps made that most of the pass.
+using Readers = std::vector<std::pair<int64_t, double>>;
+
+void MaxInto(Readers& readers, int64_t v, double f) {
+  for (auto& [w, g] : readers)
+    if (w == v) {
+      g = std::max(g, f);
+      return;
+    }
+  readers.push_back({v, std::max(0.0, f)});
+}
+
 Indexing ComputeIndexing(const HloComputation* comp) {
   ++body_analyses;
   Indexing r;
-  const std::vector<const HloInstruction*> post = PostOrder(comp);
+  r.post = PostOrder(comp);
+  const std::vector<const HloInstruction*>& post = r.post;
+  const int64_t n = static_cast<int64_t>(post.size());
+  absl::flat_hash_map<const HloInstruction*, int64_t> pos;
+  pos.reserve(n);
+  for (int64_t i = 0; i < n; ++i) pos[post[i]] = i;
   const HloInstruction* root = comp->root_instruction();
-  // iu[x]: the index-changing readers of x (x itself stands for "an output of the kernel"),
-  // each with how many elements of x it reads per element it computes.
-  absl::flat_hash_map<const HloInstruction*, absl::flat_hash_map<const HloInstruction*, double>> iu;
-  for (auto it = post.rbegin(); it != post.rend(); ++it) {
-    const HloInstruction* x = *it;
-    if (x == root && x->opcode() == O::kTuple) continue;
-    auto& mine = iu[x];
-    const bool output = x == root || (root->opcode() == O::kTuple &&
-                                      std::find(root->operands().begin(), root->operands().end(), x) !=
-                                          root->operands().end());
-    if (output) mine[x] = 1.0;
+  const bool tuple_root = root->opcode() == O::kTuple;
+  std::vector<bool> output(n, false);
+  if (tuple_root) {
+    for (const HloInstruction* o : root->operands()) output[pos.at(o)] = true;
+  } else {
+    output[pos.at(root)] = true;
+  }
+  std::vector<Readers> iu(n);
+  r.evals.assign(n, 0.0);
+  r.index_count.assign(n, 0.0);
+  for (int64_t i = n - 1; i >= 0; --i) {
+    const HloInstruction* x = post[i];
+    if (x == root && tuple_root) continue;
+    Readers& mine = iu[i];
+    if (output[i]) mine.push_back({i, 1.0});
     for (const HloInstruction* u : x->users()) {
-      if (u == root && u->opcode() == O::kTuple) continue;
+      if (u == root && tuple_root) continue;
+      const int64_t ui = pos.at(u);
       if (SameIndexUser(u, x)) {
-        for (const auto& [v, f] : iu[u]) mine[v] = std::max(mine[v], f);
+        for (const auto& [v, f] : iu[ui]) MaxInto(mine, v, f);
       } else {
         double f = 0;
         for (int64_t j = 0; j < u->operand_count(); ++j)
           if (u->operand(j) == x) f += ReadFactor(u, j);
-        mine[u] = std::max(mine[u], f);
+        MaxInto(mine, ui, f);
       }
     }
     double e = 0, count = 0;
     for (const auto& [v, f] : mine) {
-      if (v == x) {
+      if (v == i) {
         e += Elems(x);
         count += 1;
       } else {
         e += r.evals[v] * f;
-        count += r.index_count[v] * (v->opcode() == O::kConcatenate ? v->operand_count() : 1);
+        count += r.index_count[v] * (post[v]->opcode() == O::kConcatenate ? post[v]->operand_count() : 1);
       }
     }
     // A reduction inside a kernel is computed once per output element and kept (in
@@ -371,8 +397,8 @@ Indexing ComputeIndexing(const HloComputation* comp) {
       e = std::min(e, Elems(x));
       count = std::min(count, 1.0);
     }
-    r.evals[x] = e;
-    r.index_count[x] = std::min(count, 1e12);
+    r.evals[i] = e;
+    r.index_count[i] = std::min(count, 1e12);
   }
   return r;
 }
@@ -387,10 +413,15 @@ std::vector<std::pair<const HloInstruction*, double>> FusionElementEvaluations(
     const HloComputation* comp, std::vector<std::pair<const HloInstruction*, double>>* param_index_counts) {
   Indexing ix = ComputeIndexing(comp);
   std::vector<std::pair<const HloInstruction*, double>> out;
-  for (const HloInstruction* x : PostOrder(comp)) out.push_back({x, ix.evals[x]});
-  if (param_index_counts != nullptr)
+  out.reserve(ix.post.size());
+  for (size_t i = 0; i < ix.post.size(); ++i) out.push_back({ix.post[i], ix.evals[i]});
+  if (param_index_counts != nullptr) {
+    absl::flat_hash_map<const HloInstruction*, double> count_of;
+    for (size_t i = 0; i < ix.post.size(); ++i)
+      if (ix.post[i]->opcode() == O::kParameter) count_of[ix.post[i]] = ix.index_count[i];
     for (const HloInstruction* p : comp->parameters())
-      if (p != nullptr) param_index_counts->push_back({p, ix.index_count[p]});
+      if (p != nullptr) param_index_counts->push_back({p, count_of[p]});
+  }
   return out;
 }
 

@@ -93,8 +93,8 @@ int64_t PathsFromProducer(const HloInstruction* producer, const HloInstruction* 
 // unique id, for as long as it lives on this thread. PriorityFusion asks about each fusion once
 // per candidate pair it touches; without this every question re-walks the body, and a fusion
 // that grows to most of the module made the pass quadratic in the module (numpyro's logprob
-// gradient: one kernel of ~1000 instructions). Valid while no fusion's body is edited in
-// place (FusionBuilder::Merge always builds a new fusion with a new id); Forget drops a
+// gradient: one kernel of ~1000 instructions). Valid while no fusion's body is edited
+// without a new id (FusionBuilder::Merge gives the fusion it builds or grows in place a new one); Forget drops a
 // fusion that is going away. Results are the same as without the cache, bit for bit.
 // How many times this thread has analysed a fusion body (its indexing walk), for tests that
 // guard against re-analysis (a count, not a time).

@@ -48,6 +48,9 @@ std::vector<HloInstruction*> TopologicalMembers(const std::vector<HloInstruction
 absl::StatusOr<HloInstruction*> FusionBuilder::Merge(const std::vector<HloInstruction*>& members_in,
                                                      const absl::flat_hash_set<HloInstruction*>& duplicated) {
   if (members_in.empty()) return absl::InvalidArgumentError("nothing to fuse");
+  if (members_in.size() == 2 && !duplicated.contains(members_in[1]) &&
+      CanFuseInPlace(members_in[0], members_in[1], duplicated.contains(members_in[0])))
+    return FuseInPlace(members_in[0], members_in[1], duplicated.contains(members_in[0]));
   HloComputation* comp = members_in.front()->parent();
   absl::flat_hash_set<HloInstruction*> group(members_in.begin(), members_in.end());
   for (HloInstruction* m : members_in) {
@@ -228,6 +231,7 @@ absl::StatusOr<HloInstruction*> FusionBuilder::Merge(const std::vector<HloInstru
   f->mutable_attrs().metadata = last->attrs().metadata;
   for (HloInstruction* op : externals) f->AppendOperand(op);
   HloComputation* fused_raw = module_.AddComputation(std::move(fused));
+  built_.insert(fused_raw);
   f->mutable_called_computations() = {fused_raw};
   // Placed where the last member was: after every external operand (each precedes the member
   // that reads it). Users of earlier members that come before it are moved by
@@ -280,10 +284,144 @@ absl::StatusOr<HloInstruction*> FusionBuilder::Merge(const std::vector<HloInstru
     if (m->opcode() == O::kFusion) dead_computations.push_back(m->fused_instructions_computation());
     if (absl::Status s = RemoveInstruction(m); !s.ok()) return s;
   }
-  for (HloComputation* c : dead_computations)
+  for (HloComputation* c : dead_computations) {
+    built_.erase(c);
     if (absl::Status s = module_.RemoveFusedComputation(c); !s.ok()) return s;
+  }
   for (auto& [inst, name] : renames) inst->set_name(names_.GetUniqueName(name));
   return fusion;
+}
+
+bool FusionBuilder::CanFuseInPlace(const HloInstruction* producer, const HloInstruction* consumer,
+                                   bool duplicate) const {
+  if (consumer->opcode() != O::kFusion || consumer->called_computations().size() != 1) return false;
+  const HloComputation* body = consumer->fused_instructions_computation();
+  if (!built_.contains(body) || body->root_instruction()->opcode() == O::kTuple) return false;
+  if (producer->parent() != consumer->parent() || producer->opcode() == O::kParameter) return false;
+  if (!consumer->control_predecessors().empty() || !consumer->control_successors().empty() ||
+      !producer->control_predecessors().empty() || !producer->control_successors().empty())
+    return false;
+  // The consumer reads the producer once, directly, and its operands are distinct (one
+  // parameter each), so Merge would number the parameters as removing one does.
+  int64_t reads = 0;
+  absl::flat_hash_set<const HloInstruction*> operands;
+  for (int64_t i = 0; i < consumer->operand_count(); ++i) {
+    const HloInstruction* op = consumer->operand(i);
+    if (!operands.insert(op).second) return false;
+    if (op->opcode() == O::kGetTupleElement && op->operand(0) == producer) return false;
+    if (op != producer) continue;
+    ++reads;
+    const HloInstruction* param = i < body->num_parameters() ? body->parameter_instruction(i) : nullptr;
+    if (param == nullptr || param->user_count() == 0) return false;  // Merge would drop a dead clone
+  }
+  if (reads != 1 || body->num_parameters() != consumer->operand_count()) return false;
+  // Kept as the fusion's second output unless duplicated or read only here.
+  if (!duplicate && (producer->IsRoot() || producer->user_count() != 1)) return false;
+  if (producer->opcode() != O::kFusion) return true;
+  // A fused producer: one output, no dead instructions for Merge to drop after cloning.
+  const HloComputation* pbody = producer->fused_instructions_computation();
+  const HloInstruction* proot = pbody->root_instruction();
+  if (proot->opcode() == O::kTuple || pbody->num_parameters() != producer->operand_count()) return false;
+  for (const auto& inst : pbody->instructions())
+    if (inst.get() != proot && inst->opcode() != O::kParameter && inst->user_count() == 0) return false;
+  return true;
+}
+
+absl::StatusOr<HloInstruction*> FusionBuilder::FuseInPlace(HloInstruction* producer, HloInstruction* consumer,
+                                                           bool duplicate) {
+  HloComputation* body = consumer->fused_instructions_computation();
+  // Names are asked for in Merge's order, so every uniquer hands out what it would.
+  body->set_name(computation_names_.GetUniqueName("fused_computation"));
+  int64_t k = 0;
+  while (consumer->operand(k) != producer) ++k;
+  // The consumer's other operands stay the first parameters, renumbered past the producer's.
+  std::vector<HloInstruction*> externals;
+  absl::flat_hash_map<const HloInstruction*, HloInstruction*> param_of;
+  for (int64_t i = 0; i < consumer->operand_count(); ++i) {
+    if (i == k) continue;
+    HloInstruction* p = body->parameter_instruction(i);
+    p->set_name(names_.GetUniqueName(absl::StrCat("param_", externals.size())));
+    param_of[consumer->operand(i)] = p;
+    externals.push_back(consumer->operand(i));
+  }
+  HloInstruction* old_param = body->parameter_instruction(k);
+  // The producer goes after the parameters and before the consumer's own instructions, its new
+  // parameters where it first reads them, as Merge's clone orders them.
+  HloInstruction* first = body->MoveParametersToFront();
+  auto resolve = [&](HloInstruction* op) {
+    auto it = param_of.find(op);
+    if (it != param_of.end()) return it->second;
+    // Numbered after the old parameters for now; RemoveParameter below shifts it to its place.
+    const int64_t n = static_cast<int64_t>(externals.size());
+    auto p = std::make_unique<HloInstruction>(O::kParameter, op->shape(), names_.GetUniqueName(absl::StrCat("param_", n)));
+    p->mutable_attrs().parameter_number = n + 1;
+    HloInstruction* raw = body->AddInstructionBefore(std::move(p), first);
+    externals.push_back(op);
+    param_of[op] = raw;
+    return raw;
+  };
+  std::vector<HloInstruction*> clones;
+  HloInstruction* value = nullptr;
+  if (producer->opcode() == O::kFusion) {
+    const HloComputation* pbody = producer->fused_instructions_computation();
+    absl::flat_hash_map<const HloInstruction*, HloInstruction*> map;
+    for (HloInstruction* inst : pbody->MakeInstructionPostOrder()) {
+      if (inst->opcode() == O::kParameter) {
+        map[inst] = resolve(producer->operand(inst->attrs().parameter_number));
+        continue;
+      }
+      std::vector<HloInstruction*> ops;
+      for (HloInstruction* op : inst->operands()) ops.push_back(map.at(op));
+      clones.push_back(body->AddInstructionBefore(CloneInstruction(*inst, ops), first));
+      map[inst] = clones.back();
+    }
+    value = map.at(pbody->root_instruction());
+  } else {
+    std::vector<HloInstruction*> ops;
+    for (HloInstruction* op : producer->operands()) ops.push_back(resolve(op));
+    clones.push_back(body->AddInstructionBefore(CloneInstruction(*producer, ops), first));
+    value = clones.back();
+  }
+  old_param->ReplaceAllUsesWith(value);
+  if (absl::Status s = body->RemoveParameter(k); !s.ok()) return s;
+
+  // The fusion instruction: the operands its parameters stand for, a fresh id and name, and
+  // only the attributes Merge gives a new fusion.
+  const FusionKind kind = consumer->attrs().fusion_kind;
+  std::vector<const HloInstruction*> added(clones.begin(), clones.end());
+  OpMetadata metadata = consumer->attrs().metadata;
+  consumer->mutable_attrs() = InstructionAttributes{};
+  consumer->mutable_attrs().fusion_kind = kind == FusionKind::kInput ? kind : FusionKindFor(added);
+  consumer->mutable_attrs().metadata = std::move(metadata);
+  consumer->DetachFromOperandsAndUsers();
+  for (HloInstruction* op : externals) consumer->AppendOperand(op);
+  consumer->set_unique_id(module_.NextUniqueId());
+  consumer->set_name(names_.GetUniqueName("fusion"));
+  // Merge points each outside user at the new fusion in turn, so a user reading it twice is
+  // listed twice in a row.
+  std::vector<HloInstruction*> users = consumer->users();
+  absl::flat_hash_set<const HloInstruction*> distinct(users.begin(), users.end());
+  if (distinct.size() != users.size()) {
+    distinct.clear();
+    for (HloInstruction* u : users) {
+      if (!distinct.insert(u).second) continue;
+      for (int64_t j = 0; j < u->operand_count(); ++j)
+        if (u->operand(j) == consumer) u->ReplaceOperandWith(j, consumer);
+    }
+  }
+  if (absl::Status s = module_.MoveComputationToEnd(body); !s.ok()) return s;
+
+  if (producer->user_count() == 0 && !producer->IsRoot()) {
+    HloComputation* dead = producer->opcode() == O::kFusion ? producer->fused_instructions_computation() : nullptr;
+    if (absl::Status s = RemoveInstruction(producer); !s.ok()) return s;
+    if (dead != nullptr) {
+      built_.erase(dead);
+      if (absl::Status s = module_.RemoveFusedComputation(dead); !s.ok()) return s;
+    }
+  }
+  if (duplicate)
+    for (HloInstruction* c : clones) c->set_name(names_.GetUniqueName(c->name()));
+  return consumer;
 }
 
 absl::Status EnsureDefinitionOrder(HloComputation& computation) {

@@ -40,9 +40,25 @@ class FusionBuilder {
   NameUniquer& computation_names() { return computation_names_; }
 
  private:
+  // XLA's HloFusionInstruction::FuseInstruction: when `consumer` is a single-output fusion this
+  // builder made, fuses `producer` into its body in place, cloning only the producer, and
+  // returns the consumer; null (nothing changed) when the result could differ from what
+  // Merge({producer, consumer}) builds. The grown fusion is the one Merge would build, down to
+  // names, parameter numbers, the order of its body and of the module's computations, and a
+  // new unique id (analyses cached by id see a new fusion). Rebuilding cloned the consumer's
+  // whole body on every merge: a fusion that absorbs its producers one by one (a constant
+  // shared by hundreds of consumers, a reduction over every layer) made priority-fusion
+  // quadratic in the module.
+  absl::StatusOr<HloInstruction*> FuseInPlace(HloInstruction* producer, HloInstruction* consumer, bool duplicate);
+  bool CanFuseInPlace(const HloInstruction* producer, const HloInstruction* consumer, bool duplicate) const;
+
   HloModule& module_;
   NameUniquer names_;
   NameUniquer computation_names_;
+  // Fused computations this builder made (Merge or FuseInPlace) and that still exist: their
+  // instructions are in definition order with operands first and none dead, so their order is
+  // their post order, which is what Merge's clone would keep.
+  absl::flat_hash_set<const HloComputation*> built_;
 };
 
 // Puts the computation's instructions back in definition order (operands before users) when

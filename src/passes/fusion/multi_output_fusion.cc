@@ -29,38 +29,103 @@ constexpr int64_t kMaxOperandsAndOutputs = 96;
 constexpr int64_t kMaxMergeSteps = 100000;
 
 // Which instructions each instruction of a computation depends on (XLA's
-// HloReachabilityMap), as bit sets over the post order; built on the first question (a
-// producer-consumer step asks only about pairs that pass their cached local checks).
+// HloReachabilityMap): one bit row per instruction, the set of its ancestors. Built on the
+// first question and then kept in step with each merge (Merged), not rebuilt: a merge step
+// rebuilt it from the whole computation, O(n^2/64) per merge and cubic in the module over
+// the pass. Rows are numbered in the order instructions were first seen, never reused.
 class Reachability {
  public:
-  explicit Reachability(const std::vector<HloInstruction*>& post) : post_(post) {}
+  static constexpr size_t kUnknown = ~size_t{0};
+  explicit Reachability(const HloComputation& comp) : comp_(comp) {}
   // `to` depends on `from` (or they are the same instruction).
-  bool IsReachable(const HloInstruction* from, const HloInstruction* to) {
-    if (words_ == 0) Build();
-    auto f = index_.find(from), t = index_.find(to);
-    if (f == index_.end() || t == index_.end()) return true;  // unknown: assume the worst
-    return (bits_[t->second * words_ + f->second / 64] >> (f->second % 64)) & 1;
+  bool IsReachable(const HloInstruction* from, const HloInstruction* to) { return IsReachable(Index(from), Index(to)); }
+  // The same by row (Index): the sibling step asks about every pair of a parent's users,
+  // hundreds for a constant shared by every layer, and looked each of them up once per pair.
+  size_t Index(const HloInstruction* inst) {
+    if (stale_) Build();
+    auto it = index_.find(inst);
+    return it == index_.end() ? kUnknown : it->second;
+  }
+  bool IsReachable(size_t from, size_t to) const {
+    if (from == kUnknown || to == kUnknown) return true;  // unknown: assume the worst
+    return (bits_[to * words_ + from / 64] >> (from % 64)) & 1;
   }
 
- private:
-  void Build() {
-    words_ = (post_.size() + 63) / 64 + 1;
-    for (size_t i = 0; i < post_.size(); ++i) index_[post_[i]] = i;
-    bits_.assign(post_.size() * words_, 0);
-    for (size_t i = 0; i < post_.size(); ++i) {
-      uint64_t* row = &bits_[i * words_];
-      row[i / 64] |= uint64_t{1} << (i % 64);
-      auto add = [&](const HloInstruction* dep) {
-        const uint64_t* d = &bits_[index_.at(dep) * words_];
-        for (size_t w = 0; w < words_; ++w) row[w] |= d[w];
-      };
-      for (const HloInstruction* op : post_[i]->operands()) add(op);
-      for (const HloInstruction* p : post_[i]->control_predecessors()) add(p);
+  // Before `members` are merged: their rows (kUnknown where none), and they are forgotten with
+  // the get-tuple-elements that read them (the merge frees them all; a new instruction may get
+  // one of their addresses).
+  std::vector<size_t> Forget(const std::vector<HloInstruction*>& members) {
+    std::vector<size_t> rows;
+    for (HloInstruction* m : members) {
+      // The merge drops a member's control edges, which can make ancestors unreachable: only a
+      // rebuild says what remains.
+      if (!m->control_predecessors().empty() || !m->control_successors().empty()) stale_ = true;
+      rows.push_back(stale_ ? kUnknown : Index(m));
+      index_.erase(m);
+      for (const HloInstruction* u : m->users())
+        if (u->opcode() == O::kGetTupleElement) index_.erase(u);
+    }
+    return rows;
+  }
+  // After the members with `rows` (from Forget) became `fusion`: the fusion depends on what
+  // any member depended on, and so does everything that depended on a member (the merge
+  // creates no cycle, so one pass through the fusion is all a new path can take). Its
+  // get-tuple-elements get rows too; nothing asks about paths from them.
+  void Merged(const std::vector<size_t>& rows, HloInstruction* fusion) {
+    if (stale_) return;
+    std::vector<const HloInstruction*> added = {fusion};
+    for (const HloInstruction* u : fusion->users())
+      if (u->opcode() == O::kGetTupleElement) added.push_back(u);
+    if (std::find(rows.begin(), rows.end(), kUnknown) != rows.end() || used_ + added.size() > capacity_) {
+      stale_ = true;
+      return;
+    }
+    const size_t f = used_++;
+    uint64_t* frow = Row(f);
+    frow[f / 64] |= uint64_t{1} << (f % 64);
+    for (size_t r : rows) Or(frow, Row(r));
+    for (size_t y = 0; y < f; ++y) {
+      const uint64_t* row = Row(y);
+      bool below = false;
+      for (size_t r : rows) below |= (row[r / 64] >> (r % 64)) & 1;
+      if (below) Or(Row(y), frow);
+    }
+    index_[fusion] = f;
+    for (size_t i = 1; i < added.size(); ++i) {
+      const size_t g = used_++;
+      Or(Row(g), frow);
+      Row(g)[g / 64] |= uint64_t{1} << (g % 64);
+      index_[added[i]] = g;
     }
   }
 
-  const std::vector<HloInstruction*>& post_;
-  size_t words_ = 0;
+ private:
+  uint64_t* Row(size_t i) { return &bits_[i * words_]; }
+  void Or(uint64_t* to, const uint64_t* from) const {
+    for (size_t w = 0; w < words_; ++w) to[w] |= from[w];
+  }
+  void Build() {
+    const std::vector<HloInstruction*> post = comp_.MakeInstructionPostOrder();
+    // Room for the merges to come (each adds a fusion and its get-tuple-elements; a full
+    // table is rebuilt).
+    capacity_ = 2 * post.size() + 64;
+    words_ = (capacity_ + 63) / 64;
+    index_.clear();
+    for (size_t i = 0; i < post.size(); ++i) index_[post[i]] = i;
+    used_ = post.size();
+    bits_.assign(capacity_ * words_, 0);
+    for (size_t i = 0; i < post.size(); ++i) {
+      uint64_t* row = Row(i);
+      row[i / 64] |= uint64_t{1} << (i % 64);
+      for (const HloInstruction* op : post[i]->operands()) Or(row, Row(index_.at(op)));
+      for (const HloInstruction* p : post[i]->control_predecessors()) Or(row, Row(index_.at(p)));
+    }
+    stale_ = false;
+  }
+
+  const HloComputation& comp_;
+  bool stale_ = true;
+  size_t words_ = 0, capacity_ = 0, used_ = 0;
   absl::flat_hash_map<const HloInstruction*, size_t> index_;
   std::vector<uint64_t> bits_;
 };
@@ -257,7 +322,6 @@ class ComputationMof {
   // One producer-consumer merge; false when none is left.
   absl::StatusOr<bool> ProducerConsumerStep() {
     const std::vector<HloInstruction*> post = comp_.MakeInstructionPostOrder();
-    Reachability reach(post);
     for (HloInstruction* consumer : post) {
       if (!IsMofCandidate(consumer, legality_)) continue;
       for (HloInstruction* producer : consumer->operands()) {
@@ -269,11 +333,9 @@ class ComputationMof {
         if (!Verdict(kProducerConsumer, producer, consumer)) continue;
         bool cycle = false;
         for (HloInstruction* u : producer->users())
-          if (u != consumer && reach.IsReachable(u, consumer)) cycle = true;
+          if (u != consumer && reach_.IsReachable(u, consumer)) cycle = true;
         if (cycle) continue;
-        absl::StatusOr<HloInstruction*> f = builder_.Merge({producer, consumer});
-        if (!f.ok()) return f.status();
-        return true;
+        return Merge({producer, consumer});
       }
     }
     return false;
@@ -281,22 +343,22 @@ class ComputationMof {
 
   absl::StatusOr<bool> SiblingStep() {
     const std::vector<HloInstruction*> post = comp_.MakeInstructionPostOrder();
-    Reachability reach(post);
     for (HloInstruction* parent : post) {
       if (!IsProfitableOperand(parent)) continue;
       std::vector<HloInstruction*> siblings;
       absl::flat_hash_set<const HloInstruction*> seen;
       for (HloInstruction* u : parent->users())
         if (seen.insert(u).second && IsMofCandidate(u, legality_)) siblings.push_back(u);
+      if (siblings.size() < 2) continue;
+      std::vector<size_t> index;
+      for (HloInstruction* s : siblings) index.push_back(reach_.Index(s));
       for (size_t i = 0; i < siblings.size(); ++i) {
         for (size_t j = i + 1; j < siblings.size(); ++j) {
           HloInstruction* a = siblings[i];
           HloInstruction* b = siblings[j];
-          if (reach.IsReachable(a, b) || reach.IsReachable(b, a)) continue;
+          if (reach_.IsReachable(index[i], index[j]) || reach_.IsReachable(index[j], index[i])) continue;
           if (!Verdict(kSiblings, a, b)) continue;
-          absl::StatusOr<HloInstruction*> f = builder_.Merge({a, b});
-          if (!f.ok()) return f.status();
-          return true;
+          return Merge({a, b});
         }
       }
     }
@@ -305,6 +367,14 @@ class ComputationMof {
 
  private:
   enum PairKind : int64_t { kProducerConsumer = -3, kSiblings = -4 };
+
+  absl::StatusOr<bool> Merge(const std::vector<HloInstruction*>& members) {
+    const std::vector<size_t> rows = reach_.Forget(members);
+    absl::StatusOr<HloInstruction*> f = builder_.Merge(members);
+    if (!f.ok()) return f.status();
+    reach_.Merged(rows, *f);
+    return true;
+  }
 
   // The pair's local checks (everything but the users and cycle checks, which depend on the
   // rest of the graph), judged once per pair signature (pair_signature.h): each step rescans
@@ -342,6 +412,7 @@ class ComputationMof {
   fusion::FusionLegality& legality_;
   const fusion::GpuCostModel& cost_;
   fusion::FusionBuilder& builder_;
+  Reachability reach_{comp_};
   absl::flat_hash_map<std::vector<int64_t>, bool> verdicts_;
 };
 

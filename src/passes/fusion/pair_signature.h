@@ -1,7 +1,7 @@
 // What the fusion passes' per-pair judgements (legality vetoes, kinds, shape and hero checks,
 // cost model) read of a (producer, consumer) or sibling pair: each instruction's unique id, its
-// operands' ids, and whether it is a root or has a single distinct user. Fused bodies never
-// change in place (a merge makes a new fusion) and unique ids are never reused, so equal
+// operands' ids, and whether it is a root or has a single distinct user. A merge gives its
+// fusion a new unique id (also when it grows a fusion in place) and ids are never reused, so equal
 // signatures mean an unchanged judgement: PriorityFusion and MultiOutputFusion keep their
 // verdicts per pair and re-judge only pairs next to a merge, instead of the whole graph.
 #pragma once

@@ -65,15 +65,18 @@ class PairCache {
   };
   Facts& Lookup(const std::vector<int64_t>& producer_signature, const HloInstruction* producer,
                 const HloInstruction* consumer) {
-    std::vector<int64_t> sig = producer_signature;
-    fusion::AppendPairSignature(consumer, sig);
+    // In a buffer kept between calls: a shared producer's hundreds of consumers are looked up
+    // on every re-rank, and a vector allocated per lookup was a good part of it.
+    sig_.assign(producer_signature.begin(), producer_signature.end());
+    fusion::AppendPairSignature(consumer, sig_);
     Facts& f = facts_[{producer->unique_id(), consumer->unique_id()}];
-    if (f.signature != sig) f = Facts{std::move(sig), std::nullopt, std::nullopt};
+    if (f.signature != sig_) f = Facts{sig_, std::nullopt, std::nullopt};
     return f;
   }
 
  private:
   absl::node_hash_map<std::pair<int64_t, int64_t>, Facts> facts_;  // stable references
+  std::vector<int64_t> sig_;
 };
 
 Priority ComputePriority(HloInstruction* producer, fusion::FusionLegality& legality,

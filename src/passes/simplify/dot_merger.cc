@@ -100,7 +100,10 @@ absl::StatusOr<bool> Merge(const std::vector<HloInstruction*>& group, int side, 
   const int64_t out_dim = side == 1 ? batch : first->shape().rank() - 1;
   // Appended: the post order follows operands, not the instruction list.
   expanders::ExpanderBuilder b(first->parent(), &names, nullptr);
-  b.set_metadata(&first->attrs().metadata);
+  // A copy: the loop below replaces (frees) `first`, and every slice after that would read
+  // its metadata through a dangling pointer.
+  const OpMetadata metadata = first->attrs().metadata;
+  b.set_metadata(&metadata);
   std::vector<HloInstruction*> others;
   for (HloInstruction* g : group) others.push_back(g->operand(1 - side));
   HloInstruction* cat = b.Concatenate(others, f);
