@@ -60,6 +60,7 @@ struct GraphConvArgs {
 struct GraphPlanInfo {
   std::string text;          // "eng67{k2=1,k13=0,...}": engine global index and knob choices
   int64_t workspace = 0;
+  bool tensor_core = false;  // noted TENSOR_CORE: f32 data computed in TF32
 };
 
 class CudnnGraphConv {
