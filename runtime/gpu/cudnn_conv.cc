@@ -457,6 +457,12 @@ absl::StatusOr<std::unique_ptr<CudnnConvolution>> CudnnConvolution::Create(const
   const char* fused_env = std::getenv("HLOC_CUDNN_FUSED_GRAPH");
   if (env != nullptr && std::string(env) == "0") {
     st.graph_note = "graph API off (HLOC_CUDNN_GRAPH=0)";
+  } else if (c.window.size() < 2) {
+    // 1-D convolutions reach cuDNN as 4-D tensors with a trailing size-1 dimension; on the graph
+    // path eqx_dilated_conv1d.small's forward convolutions came out wrong on engines 0 and 28
+    // (the legacy path matches). Not understood yet (the size-1 dimension's stride is a
+    // suspect): they stay on the legacy path.
+    st.graph_note = "1-D convolutions stay on the legacy path (wrong results on the graph path)";
   } else if (c.kind == "bias_activation_forward" && fused_env != nullptr && std::string(fused_env) == "0") {
     st.graph_note = "graph API off for fused convolutions (HLOC_CUDNN_FUSED_GRAPH=0)";
   } else {
