@@ -100,6 +100,10 @@ llvm::Value* GpuKernel::MatchAnySync(llvm::Value* mask, llvm::Value* value) {
 llvm::Value* GpuKernel::LaneMaskLt() { return b->CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_lanemask_lt, {}, {}); }
 
 llvm::Value* GpuKernel::ShuffleXor(llvm::Value* value, int offset, llvm::Value* mask) {
+  return ShuffleXor(value, b->getInt32(static_cast<uint32_t>(offset)), mask);
+}
+
+llvm::Value* GpuKernel::ShuffleXor(llvm::Value* value, llvm::Value* offset, llvm::Value* mask) {
   llvm::IRBuilderBase& B = *b;
   llvm::Type* t = value->getType();
   if (t->isStructTy()) {
@@ -112,7 +116,7 @@ llvm::Value* GpuKernel::ShuffleXor(llvm::Value* value, int offset, llvm::Value* 
   llvm::Value* as_int = t->isIntegerTy() ? value : B.CreateBitCast(value, B.getIntNTy(bits));
   auto shfl32 = [&](llvm::Value* v32) {
     return B.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
-                             {mask != nullptr ? mask : B.getInt32(0xffffffffu), v32, B.getInt32(offset), B.getInt32(0x1f)});
+                             {mask != nullptr ? mask : B.getInt32(0xffffffffu), v32, offset, B.getInt32(0x1f)});
   };
   llvm::Value* r;
   if (bits <= 32) {

@@ -71,6 +71,8 @@ struct GpuKernel {
   // structs of them), split into 32-bit pieces. `mask` (i32) names the lanes taking part
   // (default: the whole warp); ActiveMask() where some lanes of the warp may have left.
   llvm::Value* ShuffleXor(llvm::Value* value, int offset, llvm::Value* mask = nullptr);
+  // The same with the lane offset a run-time value (a loop over butterfly rounds).
+  llvm::Value* ShuffleXor(llvm::Value* value, llvm::Value* offset, llvm::Value* mask = nullptr);
   llvm::Value* ActiveMask();  // i32, the lanes of the warp executing this point
   // match.any.sync: the lanes of `mask` (i32) whose `value` (i32) equals this lane's; every
   // lane of `mask` must execute it (sm_70+).
