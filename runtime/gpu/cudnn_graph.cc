@@ -195,21 +195,17 @@ absl::Status CudnnGraphConv::Impl::AddBiasActivation(const GraphConvProblem& p, 
   if (!b.ok()) return b.status();
   // The last operation is always the activation (an identity one for kNone), as XLA builds it:
   // conv + add without one gave wrong results on eqx_dilated_conv1d.small (engines 0 and 11).
-  absl::StatusOr<cudnnBackendDescriptor_t> biased = y;
-  {
-    biased = im.Tensor(p.y, Impl::kVirtualUids[2], compute, p.alignment, "biased result", true);
-    if (!biased.ok()) return biased.status();
-  }
+  absl::StatusOr<cudnnBackendDescriptor_t> biased =
+      im.Tensor(p.y, Impl::kVirtualUids[2], compute, p.alignment, "biased result", true);
+  if (!biased.ok()) return biased.status();
   absl::StatusOr<cudnnBackendDescriptor_t> add = im.Pointwise(CUDNN_POINTWISE_ADD, compute, t, *b, *biased, 1.0, 1.0, "bias add");
   if (!add.ok()) return add.status();
   ops.push_back(*add);
-  {
-    absl::StatusOr<cudnnBackendDescriptor_t> act =
-        im.Pointwise(relu ? CUDNN_POINTWISE_RELU_FWD : CUDNN_POINTWISE_IDENTITY, compute, *biased, nullptr, y, 1.0,
-                     0.0, relu ? "relu" : "identity activation");
-    if (!act.ok()) return act.status();
-    ops.push_back(*act);
-  }
+  absl::StatusOr<cudnnBackendDescriptor_t> act =
+      im.Pointwise(relu ? CUDNN_POINTWISE_RELU_FWD : CUDNN_POINTWISE_IDENTITY, compute, *biased, nullptr, y, 1.0, 0.0,
+                   relu ? "relu" : "identity activation");
+  if (!act.ok()) return act.status();
+  ops.push_back(*act);
   im.pack_tensors = p.has_side ? 5 : 4;
   return absl::OkStatus();
 }
