@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "runtime/gpu/graph_timer.h"
 
 #if HLOC_HAVE_CUDA
 #include <cublasLt.h>
@@ -34,7 +35,9 @@ namespace {
   X(cublasLtMatmulDescCreate) X(cublasLtMatmulDescDestroy) X(cublasLtMatmulDescSetAttribute)                     \
   X(cublasLtMatrixLayoutCreate) X(cublasLtMatrixLayoutDestroy) X(cublasLtMatrixLayoutSetAttribute)               \
   X(cublasLtMatmulPreferenceCreate) X(cublasLtMatmulPreferenceDestroy) X(cublasLtMatmulPreferenceSetAttribute)   \
-  X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmulAlgoCheck) X(cublasLtMatmul)
+  X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmulAlgoCheck) X(cublasLtMatmul)                                 \
+  X(cublasLtMatmulAlgoGetIds) X(cublasLtMatmulAlgoInit) X(cublasLtMatmulAlgoCapGetAttribute)                     \
+  X(cublasLtMatmulAlgoConfigSetAttribute)
 
 struct CublasLtLib {
   void* library = nullptr;
@@ -218,6 +221,8 @@ struct GemmPlanState {
   double alpha_d = 1, beta_d = 0;
   int32_t alpha_i = 1, beta_i = 0;
   cudaDataType_t scale_type = CUDA_R_32F;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  cudaDataType_t lt_a_type = CUDA_R_32F, lt_b_type = CUDA_R_32F, d_type = CUDA_R_32F;  // cuBLASLt's A, B; C and D
 
   const void* alpha() const {
     return scale_type == CUDA_R_64F ? static_cast<const void*>(&alpha_d)
@@ -317,6 +322,8 @@ absl::StatusOr<std::unique_ptr<CublasLtGemm>> CublasLtGemm::Create(const CudaCon
     return absl::UnimplementedError(st.Where("an f8 GEMM outside cuBLASLt's TN layout (A stored [m, k], B stored [n, k])"));
   }
 
+  st.compute = compute;
+  st.lt_a_type = tb.type, st.lt_b_type = ta.type, st.d_type = td.type;
   auto where = [&](const char* what) { return st.Where(what); };
   if (absl::Status s = HLOC_LT(l, cublasLtMatmulDescCreate, where("creating the matmul descriptor"), &st.desc, compute,
                                st.scale_type);
@@ -418,6 +425,111 @@ absl::Status CublasLtGemm::Run(CUstream stream, CUdeviceptr a, CUdeviceptr b, CU
   return LtCheck(*st.lib, s, "cublasLtMatmul", st.Where("running"));
 }
 
+namespace {
+
+// Output tile (rows x cols of cuBLASLt's column-major D) of the classic tile ids, 0 for others.
+std::pair<int, int> TileShape(uint32_t id) {
+  static const int kTiles[][2] = {{0, 0},    {8, 8},    {8, 16},   {16, 8},   {8, 32},    {16, 16},  {32, 8},
+                                  {8, 64},   {16, 32},  {32, 16},  {64, 8},   {32, 32},   {32, 64},  {64, 32},
+                                  {32, 128}, {64, 64},  {128, 32}, {64, 128}, {128, 64},  {64, 256}, {128, 128},
+                                  {256, 64}, {64, 512}, {128, 256}, {256, 128}, {512, 64}, {64, 96}, {96, 64},
+                                  {96, 128}, {128, 160}, {160, 128}, {192, 128}, {128, 192}, {128, 96}, {32, 256},
+                                  {256, 32}};
+  if (id >= sizeof(kTiles) / sizeof(kTiles[0])) return {0, 0};
+  return {kTiles[id][0], kTiles[id][1]};
+}
+
+template <typename T>
+std::vector<T> CapList(const CublasLtLib& l, const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoCapAttributes_t attr) {
+  size_t bytes = 0;
+  if (l.cublasLtMatmulAlgoCapGetAttribute(&algo, attr, nullptr, 0, &bytes) != CUBLAS_STATUS_SUCCESS || bytes == 0)
+    return {};
+  std::vector<T> v(bytes / sizeof(T));
+  if (l.cublasLtMatmulAlgoCapGetAttribute(&algo, attr, v.data(), v.size() * sizeof(T), &bytes) != CUBLAS_STATUS_SUCCESS)
+    return {};
+  return v;
+}
+
+}  // namespace
+
+// Why: for an output too small to fill the GPU with 128x128 tiles (a recurrent step's 128x512),
+// cuBLASLt's heuristic offers large tiles without split-K, which leave most SMs idle (8-13 us
+// where XLA's Triton GEMMs, 32x64 and 64x32 tiles split 4-8 ways in K, take a few). This adds
+// the configurations the heuristic leaves out: every algorithm's small tiles with split-K
+// 1-16 and each reduction scheme it supports, kept when their CTA count is between half and
+// four times the SM count (the ones that can fill the GPU once), checked by cublasLtMatmulAlgoCheck;
+// the autotuner times them beside the heuristic's.
+void AddSplitKCandidates(const GemmPlanState& st, int64_t workspace_bytes,
+                         std::vector<cublasLtMatmulHeuristicResult_t>* out) {
+  const CublasLtLib& l = *st.lib;
+  const GemmConfig& g = st.g;
+  const int64_t sms = std::max(1, st.ctx->info.sm_count);
+  if (g.batch * g.m * g.n >= int64_t{128} * 128 * sms) return;  // big enough for the heuristic's tiles
+  constexpr int kMaxIds = 64;
+  constexpr size_t kMaxAdded = 96;
+  int ids[kMaxIds], n_ids = 0;
+  if (l.cublasLtMatmulAlgoGetIds(st.handle, st.compute, st.scale_type, st.lt_a_type, st.lt_b_type, st.d_type,
+                                 st.d_type, kMaxIds, ids, &n_ids) != CUBLAS_STATUS_SUCCESS)
+    return;
+  struct Scored {
+    double score;
+    cublasLtMatmulHeuristicResult_t r;
+  };
+  std::vector<Scored> found;
+  // cuBLASLt's D is column-major [n, m]: its rows are our columns.
+  const int64_t rows = g.n, cols = g.m;
+  for (int i = 0; i < n_ids; ++i) {
+    cublasLtMatmulAlgo_t base;
+    if (l.cublasLtMatmulAlgoInit(st.handle, st.compute, st.scale_type, st.lt_a_type, st.lt_b_type, st.d_type,
+                                 st.d_type, ids[i], &base) != CUBLAS_STATUS_SUCCESS)
+      continue;
+    std::vector<uint32_t> tiles = CapList<uint32_t>(l, base, CUBLASLT_ALGO_CAP_TILE_IDS);
+    std::vector<uint32_t> stages = CapList<uint32_t>(l, base, CUBLASLT_ALGO_CAP_STAGES_IDS);
+    int32_t splitk_ok = 0;
+    uint32_t schemes = 0;
+    size_t written = 0;
+    l.cublasLtMatmulAlgoCapGetAttribute(&base, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, &splitk_ok, sizeof(splitk_ok), &written);
+    l.cublasLtMatmulAlgoCapGetAttribute(&base, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK, &schemes, sizeof(schemes),
+                                        &written);
+    for (uint32_t tile : tiles) {
+      const auto [tr, tc] = TileShape(tile);
+      if (tr == 0 || tr > 128 || tc > 128) continue;
+      const int64_t ctas = g.batch * ((rows + tr - 1) / tr) * ((cols + tc - 1) / tc);
+      for (uint32_t split : {1u, 2u, 3u, 4u, 6u, 8u, 12u, 16u}) {
+        if (split > 1 && (!splitk_ok || g.k / split < 32)) continue;
+        const int64_t all = ctas * split;
+        if (all * 2 < sms || all > 4 * sms) continue;
+        for (uint32_t scheme : {0u, 1u, 2u, 4u}) {
+          if ((split == 1) != (scheme == 0) || (scheme != 0 && !(schemes & scheme))) continue;
+          cublasLtMatmulAlgo_t a = base;
+          l.cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof(tile));
+          l.cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split, sizeof(split));
+          l.cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme, sizeof(scheme));
+          // The default stage count first, then each the algorithm lists, until one checks.
+          std::vector<uint32_t> try_stages = {0};
+          try_stages.insert(try_stages.end(), stages.begin(), stages.end());
+          for (uint32_t stage : try_stages) {
+            l.cublasLtMatmulAlgoConfigSetAttribute(&a, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stage, sizeof(stage));
+            cublasLtMatmulHeuristicResult_t r;
+            std::memset(&r, 0, sizeof(r));
+            if (l.cublasLtMatmulAlgoCheck(st.handle, st.desc, st.a_layout, st.b_layout, st.c_layout, st.d_layout, &a,
+                                          &r) != CUBLAS_STATUS_SUCCESS ||
+                r.workspaceSize > static_cast<size_t>(workspace_bytes))
+              continue;
+            r.algo = a;
+            r.state = CUBLAS_STATUS_SUCCESS;
+            found.push_back({std::abs(std::log(static_cast<double>(all) / static_cast<double>(sms))), r});
+            break;
+          }
+        }
+      }
+    }
+  }
+  // The ones closest to one full wave first, at most kMaxAdded.
+  std::stable_sort(found.begin(), found.end(), [](const Scored& x, const Scored& y) { return x.score < y.score; });
+  for (size_t i = 0; i < found.size() && i < kMaxAdded; ++i) out->push_back(found[i].r);
+}
+
 absl::Status CublasLtGemm::Prepare(CUstream stream, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUdeviceptr d,
                                    CUdeviceptr workspace, int64_t workspace_bytes) {
   GemmPlanState& st = *state_;
@@ -473,6 +585,8 @@ absl::Status CublasLtGemm::Prepare(CUstream stream, CUdeviceptr a, CUdeviceptr b
   for (int i = 0; i < count; ++i)
     if (results[i].state == CUBLAS_STATUS_SUCCESS) ok.push_back(results[i]);
   if (ok.empty()) return absl::UnimplementedError(st.Where("cuBLASLt has no algorithm"));
+  const size_t from_heuristic = ok.size();
+  if (st.options.autotune && g.algorithm < 0) AddSplitKCandidates(st, workspace_bytes, &ok);
   if (g.algorithm >= 0) {
     st.algo = ok[std::min<size_t>(static_cast<size_t>(g.algorithm), ok.size() - 1)].algo;
     st.have_algo = true;
@@ -502,10 +616,24 @@ absl::Status CublasLtGemm::Prepare(CUstream stream, CUdeviceptr a, CUdeviceptr b
   // events' resolution.
   constexpr int kShortReps = 30;
   constexpr double kShortUs = 50;
+  // Each candidate timed inside a CUDA graph (graph_timer.h) when the stream can be captured,
+  // else back to back from the host.
+  bool captured = true;
+  auto run = [&]() { return Run(stream, a, b, c, d, workspace, workspace_bytes); };
   for (size_t i = 0; i < ok.size(); ++i) {
     st.algo = ok[i].algo;
-    if (!Run(stream, a, b, c, d, workspace, workspace_bytes).ok()) continue;
+    if (!run().ok()) continue;
     double us = -1;
+    if (captured) {
+      absl::StatusOr<double> t = TimeCapturedCalls(drv, stream, kShortReps, run);
+      if (t.ok() && *t >= kShortUs) t = TimeCapturedCalls(drv, stream, kReps, run);
+      if (t.ok()) {
+        if (best_us < 0 || *t < best_us) best_us = *t, best = i;
+        continue;
+      }
+      captured = false;  // not capturable here: the host-timed loop below from now on
+      if (!run().ok()) continue;
+    }
     for (int reps : {kReps, kShortReps}) {
       bool failed = drv.cuEventRecord(start, stream) != CUDA_SUCCESS;
       for (int r = 0; r < reps && !failed; ++r) failed = !Run(stream, a, b, c, d, workspace, workspace_bytes).ok();
@@ -525,7 +653,10 @@ absl::Status CublasLtGemm::Prepare(CUstream stream, CUdeviceptr a, CUdeviceptr b
   drv.cuEventDestroy(start);
   drv.cuEventDestroy(stop);
   st.algo = ok[best].algo;
-  st.chosen_by = absl::StrCat("autotune (", ok.size(), " candidates)");
+  st.chosen_by = absl::StrFormat("autotune (%d candidates, %d of them split-K configurations; best %s, %.1f us)",
+                                 ok.size(), ok.size() - from_heuristic,
+                                 best < from_heuristic ? "from the heuristic" : "split-K", best_us);
+  if (!captured) absl::StrAppend(&st.chosen_by, " (timed from the host: the stream could not be captured)");
   if (best_us >= 0 && st.options.cache != nullptr) {
     st.options.cache->Insert(full_key, AutotuneEntry{Hex(&st.algo, sizeof(st.algo)), best_us});
   }

@@ -96,7 +96,10 @@ std::optional<std::pair<cudnnDataType_t, int64_t>> DnnType(const std::string& t)
 }
 
 // A tensor's dims in cuDNN's order (batch/out-feature, feature/in-feature, spatial...) with the
-// strides its layout gives, padded to 4 dims with size-1 spatial dims.
+// strides its layout gives, padded to 4 dims with size-1 spatial dims. A padded dim takes the
+// stride of the dim before it, the stride it has when the layout is packed with it in place
+// (NHWC with W=1: W's stride is C, not 1): a stride of 1 beside the real innermost dim makes the
+// layout ambiguous, and on the graph path engines 0 and 28 then computed 1-D convolutions wrong.
 struct NdShape {
   std::vector<int> dims, strides;
 };
@@ -118,10 +121,27 @@ absl::StatusOr<NdShape> CudnnOrder(const ConvTensorSpec& t, int64_t d0, int64_t 
   }
   while (out.dims.size() < 4) {
     out.dims.push_back(1);
-    out.strides.push_back(1);
+    out.strides.push_back(out.strides.back());
   }
   return out;
 }
+
+// Multiply-adds x 2 of a convolution: every output element sums input features / groups x the
+// window's taps (the same count for the backward kinds, which compute the same products).
+double ConvFlops(const ConvSpec& c) {
+  double out = 1, taps = 1;
+  for (int64_t d : c.output.dims) out *= static_cast<double>(d);
+  for (size_t i = 0; i < c.filter.dims.size(); ++i)
+    if (static_cast<int64_t>(i) != c.kernel_output_feature_dim) taps *= static_cast<double>(c.filter.dims[i]);
+  return 2 * out * taps;
+}
+
+// Below this many FLOPs an f32 convolution is launch-bound (a quarter of a microsecond at an
+// H100/H200's CUDA-core f32 rate), so TF32 tensor cores cannot make it faster, only less exact:
+// it runs in f32 FMA math. flax_resnet_stage_train.small (37 kFLOP per convolution, 3 and 4
+// channels): cuDNN's TF32 plans moved a BatchNorm scale gradient by 7e-3, XLA's FMA algorithms
+// (DEFAULT_MATH, algorithms 0 and 11) by 3e-7.
+constexpr double kTf32MinFlops = 16e6;
 
 struct Candidate {
   int algo = 0;
@@ -149,6 +169,7 @@ struct ConvPlanState {
   cudnnConvolutionDescriptor_t conv = nullptr;
   cudnnActivationDescriptor_t act = nullptr;
   cudnnMathType_t base_math = CUDNN_DEFAULT_MATH;
+  bool tf32 = true;  // f32 may use TF32 tensor cores (options.allow_tf32 and not launch-bound)
   std::vector<Candidate> heuristic;
   Candidate chosen;
   bool have_algo = false;
@@ -358,7 +379,8 @@ absl::StatusOr<std::unique_ptr<CudnnConvolution>> CudnnConvolution::Create(const
       return s;
     }
   }
-  st.base_math = c.input.type == "f32" ? (options.allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH)
+  st.tf32 = options.allow_tf32 && ConvFlops(c) >= kTf32MinFlops;
+  st.base_math = c.input.type == "f32" ? (st.tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH)
                  : st.f64              ? CUDNN_DEFAULT_MATH
                                        : CUDNN_TENSOR_OP_MATH;
   if (absl::Status s = HLOC_DNN(l, cudnnSetConvolutionMathType, where("setting the math type"), st.conv, st.base_math);
@@ -457,12 +479,9 @@ absl::StatusOr<std::unique_ptr<CudnnConvolution>> CudnnConvolution::Create(const
   const char* fused_env = std::getenv("HLOC_CUDNN_FUSED_GRAPH");
   if (env != nullptr && std::string(env) == "0") {
     st.graph_note = "graph API off (HLOC_CUDNN_GRAPH=0)";
-  } else if (c.window.size() < 2) {
-    // 1-D convolutions reach cuDNN as 4-D tensors with a trailing size-1 dimension; on the graph
-    // path eqx_dilated_conv1d.small's forward convolutions came out wrong on engines 0 and 28
-    // (the legacy path matches). Not understood yet (the size-1 dimension's stride is a
-    // suspect): they stay on the legacy path.
-    st.graph_note = "1-D convolutions stay on the legacy path (wrong results on the graph path)";
+  } else if (c.window.size() < 2 && std::getenv("HLOC_CUDNN_GRAPH_1D") != nullptr &&
+             std::string(std::getenv("HLOC_CUDNN_GRAPH_1D")) == "0") {
+    st.graph_note = "graph API off for 1-D convolutions (HLOC_CUDNN_GRAPH_1D=0)";
   } else if (c.kind == "bias_activation_forward" && fused_env != nullptr && std::string(fused_env) == "0") {
     st.graph_note = "graph API off for fused convolutions (HLOC_CUDNN_FUSED_GRAPH=0)";
   } else {
@@ -479,7 +498,7 @@ absl::StatusOr<std::unique_ptr<CudnnConvolution>> CudnnConvolution::Create(const
     p.stride.assign(stride.begin(), stride.end());
     p.dilation.assign(dil.begin(), dil.end());
     p.reversed = all_rev && !no_rev;
-    p.allow_tf32 = options.allow_tf32;
+    p.allow_tf32 = st.tf32;
     p.alpha = c.conv_result_scale;
     p.alignment = ConvPlanState::kGraphAlignment;
     if (c.kind == "bias_activation_forward") {

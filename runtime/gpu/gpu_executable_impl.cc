@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "runtime/gpu/graph_lanes.h"
 #include "runtime/gpu/cublaslt.h"
 #include "runtime/gpu/cuda_driver.h"
 #include "runtime/gpu/cudnn.h"
@@ -378,6 +380,12 @@ class GpuExecutableImpl : public GpuExecutable {
     loop_counters_.clear();
     for (CUstream a : aux_streams_) d_->cuStreamDestroy(a);
     aux_streams_.clear();
+    for (ForkLevel& f : fork_levels_) {
+      for (CUstream s : f.streams) d_->cuStreamDestroy(s);
+      for (CUevent e : f.events) d_->cuEventDestroy(e);
+    }
+    fork_levels_.clear();
+    lane_plans_.clear();
     gemms_.clear();
     convs_.clear();
     linalg_.clear();
@@ -634,6 +642,7 @@ class GpuExecutableImpl : public GpuExecutable {
   }
 
   absl::Status Execute(const ThunkSequence& seq) {
+    if (capturing_ && options_.command_buffers.lanes > 1 && seq.size() > 1) return ExecuteForked(seq);
     for (const Thunk& t : seq) {
       absl::Status s = profiling_ && !capturing_ ? ExecuteProfiled(t) : ExecuteThunk(t);
       if (s.ok() && options_.sync_each_thunk && !capturing_ && t.kind != ThunkKind::kSequential &&
@@ -647,6 +656,63 @@ class GpuExecutableImpl : public GpuExecutable {
       }
     }
     return absl::OkStatus();
+  }
+
+  // A captured sequence enqueued on several streams as its lane plan says (graph_lanes.h): the
+  // graph's branches are the sequence's independent chains. Each nesting level (a loop body
+  // captured inside a capture) has its own streams and events.
+  struct ForkLevel {
+    std::vector<CUstream> streams;  // lanes 1..
+    std::vector<CUevent> events;    // per thunk of the sequence, then the fork point
+  };
+  absl::Status ExecuteForked(const ThunkSequence& seq) {
+    auto cached = lane_plans_.find(&seq);
+    if (cached == lane_plans_.end())
+      cached = lane_plans_.emplace(&seq, PlanLanes(seq, static_cast<int>(options_.command_buffers.lanes))).first;
+    const LanePlan& plan = cached->second;
+    if (fork_levels_.size() <= static_cast<size_t>(fork_depth_)) fork_levels_.emplace_back();
+    ForkLevel& level = fork_levels_[fork_depth_];
+    while (static_cast<int>(level.streams.size()) + 1 < plan.lanes_used) {
+      CUstream s = nullptr;
+      GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuStreamCreate, Where("creating a graph-lane stream"), &s, CU_STREAM_NON_BLOCKING));
+      level.streams.push_back(s);
+    }
+    while (level.events.size() < seq.size() + 1) {
+      CUevent e = nullptr;
+      GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuEventCreate, Where("creating a graph-lane event"), &e, CU_EVENT_DISABLE_TIMING));
+      level.events.push_back(e);
+    }
+    const CUstream origin = stream_;
+    const CUevent fork = level.events[seq.size()];
+    std::vector<bool> started(plan.lanes_used, false);
+    auto on = [&](int lane) { return lane == 0 ? origin : level.streams[lane - 1]; };
+    ++fork_depth_;
+    absl::Status status = HLOC_CU(*d_, cuEventRecord, Where("forking the capture"), fork, origin);
+    for (size_t i = 0; i < seq.size() && status.ok(); ++i) {
+      const int lane = plan.lane[i];
+      const CUstream s = on(lane);
+      if (lane != 0 && !started[lane]) {
+        status = HLOC_CU(*d_, cuStreamWaitEvent, Where("forking the capture"), s, fork, 0);
+        started[lane] = true;
+      }
+      for (int w : plan.waits[i])
+        if (status.ok()) status = HLOC_CU(*d_, cuStreamWaitEvent, Where("ordering graph lanes"), s, level.events[w], 0);
+      if (!status.ok()) break;
+      stream_ = s;
+      status = ExecuteThunk(seq[i]);
+      stream_ = origin;
+      if (!status.ok()) {
+        status = absl::Status(status.code(), absl::StrCat(origin_, ": thunk ", ThunkKindName(seq[i].kind), " '",
+                                                          seq[i].name, "': ", status.message()));
+      } else if (plan.recorded[i]) {
+        status = HLOC_CU(*d_, cuEventRecord, Where("ordering graph lanes"), level.events[i], s);
+      }
+    }
+    for (int l = 1; l < plan.lanes_used && status.ok(); ++l)
+      if (plan.join[l] >= 0)
+        status = HLOC_CU(*d_, cuStreamWaitEvent, Where("joining graph lanes"), origin, level.events[plan.join[l]], 0);
+    --fork_depth_;
+    return status;
   }
 
   absl::StatusOr<std::vector<uint8_t>> ReadPredicate(const BufferSlice& slice) {
@@ -942,6 +1008,11 @@ class GpuExecutableImpl : public GpuExecutable {
   std::unique_ptr<DeviceLoops> loops_;                    // null: loops run from the host
   absl::flat_hash_map<const Thunk*, int64_t> loop_counters_;  // loops with a trip count -> counter
   std::vector<CUstream> aux_streams_;                    // one per loop nesting level
+  // Captured sequences' lane plans and each forked nesting level's streams and events (node-based
+  // containers: a nested capture adds entries while an outer level holds references).
+  std::map<const ThunkSequence*, LanePlan> lane_plans_;
+  std::deque<ForkLevel> fork_levels_;
+  int fork_depth_ = 0;
   int64_t loop_depth_ = 0;
   // --per-thunk profiling: events around each leaf thunk of a call (a pool reused per call).
   struct Pending {

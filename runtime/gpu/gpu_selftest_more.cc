@@ -85,28 +85,32 @@ std::string TensorJson(const ArrayShape& s) {
 }  // namespace
 
 // One convolution thunk of `kind` (cudnn.h's config) on NHWC input, OHWI filter (dims H, W,
-// I, O stored O-major: cuDNN's NHWC filter), 3x3 window with pad 1 and `stride`, checked
-// against a host loop. The graph-API path must be the one that ran (unless HLOC_CUDNN_GRAPH=0
-// turns it off, or for bias_activation_forward, which it does not build).
-absl::Status ConvKindCheck(const std::string& kind, int64_t stride) {
-  const int64_t N = 2, H = 8, W = 8, C = 4, O = 8, P = (H + 2 - 3) / stride + 1, Q = (W + 2 - 3) / stride + 1;
+// I, O stored O-major: cuDNN's NHWC filter), a 3x3 window with pad 1 and `stride`, checked
+// against a host loop; with `one_d`, NWC input, a 3-wide window dilated by 2 with pad 2 (the
+// 1-D convolutions cuDNN sees padded to 4-D). The graph-API path must be the one that ran
+// (unless HLOC_CUDNN_GRAPH=0 turns it off, or for bias_activation_forward, which it does not build).
+absl::Status ConvKindCheck(const std::string& kind, int64_t stride, bool one_d = false) {
+  const int64_t N = 2, H = one_d ? 1 : 8, W = one_d ? 16 : 8, C = 4, O = 8, KH = one_d ? 1 : 3, KW = 3;
+  const int64_t dil = one_d ? 2 : 1, pad_h = one_d ? 0 : 1, pad_w = dil;
+  const int64_t P = (H + 2 * pad_h - (KH - 1) - 1) / stride + 1, Q = (W + 2 * pad_w - dil * (KW - 1) - 1) / stride + 1;
   const bool fused = kind == "bias_activation_forward";
-  const ArrayShape in = F32({N, H, W, C}), filter = F32({3, 3, C, O}, {2, 1, 0, 3}), out = F32({N, P, Q, O}),
-                   bias = F32({O});
-  const std::vector<float> x = Random(N * H * W * C, 21), w = Random(9 * C * O, 22), dy = Random(N * P * Q * O, 24),
-                           bv = Random(O, 23);
-  // The host reference, row-major logical indices, in double.
-  std::vector<double> y(N * P * Q * O, 0.0), dx(N * H * W * C, 0.0), dw(9 * C * O, 0.0);
+  const ArrayShape in = one_d ? F32({N, W, C}) : F32({N, H, W, C}),
+                   filter = one_d ? F32({KW, C, O}, {1, 0, 2}) : F32({KH, KW, C, O}, {2, 1, 0, 3}),
+                   out = one_d ? F32({N, Q, O}) : F32({N, P, Q, O}), bias = F32({O});
+  const std::vector<float> x = Random(N * H * W * C, 21), w = Random(KH * KW * C * O, 22),
+                           dy = Random(N * P * Q * O, 24), bv = Random(O, 23);
+  // The host reference, row-major logical indices (H is 1 in 1-D), in double.
+  std::vector<double> y(N * P * Q * O, 0.0), dx(N * H * W * C, 0.0), dw(KH * KW * C * O, 0.0);
   for (int64_t n = 0; n < N; ++n)
     for (int64_t oy = 0; oy < P; ++oy)
       for (int64_t ox = 0; ox < Q; ++ox)
-        for (int64_t ky = 0; ky < 3; ++ky)
-          for (int64_t kx = 0; kx < 3; ++kx) {
-            const int64_t iy = oy * stride + ky - 1, ix = ox * stride + kx - 1;
+        for (int64_t ky = 0; ky < KH; ++ky)
+          for (int64_t kx = 0; kx < KW; ++kx) {
+            const int64_t iy = oy * stride + ky - pad_h, ix = ox * stride + kx * dil - pad_w;
             if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
             for (int64_t c = 0; c < C; ++c)
               for (int64_t o = 0; o < O; ++o) {
-                const int64_t xi = ((n * H + iy) * W + ix) * C + c, wi = ((ky * 3 + kx) * C + c) * O + o,
+                const int64_t xi = ((n * H + iy) * W + ix) * C + c, wi = ((ky * KW + kx) * C + c) * O + o,
                               yi = ((n * P + oy) * Q + ox) * O + o;
                 y[yi] += static_cast<double>(x[xi]) * w[wi];
                 dx[xi] += static_cast<double>(dy[yi]) * w[wi];
@@ -127,7 +131,7 @@ absl::Status ConvKindCheck(const std::string& kind, int64_t stride) {
     if (fused) roles.push_back({"bias", {&bias, &bv}});
     roles.push_back({"output", {&out, nullptr}});
   }
-  const std::string name = absl::StrCat("selftest_conv_", kind, "_s", stride);
+  const std::string name = absl::StrCat("selftest_conv", one_d ? "1d_" : "_", kind, "_s", stride);
   Mini m(name);
   Thunk t;
   t.kind = ThunkKind::kConvolution;
@@ -147,15 +151,21 @@ absl::Status ConvKindCheck(const std::string& kind, int64_t stride) {
   }
   t.written.assign(t.arguments.size(), false);
   t.written.back() = true;
-  const std::string win = absl::StrCat("{\"size\":3,\"stride\":", stride, ",\"pad_low\":1,\"pad_high\":1,"
-                                       "\"lhs_dilation\":1,\"rhs_dilation\":1,\"reversal\":false}");
+  auto win = [&](int64_t size, int64_t pad, int64_t d) {
+    return absl::StrCat("{\"size\":", size, ",\"stride\":", stride, ",\"pad_low\":", pad, ",\"pad_high\":", pad,
+                        ",\"lhs_dilation\":1,\"rhs_dilation\":", d, ",\"reversal\":false}");
+  };
+  const std::string dims =
+      one_d ? "\"input_batch_dim\":0,\"input_feature_dim\":2,\"input_spatial_dims\":[1],"
+              "\"kernel_input_feature_dim\":1,\"kernel_output_feature_dim\":2,\"kernel_spatial_dims\":[0],"
+              "\"output_batch_dim\":0,\"output_feature_dim\":2,\"output_spatial_dims\":[1],"
+            : "\"input_batch_dim\":0,\"input_feature_dim\":3,\"input_spatial_dims\":[1,2],"
+              "\"kernel_input_feature_dim\":2,\"kernel_output_feature_dim\":3,\"kernel_spatial_dims\":[0,1],"
+              "\"output_batch_dim\":0,\"output_feature_dim\":3,\"output_spatial_dims\":[1,2],";
+  const std::string windows = one_d ? win(KW, pad_w, dil) : absl::StrCat(win(KH, pad_h, 1), ",", win(KW, pad_w, dil));
   t.backend_config = absl::StrCat(
       "{\"kind\":\"", kind, "\",\"input\":", TensorJson(in), ",\"filter\":", TensorJson(filter),
-      ",\"output\":", TensorJson(out),
-      ",\"input_batch_dim\":0,\"input_feature_dim\":3,\"input_spatial_dims\":[1,2],"
-      "\"kernel_input_feature_dim\":2,\"kernel_output_feature_dim\":3,\"kernel_spatial_dims\":[0,1],"
-      "\"output_batch_dim\":0,\"output_feature_dim\":3,\"output_spatial_dims\":[1,2],\"window\":[",
-      win, ",", win, "],\"feature_group_count\":1,\"batch_group_count\":1,\"conv_result_scale\":1,"
+      ",\"output\":", TensorJson(out), ",", dims, "\"window\":[", windows, "],\"feature_group_count\":1,\"batch_group_count\":1,\"conv_result_scale\":1,"
       "\"side_input_scale\":0,\"activation\":\"", fused ? "kRelu" : "kNone",
       "\",\"leakyrelu_alpha\":0,\"arguments\":[", absl::StrJoin(names, ","), "]}");
   m.exe.thunks.push_back(t);
@@ -192,6 +202,10 @@ absl::Status ConvCheck() {
            {"forward", 1}, {"bias_activation_forward", 1}, {"forward", 2}, {"backward_input", 2},
            {"backward_filter", 2}, {"backward_input", 1}, {"backward_filter", 1}}) {
     if (absl::Status s = ConvKindCheck(kind, stride); !s.ok()) return s;
+  }
+  // 1-D, dilated (eqx_dilated_conv1d): every kind, stride 1.
+  for (const char* kind : {"forward", "bias_activation_forward", "backward_input", "backward_filter"}) {
+    if (absl::Status s = ConvKindCheck(kind, 1, /*one_d=*/true); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

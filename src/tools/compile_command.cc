@@ -37,8 +37,9 @@ Options:
   --command-buffers K GPU: thunk kinds CUDA graphs hold, as XLA's xla_gpu_enable_command_buffer
                       (default FUSION,CUBLAS,CUBLASLT,COPY; "" or "none": none)
   --min-graph-size N  GPU: the shortest run of thunks made a graph (default 2)
-  --small-gemm-kernels S  GPU: on (default), off, or ROWSxWARPS[xDEPTH] (a tile for measurements):
-                      small GEMMs (batch*m*n*k <= 2^24, min(m, n) <= 128) as our own kernel
+  --small-gemm-kernels S  GPU: on (default), off, or ROWSxWARPS[xDEPTH] and/or max=MACS, comma-
+                      separated (a tile and a size limit for measurements): small GEMMs
+                      (batch*m*n*k <= 2^24 or MACS, min(m, n) <= 128) as our own kernel
                       instead of cuBLAS
   --deterministic-ops GPU: results that repeat bit for bit (XLA's xla_gpu_deterministic_ops):
                       no floating-point atomics (such scatters update serially, in order)

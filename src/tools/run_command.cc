@@ -84,12 +84,14 @@ Options:
   --autotune-cache F  read and extend the GEMM/convolution autotuning cache file F
   --no-autotune       take the libraries' heuristic choice instead of timing candidates
   --command-buffers S on (default) or off: CUDA graphs for the command-buffer thunks
+  --graph-lanes N     streams a CUDA-graph capture forks onto (default 1: one stream, each graph
+                      a chain; 2-16: independent thunks become parallel branches)
   --device-loops S    on (default) or off: while loops as CUDA-graph WHILE nodes (one graph a
                       loop, no host round trip an iteration; needs command buffers and CUDA 12.3+)
   --no-tf32           f32 GEMMs in full f32 (default: TF32, XLA's default)
   --no-conv-tf32      f32 convolutions without TF32 tensor cores (default: TF32 allowed, as cuDNN's
                       DEFAULT_MATH allows it)
-  --small-gemm-kernels S  when compiling FILE: on (default), off or ROWSxWARPS[xDEPTH]: small GEMMs as
+  --small-gemm-kernels S  when compiling FILE: on (default), off, ROWSxWARPS[xDEPTH], max=MACS: small GEMMs as
                       our own kernel instead of cuBLAS (hloc compile --help)
   --deterministic-ops when compiling FILE: no floating-point atomics (hloc compile --help)
   --verbose           describe the device, memory and each library call's algorithm
@@ -349,6 +351,13 @@ Backend GpuBackend() {
       return absl::InvalidArgumentError(absl::StrCat("--command-buffers takes on or off, got '", cb, "'"));
     }
     options.command_buffers.enabled = cb == "on";
+    if (auto lanes = args.Get("--graph-lanes")) {
+      int64_t n = 0;
+      if (!absl::SimpleAtoi(*lanes, &n) || n < 1 || n > 16) {
+        return absl::InvalidArgumentError(absl::StrCat("--graph-lanes takes a number from 1 to 16, got '", *lanes, "'"));
+      }
+      options.command_buffers.lanes = n;
+    }
     const std::string loops = args.Get("--device-loops").value_or("on");
     if (loops != "on" && loops != "off") {
       return absl::InvalidArgumentError(absl::StrCat("--device-loops takes on or off, got '", loops, "'"));
@@ -431,6 +440,7 @@ int RunRun(const std::vector<std::string>& args) {
                            {"--no-autotune", "", false},
                            {"--command-buffers", "", true},
                            {"--device-loops", "", true},
+                           {"--graph-lanes", "", true},
                            {"--no-tf32", "", false},
                            {"--no-conv-tf32", "", false},
                            {"--small-gemm-kernels", "", true},

@@ -180,7 +180,18 @@ TEST_CASE("small gemm: the option's text", "[gpu][small_gemm]") {
   auto d = ParseSmallGemmOptions("8x8x2");
   REQUIRE(d.ok());
   CHECK(d->depth == 2);
-  for (const char* bad : {"", "yes", "4x", "x2", "0x2", "4x17", "4x2x9", "4x2x1x1", "-1x2"}) {
+  auto m = ParseSmallGemmOptions("8x8,max=67108864");
+  REQUIRE(m.ok());
+  CHECK(m->rows == 8);
+  CHECK(m->max_macs == 67108864);
+  // The limit decides: a 128x512x512 GEMM is over the default 2^24 and under 2^26.
+  runtime::GemmConfig g;
+  g.lhs_type = g.rhs_type = g.output_type = "f32";
+  g.compute_type = "f32";
+  g.batch = 1, g.m = 128, g.n = 512, g.k = 512;
+  CHECK_FALSE(codegen::gpu::SmallGemmApplies(g));
+  CHECK(codegen::gpu::SmallGemmApplies(g, *m));
+  for (const char* bad : {"", "yes", "4x", "x2", "0x2", "4x17", "4x2x9", "4x2x1x1", "-1x2", "max=0", "max=x", "on,"}) {
     INFO(bad);
     CHECK_FALSE(ParseSmallGemmOptions(bad).ok());
   }

@@ -69,5 +69,12 @@ absl::Status EmitScatterKernel(GpuKernel& k, const HloInstruction& scatter,
 absl::Status EmitDynamicUpdateSliceKernel(GpuKernel& k, const HloInstruction& dus,
                                           const std::function<ElementGenerator(int64_t)>& operand_gen,
                                           const std::function<int64_t(int64_t)>& operand_leaf);
+// A multi-output fusion whose outputs are dynamic-update-slices with updates of one shape
+// (horizontal-in-place-fusion): one thread per update element writes every in-place update.
+// `gen_of(i)`: the generator of fused instruction i; `leaf_of(i)`: the kernel operand leaf a
+// fused parameter reads, or -1.
+absl::Status EmitMultiDynamicUpdateSliceKernel(GpuKernel& k, const std::vector<const HloInstruction*>& dus,
+                                               const std::function<ElementGenerator(const HloInstruction*)>& gen_of,
+                                               const std::function<int64_t(const HloInstruction*)>& leaf_of);
 
 }  // namespace hloc::codegen::gpu

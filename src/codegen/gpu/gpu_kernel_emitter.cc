@@ -194,6 +194,19 @@ class KernelBuilder {
       if (op->opcode() != HloOpcode::kParameter) return -1;
       return OperandLeaf(op->attrs().parameter_number);
     };
+    if (root->opcode() == HloOpcode::kTuple && root->operand_count() > 0 &&
+        std::all_of(root->operands().begin(), root->operands().end(),
+                    [](const HloInstruction* o) { return o->opcode() == HloOpcode::kDynamicUpdateSlice; })) {
+      k_.emitter_name = "dynamic-update-slice";
+      const GeneratorMap& g = **gens;
+      return EmitMultiDynamicUpdateSliceKernel(
+          k_, std::vector<const HloInstruction*>(root->operands().begin(), root->operands().end()),
+          [&](const HloInstruction* i) {
+            auto it = g.find(i);
+            return it == g.end() ? ElementGenerator() : it->second;
+          },
+          param_leaf);
+    }
     if (root->opcode() == HloOpcode::kTuple) return EmitMultiOutput(*root, **gens);
     return EmitRoot(*root, **gens, [&](int64_t i) { return param_leaf(root->operand(i)); });
   }
@@ -346,7 +359,7 @@ absl::StatusOr<runtime::Thunk> GpuKernelEmitter::EmitKernel(const HloInstruction
 std::optional<GemmPlan> GpuKernelEmitter::GemmFor(const HloInstruction& dot) {
   std::optional<GemmPlan> plan = GpuGemmPlanForDot(dot);
   // Small ones become kernels (EmitKernel above).
-  if (plan && small_gemm_.enabled && SmallGemmApplies(plan->config)) return std::nullopt;
+  if (plan && small_gemm_.enabled && SmallGemmApplies(plan->config, small_gemm_)) return std::nullopt;
   return plan;
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "llvm/IR/Constants.h"
@@ -423,27 +424,36 @@ class Emitter {
 
 absl::StatusOr<SmallGemmOptions> ParseSmallGemmOptions(const std::string& text) {
   SmallGemmOptions o;
-  if (text == "on") return o;
-  if (text == "off") {
-    o.enabled = false;
-    return o;
-  }
-  std::vector<std::string> parts = absl::StrSplit(text, 'x');
-  int64_t v[3] = {0, 0, 0};
-  bool ok = parts.size() == 2 || parts.size() == 3;
-  for (size_t i = 0; ok && i < parts.size(); ++i) ok = absl::SimpleAtoi(parts[i], &v[i]);
-  if (ok && v[0] >= 1 && v[0] <= 32 && v[1] >= 1 && v[1] <= kMaxWarps && (parts.size() == 2 || (v[2] >= 1 && v[2] <= 8))) {
+  auto bad = [&]() {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "small GEMM kernels: expected on, off, ROWSxWARPS[xDEPTH] (rows 1-32, warps 1-", kMaxWarps,
+        ", depth 1-8) and/or max=MACS (batch*m*n*k at most, 1 to 2^40), comma-separated, got '", text, "'"));
+  };
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    if (part == "on") continue;
+    if (part == "off") {
+      o.enabled = false;
+      continue;
+    }
+    if (absl::ConsumePrefix(&part, "max=")) {
+      if (!absl::SimpleAtoi(part, &o.max_macs) || o.max_macs < 1 || o.max_macs > (int64_t{1} << 40)) return bad();
+      continue;
+    }
+    std::vector<std::string> tile = absl::StrSplit(part, 'x');
+    int64_t v[3] = {0, 0, 0};
+    bool ok = tile.size() == 2 || tile.size() == 3;
+    for (size_t i = 0; ok && i < tile.size(); ++i) ok = absl::SimpleAtoi(tile[i], &v[i]);
+    if (!ok || v[0] < 1 || v[0] > 32 || v[1] < 1 || v[1] > kMaxWarps || (tile.size() == 3 && (v[2] < 1 || v[2] > 8)))
+      return bad();
     o.rows = v[0];
     o.warps = v[1];
     o.depth = v[2];
-    return o;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "small GEMM kernels: expected on, off or ROWSxWARPS[xDEPTH] (rows 1-32, warps 1-", kMaxWarps,
-      ", depth 1-8), got '", text, "'"));
+  return o;
 }
 
-bool SmallGemmApplies(const runtime::GemmConfig& g) {
+bool SmallGemmApplies(const runtime::GemmConfig& g, const SmallGemmOptions& options) {
+  const int64_t max_macs = options.max_macs > 0 ? options.max_macs : kMaxMacs;
   if (!FloatType(g.lhs_type) || g.lhs_type != g.rhs_type || !FloatType(g.output_type)) return false;
   if (g.compute_type != "f32") return false;
   Epilogue ep;
@@ -454,7 +464,7 @@ bool SmallGemmApplies(const runtime::GemmConfig& g) {
   // Overflow-safe batch*m*n*k <= kMaxMacs.
   int64_t macs = 1;
   for (int64_t v : {g.batch, g.m, g.n, g.k}) {
-    if (v > kMaxMacs || macs > kMaxMacs / v) return false;
+    if (v > max_macs || macs > max_macs / v) return false;
     macs *= v;
   }
   return true;
@@ -463,7 +473,7 @@ bool SmallGemmApplies(const runtime::GemmConfig& g) {
 std::optional<SmallGemmPlan> PlanSmallGemm(const runtime::GemmConfig& config, const SmallGemmRoles& roles,
                                            const std::vector<runtime::BufferSlice>& params,
                                            const GpuDeviceInfo& device, const SmallGemmOptions& options) {
-  if (!options.enabled || !SmallGemmApplies(config)) return std::nullopt;
+  if (!options.enabled || !SmallGemmApplies(config, options)) return std::nullopt;
   SmallGemmPlan p;
   p.config = config;
   p.roles = roles;

@@ -38,7 +38,7 @@ struct SmallGemmRoles {
 
 // Whether the kernel can compute `g` and the problem is small enough to gain from it (types,
 // epilogue, size; no buffers looked at).
-bool SmallGemmApplies(const runtime::GemmConfig& g);
+bool SmallGemmApplies(const runtime::GemmConfig& g, const SmallGemmOptions& options = {});
 
 // A checked plan: SmallGemmApplies, the roles valid, every view inside its slice, the tile.
 struct SmallGemmPlan {

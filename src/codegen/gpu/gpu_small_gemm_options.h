@@ -15,10 +15,12 @@ struct SmallGemmOptions {
   int64_t rows = 0;
   int64_t warps = 0;
   int64_t depth = 0;
+  // The largest batch*m*n*k given to the kernel (0: the compiler's default, 2^24).
+  int64_t max_macs = 0;
 };
 
-// "on", "off" or "ROWSxWARPS[xDEPTH]" (e.g. "8x8" or "8x8x4": on with that tile) -> options;
-// an error otherwise.
+// Comma-separated "on", "off", "ROWSxWARPS[xDEPTH]" (e.g. "8x8" or "8x8x4": on with that tile),
+// "max=MACS" (e.g. "max=67108864") -> options; an error otherwise.
 absl::StatusOr<SmallGemmOptions> ParseSmallGemmOptions(const std::string& text);
 
 }  // namespace hloc::codegen::gpu

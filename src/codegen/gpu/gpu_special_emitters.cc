@@ -271,6 +271,102 @@ absl::Status EmitScatterKernel(GpuKernel& k, const HloInstruction& scatter,
   });
 }
 
+namespace {
+
+// The start indices of an in-place dynamic-update-slice, clamped so the update fits (XLA's
+// semantics).
+absl::StatusOr<std::vector<llvm::Value*>> DusStarts(GpuKernel& k, const HloInstruction& dus, const Shape& out,
+                                                    const std::function<ElementGenerator(int64_t)>& operand_gen) {
+  llvm::IRBuilderBase& b = *k.b;
+  const Shape& update_shape = dus.operand(1)->shape();
+  std::vector<llvm::Value*> starts;
+  for (int64_t d = 0; d < out.rank(); ++d) {
+    ElementGenerator g = operand_gen(2 + d);
+    if (!g) return absl::InternalError("dynamic-update-slice index without a generator");
+    absl::StatusOr<llvm::Value*> v = g(IrArray::Index());
+    if (!v.ok()) return v.status();
+    llvm::Value* s = cpu::IndexToI64(b, *v, dus.operand(2 + d)->shape().element_type());
+    const int64_t hi = std::max<int64_t>(0, out.dimensions(d) - update_shape.dimensions(d));
+    s = b.CreateSelect(b.CreateICmpSLT(s, b.getInt64(0)), b.getInt64(0), s);
+    s = b.CreateSelect(b.CreateICmpSGT(s, b.getInt64(hi)), b.getInt64(hi), s);
+    starts.push_back(s);
+  }
+  return starts;
+}
+
+}  // namespace
+
+absl::Status EmitMultiDynamicUpdateSliceKernel(GpuKernel& k, const std::vector<const HloInstruction*>& dus,
+                                               const std::function<ElementGenerator(const HloInstruction*)>& gen_of,
+                                               const std::function<int64_t(const HloInstruction*)>& leaf_of) {
+  llvm::IRBuilderBase& b = *k.b;
+  if (dus.empty() || k.outputs.size() != dus.size())
+    return absl::InvalidArgumentError("dynamic-update-slices: expected one output per update");
+  const Shape& update_shape = dus[0]->operand(1)->shape();
+  for (const HloInstruction* d : dus)
+    if (d->opcode() != HloOpcode::kDynamicUpdateSlice || d->operand(1)->shape().dimensions() != update_shape.dimensions())
+      return absl::InvalidArgumentError("dynamic-update-slices: the updates differ in shape");
+  const int64_t n = update_shape.num_elements();
+  k.launch = GridStrideLaunch(std::max<int64_t>(1, n), k.device->threads_per_block, *k.device);
+  llvm::Value* thread = ThreadIndex(k);
+  llvm::Value* stride = b.getInt64(k.launch.block_x * k.launch.grid_x);
+  // In place (the output is the updated operand's buffer): one loop over the update writes them
+  // all. Otherwise (buffer assignment gave the output its own buffer) every element of that
+  // output is written, from the elemental form, in a loop of its own.
+  std::vector<size_t> in_place, copied;
+  std::vector<std::vector<llvm::Value*>> starts(dus.size());
+  std::vector<ElementGenerator> updates(dus.size());
+  for (size_t o = 0; o < dus.size(); ++o) {
+    const int64_t leaf = leaf_of(dus[o]->operand(0));
+    auto operand_gen = [&](int64_t i) { return gen_of(dus[o]->operand(i)); };
+    if (leaf < 0 || !k.OutputAliasesOperand(o, static_cast<size_t>(leaf))) {
+      copied.push_back(o);
+      continue;
+    }
+    in_place.push_back(o);
+    updates[o] = operand_gen(1);
+    if (!updates[o]) return absl::InternalError("dynamic-update-slice update without a generator");
+    absl::StatusOr<std::vector<llvm::Value*>> s = DusStarts(k, *dus[o], k.outputs[o].shape(), operand_gen);
+    if (!s.ok()) return s.status();
+    starts[o] = std::move(*s);
+  }
+  if (!in_place.empty()) {
+    absl::Status s = EmitStridedLoop(b, thread, b.getInt64(n), stride, "dus", [&](llvm::Value* i) -> absl::Status {
+      IrArray::Index index = DelinearizeRowMajor(i, update_shape.dimensions(), b);
+      for (size_t o : in_place) {
+        absl::StatusOr<llvm::Value*> v = updates[o](index);
+        if (!v.ok()) return v.status();
+        std::vector<llvm::Value*> at;
+        for (size_t d = 0; d < starts[o].size(); ++d) at.push_back(b.CreateAdd(starts[o][d], index[d]));
+        k.outputs[o].EmitWriteArrayElement(IrArray::Index(at), *v, b);
+      }
+      return absl::OkStatus();
+    });
+    if (!s.ok()) return s;
+  }
+  for (size_t o : copied) {
+    GeneratorMap operands;
+    for (int64_t i = 0; i < dus[o]->operand_count(); ++i) {
+      ElementGenerator g = gen_of(dus[o]->operand(i));
+      if (!g) return absl::InternalError("dynamic-update-slice operand without a generator");
+      operands[dus[o]->operand(i)] = g;
+    }
+    absl::StatusOr<ElementGenerator> g = k.emitter->MakeElementGenerator(dus[o], operands);
+    if (!g.ok()) return g.status();
+    const std::vector<int64_t>& dims = k.outputs[o].shape().dimensions();
+    const int64_t total = k.outputs[o].shape().num_elements();
+    absl::Status s = EmitStridedLoop(b, thread, b.getInt64(total), stride, "dus_copy", [&](llvm::Value* i) -> absl::Status {
+      IrArray::Index index = DelinearizeRowMajor(i, dims, b);
+      absl::StatusOr<llvm::Value*> v = (*g)(index);
+      if (!v.ok()) return v.status();
+      k.outputs[o].EmitWriteArrayElement(index, *v, b);
+      return absl::OkStatus();
+    });
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status EmitDynamicUpdateSliceKernel(GpuKernel& k, const HloInstruction& dus,
                                           const std::function<ElementGenerator(int64_t)>& operand_gen,
                                           const std::function<int64_t(int64_t)>& operand_leaf) {

@@ -1,4 +1,5 @@
 // Registration of the fusion stage's passes under XLA's names.
+#include "passes/fusion/horizontal_in_place_fusion.h"
 #include "passes/fusion/multi_output_fusion.h"
 #include "passes/fusion/priority_fusion.h"
 #include "passes/passes.h"
@@ -22,6 +23,13 @@ void RegisterFusionPasses(PassRegistry& registry) {
       [](const PassOptions& o) -> std::unique_ptr<HloPass> {
         return std::make_unique<MultiOutputFusion>(o.Has("producer_consumer") ? o.GetBool("producer_consumer") : true,
                                                    o.Has("siblings") ? o.GetBool("siblings") : true);
+      }});
+  registry.Register(PassInfo{
+      HorizontalInPlaceFusion::kName,
+      "independent in-place dynamic-update-slice fusions with updates of one shape as one multi-output kernel",
+      {{"max_group", OptionType::kInt, OptionValue(int64_t{16}), "the most updates one kernel writes (< 2: off)"}},
+      [](const PassOptions& o) -> std::unique_ptr<HloPass> {
+        return std::make_unique<HorizontalInPlaceFusion>(o.Has("max_group") ? o.GetInt("max_group") : 16);
       }});
   registry.Register(PassInfo{
       RenameFusions::kName,

@@ -1,0 +1,46 @@
+// Timing a library call inside a CUDA graph (graph_timer.h).
+#include "runtime/gpu/graph_timer.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace hloc::runtime::gpu {
+
+#if HLOC_HAVE_CUDA
+absl::StatusOr<double> TimeCapturedCalls(const CudaDriver& d, CUstream stream, int reps,
+                                         const std::function<absl::Status()>& call) {
+  if (stream == nullptr) return absl::FailedPreconditionError("the default stream cannot be captured");
+  if (absl::Status s = HLOC_CU(d, cuStreamBeginCapture, "capturing autotuning calls", stream,
+                               CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+      !s.ok()) {
+    return s;
+  }
+  absl::Status body = absl::OkStatus();
+  for (int r = 0; r < reps && body.ok(); ++r) body = call();
+  CUgraph graph = nullptr;
+  absl::Status end = HLOC_CU(d, cuStreamEndCapture, "ending the autotuning capture", stream, &graph);
+  if (!body.ok() || !end.ok()) {
+    if (graph != nullptr) d.cuGraphDestroy(graph);
+    return !body.ok() ? body : end;
+  }
+  CUgraphExec exec = nullptr;
+  absl::Status s = HLOC_CU(d, cuGraphInstantiate, "instantiating the autotuning graph", &exec, graph, 0);
+  CUevent start = nullptr, stop = nullptr;
+  if (s.ok()) s = HLOC_CU(d, cuEventCreate, "creating autotuning events", &start, CU_EVENT_DEFAULT);
+  if (s.ok()) s = HLOC_CU(d, cuEventCreate, "creating autotuning events", &stop, CU_EVENT_DEFAULT);
+  if (s.ok()) s = HLOC_CU(d, cuGraphLaunch, "warming the autotuning graph up", exec, stream);
+  if (s.ok()) s = HLOC_CU(d, cuEventRecord, "timing the autotuning graph", start, stream);
+  if (s.ok()) s = HLOC_CU(d, cuGraphLaunch, "launching the autotuning graph", exec, stream);
+  if (s.ok()) s = HLOC_CU(d, cuEventRecord, "timing the autotuning graph", stop, stream);
+  if (s.ok()) s = HLOC_CU(d, cuEventSynchronize, "timing the autotuning graph", stop);
+  float ms = 0;
+  if (s.ok()) s = HLOC_CU(d, cuEventElapsedTime, "reading the autotuning time", &ms, start, stop);
+  if (start != nullptr) d.cuEventDestroy(start);
+  if (stop != nullptr) d.cuEventDestroy(stop);
+  if (exec != nullptr) d.cuGraphExecDestroy(exec);
+  d.cuGraphDestroy(graph);
+  if (!s.ok()) return s;
+  return 1000.0 * ms / reps;
+}
+#endif
+
+}  // namespace hloc::runtime::gpu

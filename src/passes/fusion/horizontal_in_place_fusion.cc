@@ -1,0 +1,140 @@
+// horizontal-in-place-fusion (horizontal_in_place_fusion.h).
+#include "passes/fusion/horizontal_in_place_fusion.h"
+
+#include <iostream>
+#include <map>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "passes/fusion/fusion_builder.h"
+#include "passes/fusion/priority_fusion.h"
+#include "passes/pass_util.h"
+
+namespace hloc {
+namespace {
+
+using O = HloOpcode;
+constexpr int64_t kMaxOperandsAndOutputs = 96;  // as multi_output_fusion's
+
+// The update dimensions of an in-place DUS loop fusion, or null when `f` is not one.
+const std::vector<int64_t>* InPlaceUpdateDims(const HloInstruction* f) {
+  if (f->opcode() != O::kFusion || f->attrs().fusion_kind != FusionKind::kLoop) return nullptr;
+  if (HasControlDependencies(*f) || !f->shape().IsArray()) return nullptr;
+  const HloComputation* body = f->fused_instructions_computation();
+  if (body == nullptr) return nullptr;
+  const HloInstruction* root = body->root_instruction();
+  if (root == nullptr || root->opcode() != O::kDynamicUpdateSlice) return nullptr;
+  const HloInstruction* target = root->operand(0);
+  if (target->opcode() != O::kParameter || target->user_count() != 1) return nullptr;
+  return &root->operand(1)->shape().dimensions();
+}
+
+// The value the DUS of `f` updates in place (the fusion operand behind its fused parameter).
+const HloInstruction* Target(const HloInstruction* f) {
+  const HloInstruction* p = f->fused_instructions_computation()->root_instruction()->operand(0);
+  return f->operand(p->attrs().parameter_number);
+}
+
+class Grouper {
+ public:
+  explicit Grouper(HloComputation& comp) : post_(comp.MakeInstructionPostOrder()) {
+    for (size_t i = 0; i < post_.size(); ++i) position_[post_[i]] = static_cast<int64_t>(i);
+  }
+
+  // Groups of two or more, each in post order.
+  std::vector<std::vector<HloInstruction*>> Groups(int64_t max_group) {
+    std::map<std::vector<int64_t>, std::vector<std::vector<HloInstruction*>>> open;
+    for (HloInstruction* f : post_) {
+      const std::vector<int64_t>* dims = InPlaceUpdateDims(f);
+      if (dims == nullptr) continue;
+      std::vector<std::vector<HloInstruction*>>& groups = open[*dims];
+      bool placed = false;
+      for (std::vector<HloInstruction*>& g : groups) {
+        if (static_cast<int64_t>(g.size()) >= max_group || !Fits(g, f)) continue;
+        g.push_back(f);
+        placed = true;
+        break;
+      }
+      if (!placed) groups.push_back({f});
+    }
+    std::vector<std::vector<HloInstruction*>> out;
+    for (auto& [dims, groups] : open)
+      for (std::vector<HloInstruction*>& g : groups)
+        if (g.size() >= 2) out.push_back(std::move(g));
+    return out;
+  }
+
+ private:
+  // `f` (later in post order than every member) may join `g`: no member reaches it, no
+  // member's target is read by it or the other way round, and the operand limit holds.
+  bool Fits(const std::vector<HloInstruction*>& g, const HloInstruction* f) {
+    absl::flat_hash_set<const HloInstruction*> members(g.begin(), g.end()), operands;
+    for (const HloInstruction* m : g)
+      for (const HloInstruction* o : m->operands()) operands.insert(o);
+    for (const HloInstruction* m : g) {
+      const HloInstruction* t = Target(m);
+      for (const HloInstruction* o : f->operands())
+        if (o == t) return false;
+      const HloInstruction* ft = Target(f);
+      for (const HloInstruction* o : m->operands())
+        if (o == ft) return false;
+    }
+    for (const HloInstruction* o : f->operands()) operands.insert(o);
+    if (static_cast<int64_t>(operands.size() + g.size() + 1) > kMaxOperandsAndOutputs) return false;
+    return !ReachedFrom(f, members, position_.at(g.front()));
+  }
+
+  // Whether a member is an ancestor of `f` (operands and control predecessors, back to the
+  // first member's position: nothing earlier can be a member).
+  bool ReachedFrom(const HloInstruction* f, const absl::flat_hash_set<const HloInstruction*>& members,
+                   int64_t earliest) {
+    std::vector<const HloInstruction*> stack(f->operands().begin(), f->operands().end());
+    stack.insert(stack.end(), f->control_predecessors().begin(), f->control_predecessors().end());
+    absl::flat_hash_set<const HloInstruction*> seen;
+    while (!stack.empty()) {
+      const HloInstruction* h = stack.back();
+      stack.pop_back();
+      if (!seen.insert(h).second) continue;
+      if (members.contains(h)) return true;
+      auto it = position_.find(h);
+      if (it == position_.end() || it->second < earliest) continue;
+      for (const HloInstruction* o : h->operands()) stack.push_back(o);
+      for (const HloInstruction* o : h->control_predecessors()) stack.push_back(o);
+    }
+    return false;
+  }
+
+  std::vector<HloInstruction*> post_;
+  absl::flat_hash_map<const HloInstruction*, int64_t> position_;
+};
+
+}  // namespace
+
+absl::StatusOr<bool> HorizontalInPlaceFusion::Run(HloModule& module, PassContext&) {
+  if (max_group_ < 2) return false;
+  fusion::FusionBuilder builder(module);
+  bool changed = false;
+  for (HloComputation* comp : FusibleComputations(module)) {
+    // One group at a time, the groups found again after each merge: two groups found together
+    // could each reach the other through different members, and merging both would make a
+    // cycle. A merged fusion has a tuple root and is no candidate, so this ends; the cap
+    // guards bugs (and says so).
+    constexpr int64_t kMaxMerges = 1 << 16;
+    int64_t merges = 0;
+    for (; merges < kMaxMerges; ++merges) {
+      std::vector<std::vector<HloInstruction*>> groups = Grouper(*comp).Groups(max_group_);
+      if (groups.empty()) break;
+      absl::StatusOr<HloInstruction*> f = builder.Merge(groups.front());
+      if (!f.ok()) return f.status();
+      if (absl::Status s = fusion::EnsureDefinitionOrder(*comp); !s.ok()) return s;
+      changed = true;
+    }
+    if (merges == kMaxMerges)
+      std::cerr << "hloc: note: horizontal-in-place-fusion stopped after " << kMaxMerges << " merges in "
+                << comp->name() << " (its cap); continuing\n";
+  }
+  return changed;
+}
+
+}  // namespace hloc
