@@ -192,7 +192,14 @@ bool CanShareOperandBufferWithUser(const HloInstruction* operand, const ShapeInd
   if (BufferSizeOfShape(a) != BufferSizeOfShape(b)) return false;
   if (a.has_layout() && b.has_layout() && a.layout().minor_to_major != b.layout().minor_to_major) return false;
   if (user->IsElementwise()) return user_index.empty();
-  if (user->opcode() == HloOpcode::kFusion && user->attrs().fusion_kind == FusionKind::kLoop &&
+  // A loop or input (reduction) fusion may write an output into an operand's buffer when every
+  // use of that operand is elementwise up to the outputs (XLA's AreTransitiveUsesElementwiseOrTuple
+  // for loop and input fusions): each element is then read and written at one index, by one
+  // thread (a reduction's epilogue reads it after the reduce; an operand that feeds the reduce
+  // is not elementwise-only). A scan step's bias-gradient accumulators (acc + reduce(dy)) then
+  // stay in place instead of a copy each per step (flax_gru_train).
+  if (user->opcode() == HloOpcode::kFusion &&
+      (user->attrs().fusion_kind == FusionKind::kLoop || user->attrs().fusion_kind == FusionKind::kInput) &&
       !user->called_computations().empty()) {
     const HloComputation* fused = user->fused_instructions_computation();
     bool any = false;
