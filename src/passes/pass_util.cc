@@ -197,12 +197,28 @@ auto& IdsOf(Map& bases, absl::string_view base) {
 }
 }  // namespace
 
+bool NameUniquer::Ids::Contains(int64_t n) const {
+  if (n < 0 || n >= kDense) return sparse.contains(n);
+  const size_t w = static_cast<size_t>(n / 64);
+  return w < dense.size() && ((dense[w] >> (n % 64)) & 1);
+}
+
+bool NameUniquer::Ids::Insert(int64_t n) {
+  if (n < 0 || n >= kDense) return sparse.insert(n).second;
+  const size_t w = static_cast<size_t>(n / 64);
+  if (w >= dense.size()) dense.resize(std::max(w + 1, 2 * dense.size()), 0);
+  const uint64_t bit = uint64_t{1} << (n % 64);
+  if (dense[w] & bit) return false;
+  dense[w] |= bit;
+  return true;
+}
+
 void NameUniquer::Register(const std::string& name) {
   absl::string_view base;
   int64_t n;
   bool has;
   SplitName(name, &base, &n, &has);
-  IdsOf(bases_, base).used.insert(n);
+  IdsOf(bases_, base).Insert(n);
 }
 
 std::string NameUniquer::GetUniqueName(const std::string& hint) {
@@ -211,10 +227,10 @@ std::string NameUniquer::GetUniqueName(const std::string& hint) {
   bool has;
   SplitName(hint.empty() ? absl::string_view("name") : absl::string_view(hint), &base, &n, &has);
   Ids& ids = IdsOf(bases_, base);
-  if (ids.used.insert(n).second) return n == 0 && !has ? std::string(base) : absl::StrCat(base, ".", n);
-  while (ids.used.contains(ids.next)) ++ids.next;
+  if (ids.Insert(n)) return n == 0 && !has ? std::string(base) : absl::StrCat(base, ".", n);
+  while (ids.Contains(ids.next)) ++ids.next;
   int64_t fresh = ids.next++;
-  ids.used.insert(fresh);
+  ids.Insert(fresh);
   return absl::StrCat(base, ".", fresh);
 }
 

@@ -1,5 +1,6 @@
 #include "passes/fusion/priority_fusion.h"
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -27,10 +28,18 @@ constexpr double kMinBenefit = -1e-12;
 
 // The distinct users of a producer, in use order. A set, not a scan of `out`: a constant
 // shared by every layer has hundreds of users and is looked at after each of their fusions.
+// Most producers have a few users: those are compared in a list, without the set.
 std::vector<HloInstruction*> Consumers(const HloInstruction* producer) {
+  constexpr size_t kMaxListed = 16;
   std::vector<HloInstruction*> out;
+  const std::vector<HloInstruction*>& users = producer->users();
+  if (users.size() <= kMaxListed) {
+    for (HloInstruction* u : users)
+      if (std::find(out.begin(), out.end(), u) == out.end()) out.push_back(u);
+    return out;
+  }
   absl::flat_hash_set<const HloInstruction*> seen;
-  for (HloInstruction* u : producer->users())
+  for (HloInstruction* u : users)
     if (seen.insert(u).second) out.push_back(u);
   return out;
 }
