@@ -158,6 +158,22 @@ std::vector<HloInstruction*> HloComputation::MakeInstructionPostOrder() const {
   Compact();
   std::vector<HloInstruction*> order;
   order.reserve(instructions_.size());
+  // Most computations are kept in definition order (the parser and the fusion builder write
+  // them so), and then the walk below emits them as they stand: each start's operands were
+  // emitted before it. Checking that is cheaper than the walk; fusion passes ask for the post
+  // order of every body they analyse and of the computation after every merge.
+  bool in_order = true;
+  for (size_t i = 0; i < instructions_.size() && in_order; ++i) {
+    const HloInstruction* inst = instructions_[i].get();
+    for (const HloInstruction* dep : inst->operands())
+      in_order &= !Owns(dep) || dep->slot_ < static_cast<int64_t>(i);
+    for (const HloInstruction* dep : inst->control_predecessors())
+      in_order &= !Owns(dep) || dep->slot_ < static_cast<int64_t>(i);
+  }
+  if (in_order) {
+    for (const auto& inst : instructions_) order.push_back(inst.get());
+    return order;
+  }
   std::vector<uint8_t> state(instructions_.size(), 0);  // 1 = on stack, 2 = done
   std::vector<std::pair<HloInstruction*, size_t>> stack;
   for (const auto& start : instructions_) {

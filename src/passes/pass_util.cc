@@ -171,41 +171,66 @@ absl::StatusOr<bool> ReplaceInstruction(HloInstruction* old_inst, HloInstruction
 // --- Names ------------------------------------------------------------------------------------
 
 namespace {
-// "base.N" -> (base, N); anything else -> (name, 0) with has_number false.
-void SplitName(const std::string& name, std::string* base, int64_t* number, bool* has_number) {
+// "base.N" -> (base, N); anything else -> (name, 0) with has_number false. A view into `name`:
+// fusion passes ask for a name per instruction they clone, and the copies were a good part of it.
+void SplitName(absl::string_view name, absl::string_view* base, int64_t* number, bool* has_number) {
   size_t dot = name.rfind('.');
   *has_number = false;
   *number = 0;
   *base = name;
-  if (dot == std::string::npos || dot == 0 || dot + 1 >= name.size() || name.size() - dot - 1 > 18) return;
+  if (dot == absl::string_view::npos || dot == 0 || dot + 1 >= name.size() || name.size() - dot - 1 > 18) return;
   for (size_t i = dot + 1; i < name.size(); ++i)
     if (name[i] < '0' || name[i] > '9') return;
   int64_t n = 0;
-  if (!absl::SimpleAtoi(absl::string_view(name).substr(dot + 1), &n)) return;
+  if (!absl::SimpleAtoi(name.substr(dot + 1), &n)) return;
   *base = name.substr(0, dot);
   *number = n;
   *has_number = true;
 }
+
+// The map's entry for `base`, made on first use (looked up by view, copied only then).
+template <typename Map>
+auto& IdsOf(Map& bases, absl::string_view base) {
+  auto it = bases.find(base);
+  if (it == bases.end()) it = bases.try_emplace(std::string(base)).first;
+  return it->second;
+}
 }  // namespace
 
+bool NameUniquer::Ids::Contains(int64_t n) const {
+  if (n < 0 || n >= kDense) return sparse.contains(n);
+  const size_t w = static_cast<size_t>(n / 64);
+  return w < dense.size() && ((dense[w] >> (n % 64)) & 1);
+}
+
+bool NameUniquer::Ids::Insert(int64_t n) {
+  if (n < 0 || n >= kDense) return sparse.insert(n).second;
+  const size_t w = static_cast<size_t>(n / 64);
+  if (w >= dense.size()) dense.resize(std::max(w + 1, 2 * dense.size()), 0);
+  const uint64_t bit = uint64_t{1} << (n % 64);
+  if (dense[w] & bit) return false;
+  dense[w] |= bit;
+  return true;
+}
+
 void NameUniquer::Register(const std::string& name) {
-  std::string base;
+  absl::string_view base;
   int64_t n;
   bool has;
   SplitName(name, &base, &n, &has);
-  bases_[base].used.insert(n);
+  IdsOf(bases_, base).Insert(n);
 }
 
 std::string NameUniquer::GetUniqueName(const std::string& hint) {
-  std::string base;
+  absl::string_view base;
   int64_t n;
   bool has;
-  SplitName(hint.empty() ? std::string("name") : hint, &base, &n, &has);
-  Ids& ids = bases_[base];
-  if (ids.used.insert(n).second) return n == 0 && !has ? base : absl::StrCat(base, ".", n);
-  while (ids.used.contains(ids.next)) ++ids.next;
+  SplitName(hint.empty() ? absl::string_view("name") : absl::string_view(hint), &base, &n, &has);
+  Ids& ids = IdsOf(bases_, base);
+  if (ids.Insert(n)) return n == 0 && !has ? std::string(base) : absl::StrCat(base, ".", n);
+  while (ids.Contains(ids.next)) ++ids.next;
   int64_t fresh = ids.next++;
-  ids.used.insert(fresh);
+  ids.Insert(fresh);
   return absl::StrCat(base, ".", fresh);
 }
 

@@ -78,9 +78,15 @@ class NameUniquer {
   std::string GetUniqueName(const std::string& hint);
 
  private:
+  // The numbers taken for one base: a bit each below kDense (most are handed out in order, and
+  // fusion passes ask for a name per parameter they renumber), a set for the rest.
   struct Ids {
-    absl::flat_hash_set<int64_t> used;
+    static constexpr int64_t kDense = int64_t{1} << 20;
+    std::vector<uint64_t> dense;
+    absl::flat_hash_set<int64_t> sparse;
     int64_t next = 1;
+    bool Contains(int64_t n) const;
+    bool Insert(int64_t n);  // false when already taken
   };
   absl::flat_hash_map<std::string, Ids> bases_;
 };

@@ -12,14 +12,18 @@
 namespace hloc::fusion {
 
 struct FusionFactsCache::Facts {
+  int64_t size = 0;  // body instructions, for the cache's bound
   std::vector<const HloInstruction*> fused;  // FusedInstructions
   std::vector<const HloInstruction*> reductions;
-  std::vector<std::pair<const HloInstruction*, double>> evals;
-  std::vector<std::pair<const HloInstruction*, double>> param_index_counts;
-  std::vector<double> utilization;
   std::vector<HloOpcode> opcodes;  // FusedOpcodes
   std::vector<const HloInstruction*> representatives;  // FusedOpcodeTypeRepresentatives
   FusionKind kind = FusionKind::kLoop;
+  // The body's indexing (ComputeIndexing) and what follows from it, made on first use
+  // (LookupIndexed): many fusions are refused by their opcodes alone and never costed.
+  bool indexed = false;
+  std::vector<std::pair<const HloInstruction*, double>> evals;
+  std::vector<std::pair<const HloInstruction*, double>> param_index_counts;
+  std::vector<double> utilization;
   double flops = 0;
 };
 
@@ -444,7 +448,7 @@ int64_t FusionBodyAnalyses() { return body_analyses; }
 
 std::vector<std::pair<const HloInstruction*, double>> ElementEvaluations(const HloInstruction* node) {
   if (node->opcode() != O::kFusion || node->called_computations().empty()) return {{node, Elems(node)}};
-  if (const FusionFactsCache::Facts* f = FusionFactsCache::Lookup(node)) return f->evals;
+  if (const FusionFactsCache::Facts* f = FusionFactsCache::LookupIndexed(node)) return f->evals;
   return FusionElementEvaluations(node->fused_instructions_computation(), nullptr);
 }
 
@@ -456,7 +460,7 @@ std::vector<double> OperandUtilization(const HloInstruction* node) {
       util[j] = ReadFactor(node, j) * out / std::max(1.0, Elems(node->operand(j)));
     return util;
   }
-  if (const FusionFactsCache::Facts* f = FusionFactsCache::Lookup(node)) return f->utilization;
+  if (const FusionFactsCache::Facts* f = FusionFactsCache::LookupIndexed(node)) return f->utilization;
   for (const auto& [inst, evals] : ElementEvaluations(node)) {
     if (inst->opcode() != O::kParameter) continue;
     const int64_t p = inst->attrs().parameter_number;
@@ -487,7 +491,7 @@ int RelativeCost(HloOpcode opcode, const char** cost_class) {
 }
 
 double Flops(const HloInstruction* node) {
-  if (const FusionFactsCache::Facts* f = FusionFactsCache::Lookup(node)) return f->flops;
+  if (const FusionFactsCache::Facts* f = FusionFactsCache::LookupIndexed(node)) return f->flops;
   return FlopsFromEvaluations(ElementEvaluations(node));
 }
 
@@ -525,7 +529,7 @@ int64_t PathsFromProducer(const HloInstruction* producer, const HloInstruction* 
   }
   std::vector<std::pair<const HloInstruction*, double>> counts;
   const std::vector<std::pair<const HloInstruction*, double>>* param_counts = &counts;
-  if (const FusionFactsCache::Facts* f = FusionFactsCache::Lookup(consumer)) {
+  if (const FusionFactsCache::Facts* f = FusionFactsCache::LookupIndexed(consumer)) {
     param_counts = &f->param_index_counts;
   } else {
     FusionElementEvaluations(consumer->fused_instructions_computation(), &counts);
@@ -559,7 +563,7 @@ FusionFactsCache::~FusionFactsCache() {
 void FusionFactsCache::Forget(const HloInstruction* fusion) {
   auto it = impl_->by_id.find(fusion->unique_id());
   if (it == impl_->by_id.end()) return;
-  impl_->cached_instructions -= static_cast<int64_t>(it->second->evals.size());
+  impl_->cached_instructions -= it->second->size;
   impl_->by_id.erase(it);
 }
 
@@ -574,19 +578,29 @@ const FusionFactsCache::Facts* FusionFactsCache::Lookup(const HloInstruction* no
   const HloComputation* comp = node->fused_instructions_computation();
   if (impl.cached_instructions + comp->instruction_count() > kMaxCachedInstructions) return nullptr;
   auto facts = std::make_unique<Facts>();
-  facts->evals = FusionElementEvaluations(comp, &facts->param_index_counts);
-  for (const auto& [x, e] : facts->evals) {
+  facts->size = comp->instruction_count();
+  for (const HloInstruction* x : PostOrder(comp)) {
     if (x->opcode() == O::kParameter) continue;
     facts->fused.push_back(x);
     if (IsInputFusibleReduction(x)) facts->reductions.push_back(x);
   }
-  facts->utilization = UtilizationFromEvaluations(node, facts->evals);
   facts->opcodes = DistinctOpcodes(facts->fused);
   facts->representatives = Representatives(facts->fused);
   facts->kind = FusionKindFor(facts->fused);
-  facts->flops = FlopsFromEvaluations(facts->evals);
-  impl.cached_instructions += static_cast<int64_t>(facts->evals.size());
+  impl.cached_instructions += facts->size;
   return impl.by_id.emplace(node->unique_id(), std::move(facts)).first->second.get();
+}
+
+const FusionFactsCache::Facts* FusionFactsCache::LookupIndexed(const HloInstruction* node) {
+  const Facts* found = Lookup(node);
+  if (found == nullptr || found->indexed) return found;
+  // The entry Lookup made (or found) for this id: the cache owns it, and only fills it here.
+  Facts* facts = const_cast<Facts*>(found);
+  facts->evals = FusionElementEvaluations(node->fused_instructions_computation(), &facts->param_index_counts);
+  facts->utilization = UtilizationFromEvaluations(node, facts->evals);
+  facts->flops = FlopsFromEvaluations(facts->evals);
+  facts->indexed = true;
+  return facts;
 }
 
 }  // namespace hloc::fusion

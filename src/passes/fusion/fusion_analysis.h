@@ -111,6 +111,8 @@ class FusionFactsCache {
   // The facts of a fusion node (computed on first use); null when no cache is active or the
   // node is not a fusion.
   static const Facts* Lookup(const HloInstruction* node);
+  // The same with the body's indexing (element evaluations, utilization, flops) filled in.
+  static const Facts* LookupIndexed(const HloInstruction* node);
 
  private:
   struct Impl;

@@ -255,11 +255,23 @@ bool HeroesIncompatible(RewriteContext&, const HloInstruction* producer, const H
 
 bool FusionOperandsExceed(RewriteContext&, const HloInstruction* producer, const HloInstruction* consumer,
                           int64_t limit) {
+  const int64_t outputs = static_cast<int64_t>(FusionOutputs(consumer).size());
+  // Judged for every pair PriorityFusion ranks: count in a list when there are few operands.
+  constexpr size_t kMaxListed = 16;
+  if (consumer->operands().size() + producer->operands().size() <= kMaxListed) {
+    std::vector<const HloInstruction*> operands;
+    auto add = [&](const HloInstruction* op) {
+      if (std::find(operands.begin(), operands.end(), op) == operands.end()) operands.push_back(op);
+    };
+    for (const HloInstruction* op : consumer->operands())
+      if (op != producer) add(op);
+    for (const HloInstruction* op : producer->operands()) add(op);
+    return static_cast<int64_t>(operands.size()) + outputs > limit;
+  }
   absl::flat_hash_set<const HloInstruction*> operands;
   for (const HloInstruction* op : consumer->operands())
     if (op != producer) operands.insert(op);
   for (const HloInstruction* op : producer->operands()) operands.insert(op);
-  const int64_t outputs = static_cast<int64_t>(FusionOutputs(consumer).size());
   return static_cast<int64_t>(operands.size()) + outputs > limit;
 }
 

@@ -71,16 +71,25 @@ KernelEstimate GpuCostModel::FromParts(const std::vector<Operand>& operands,
                                        const std::vector<const HloInstruction*>& outputs_of, double flops,
                                        double parallel_elements) const {
   KernelEstimate e;
-  absl::flat_hash_map<const HloInstruction*, double> util;
-  std::vector<const HloInstruction*> order;
+  // The distinct operands in order of first appearance, each with its summed utilization.
+  // Most kernels have a few operands: a list then, a map only for many (one per layer).
+  constexpr size_t kMaxListed = 16;
+  std::vector<std::pair<const HloInstruction*, double>> order;
+  absl::flat_hash_map<const HloInstruction*, size_t> index;
   for (const Operand& op : operands) {
-    if (!util.contains(op.inst)) order.push_back(op.inst);
-    util[op.inst] += op.utilization;
+    size_t i = order.size();
+    if (operands.size() <= kMaxListed) {
+      for (size_t k = 0; k < order.size(); ++k)
+        if (order[k].first == op.inst) i = k;
+    } else {
+      i = index.emplace(op.inst, order.size()).first->second;
+    }
+    if (i == order.size()) order.push_back({op.inst, 0.0});
+    order[i].second += op.utilization;
   }
   double reread_time = 0;
-  for (const HloInstruction* op : order) {
+  for (const auto& [op, u] : order) {
     const double bytes = static_cast<double>(ByteSize(op->shape()));
-    const double u = util[op];
     const double distinct = bytes * std::min(1.0, u);
     const double total = bytes * u;
     e.bytes_read += static_cast<int64_t>(distinct);
@@ -168,8 +177,12 @@ FusionRunTimes GpuCostModel::EstimateRunTimes(const HloInstruction* producer,
 
 FusionRunTimes GpuCostModel::RunTimesFrom(const HloInstruction* producer,
                                           const std::vector<std::pair<double, double>>& consumer_exec_times) const {
+  return RunTimesFrom(Estimate(producer), consumer_exec_times);
+}
+
+FusionRunTimes GpuCostModel::RunTimesFrom(const KernelEstimate& p,
+                                          const std::vector<std::pair<double, double>>& consumer_exec_times) const {
   FusionRunTimes t;
-  const KernelEstimate p = Estimate(producer);
   t.time_unfused = p.is_kernel ? hw_.launch_overhead + p.exec_time : 0;
   for (const auto& [unfused, fused] : consumer_exec_times) {
     t.time_unfused += hw_.launch_overhead + unfused;

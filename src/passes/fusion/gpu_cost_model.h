@@ -64,6 +64,9 @@ class GpuCostModel {
   // (PriorityFusion keeps those per pair while neither side changes).
   FusionRunTimes RunTimesFrom(const HloInstruction* producer,
                               const std::vector<std::pair<double, double>>& consumer_exec_times) const;
+  // The same with the producer's Estimate given.
+  FusionRunTimes RunTimesFrom(const KernelEstimate& producer,
+                              const std::vector<std::pair<double, double>>& consumer_exec_times) const;
   // A merged kernel of several nodes (multi-output fusion): reads shared operands once.
   KernelEstimate EstimateMerged(const std::vector<const HloInstruction*>& nodes) const;
 

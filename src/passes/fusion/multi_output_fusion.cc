@@ -46,6 +46,8 @@ class Reachability {
     auto it = index_.find(inst);
     return it == index_.end() ? kUnknown : it->second;
   }
+  // The next question rebuilds the table.
+  bool stale() const { return stale_; }
   bool IsReachable(size_t from, size_t to) const {
     if (from == kUnknown || to == kUnknown) return true;  // unknown: assume the worst
     return (bits_[to * words_ + from / 64] >> (from % 64)) & 1;
@@ -323,6 +325,8 @@ class ComputationMof {
   absl::StatusOr<bool> ProducerConsumerStep() {
     const std::vector<HloInstruction*> post = comp_.MakeInstructionPostOrder();
     for (HloInstruction* consumer : post) {
+      // Judged in an earlier step with nothing around it changed since: still no pair.
+      if (!dead_consumers_.insert(consumer->unique_id()).second) continue;
       if (!IsMofCandidate(consumer, legality_)) continue;
       for (HloInstruction* producer : consumer->operands()) {
         if (!IsMofCandidate(producer, legality_) || producer->IsRoot()) continue;
@@ -335,6 +339,7 @@ class ComputationMof {
         for (HloInstruction* u : producer->users())
           if (u != consumer && reach_.IsReachable(u, consumer)) cycle = true;
         if (cycle) continue;
+        dead_consumers_.erase(consumer->unique_id());
         return Merge({producer, consumer});
       }
     }
@@ -344,6 +349,7 @@ class ComputationMof {
   absl::StatusOr<bool> SiblingStep() {
     const std::vector<HloInstruction*> post = comp_.MakeInstructionPostOrder();
     for (HloInstruction* parent : post) {
+      if (!dead_parents_.insert(parent->unique_id()).second) continue;
       if (!IsProfitableOperand(parent)) continue;
       std::vector<HloInstruction*> siblings;
       absl::flat_hash_set<const HloInstruction*> seen;
@@ -358,6 +364,7 @@ class ComputationMof {
           HloInstruction* b = siblings[j];
           if (reach_.IsReachable(index[i], index[j]) || reach_.IsReachable(index[j], index[i])) continue;
           if (!Verdict(kSiblings, a, b)) continue;
+          dead_parents_.erase(parent->unique_id());
           return Merge({a, b});
         }
       }
@@ -369,11 +376,59 @@ class ComputationMof {
   enum PairKind : int64_t { kProducerConsumer = -3, kSiblings = -4 };
 
   absl::StatusOr<bool> Merge(const std::vector<HloInstruction*>& members) {
+    std::vector<HloInstruction*> changed = Neighbours(members);
     const std::vector<size_t> rows = reach_.Forget(members);
     absl::StatusOr<HloInstruction*> f = builder_.Merge(members);
     if (!f.ok()) return f.status();
     reach_.Merged(rows, *f);
+    if (reach_.stale()) {
+      // A rebuild can answer "unreachable" where the table assumed the worst (an instruction
+      // it did not know), and dropped control edges remove paths: any pair may be mergeable.
+      dead_consumers_.clear();
+      dead_parents_.clear();
+    } else {
+      Revive(changed);
+    }
     return true;
+  }
+
+  // The instructions that survive a merge of `members` with other operands or users after
+  // it: the members' operands (they get the fusion as a user) and their users, and the
+  // users of their get-tuple-elements (rewired to the fusion's). Everything else the merge
+  // touches is new, with a new unique id, or freed.
+  static std::vector<HloInstruction*> Neighbours(const std::vector<HloInstruction*>& members) {
+    absl::flat_hash_set<const HloInstruction*> group(members.begin(), members.end());
+    std::vector<HloInstruction*> out;
+    auto add = [&](HloInstruction* i) {
+      if (!group.contains(i)) out.push_back(i);
+    };
+    for (HloInstruction* m : members) {
+      for (HloInstruction* op : m->operands()) add(op);
+      for (HloInstruction* u : m->users()) {
+        if (u->opcode() != O::kGetTupleElement) {
+          add(u);
+          continue;
+        }
+        // The merge frees a member's get-tuple-elements: only their users survive.
+        for (HloInstruction* uu : u->users()) add(uu);
+      }
+    }
+    return out;
+  }
+
+  // A step's judgement of a consumer reads it, its operands and their operands' and users'
+  // lists (the pair signatures, the users and cycle checks); of a parent, it and its users'
+  // the same. Reachability only grows with a merge, so a refused pair stays refused unless one
+  // of those changed: forget the judgements that read a changed instruction. A producer that
+  // is no candidate refuses every pair by itself, so its users need not be judged again.
+  void Revive(const std::vector<HloInstruction*>& changed) {
+    for (HloInstruction* x : changed) {
+      dead_consumers_.erase(x->unique_id());
+      dead_parents_.erase(x->unique_id());
+      for (HloInstruction* op : x->operands()) dead_parents_.erase(op->unique_id());
+      if (!IsMofCandidate(x, legality_)) continue;
+      for (HloInstruction* u : x->users()) dead_consumers_.erase(u->unique_id());
+    }
   }
 
   // The pair's local checks (everything but the users and cycle checks, which depend on the
@@ -414,6 +469,8 @@ class ComputationMof {
   fusion::FusionBuilder& builder_;
   Reachability reach_{comp_};
   absl::flat_hash_map<std::vector<int64_t>, bool> verdicts_;
+  // Consumers (by unique id, never reused) and sibling parents a step found no pair for.
+  absl::flat_hash_set<int64_t> dead_consumers_, dead_parents_;
 };
 
 std::string HeroNames(const HloInstruction* fusion_inst) {

@@ -1,5 +1,6 @@
 #include "passes/fusion/priority_fusion.h"
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -27,10 +28,18 @@ constexpr double kMinBenefit = -1e-12;
 
 // The distinct users of a producer, in use order. A set, not a scan of `out`: a constant
 // shared by every layer has hundreds of users and is looked at after each of their fusions.
+// Most producers have a few users: those are compared in a list, without the set.
 std::vector<HloInstruction*> Consumers(const HloInstruction* producer) {
+  constexpr size_t kMaxListed = 16;
   std::vector<HloInstruction*> out;
+  const std::vector<HloInstruction*>& users = producer->users();
+  if (users.size() <= kMaxListed) {
+    for (HloInstruction* u : users)
+      if (std::find(out.begin(), out.end(), u) == out.end()) out.push_back(u);
+    return out;
+  }
   absl::flat_hash_set<const HloInstruction*> seen;
-  for (HloInstruction* u : producer->users())
+  for (HloInstruction* u : users)
     if (seen.insert(u).second) out.push_back(u);
   return out;
 }
@@ -79,8 +88,42 @@ class PairCache {
   std::vector<int64_t> sig_;
 };
 
+// A node's own Estimate, kept while the node and its operands are the same instructions (what
+// Estimate reads: the node's body, shape and operands' shapes; unique ids are never reused and
+// a fusion grown in place gets a new one). Re-ranking a producer estimates it again, and a
+// fusion with an operand from every layer was estimated again for each of its operands after
+// every merge into it.
+class EstimateCache {
+ public:
+  explicit EstimateCache(const fusion::GpuCostModel& cost) : cost_(cost) {}
+  const fusion::KernelEstimate& Get(const HloInstruction* node) {
+    if (node->unique_id() < 0) return scratch_ = cost_.Estimate(node);
+    Entry& e = entries_[node->unique_id()];
+    bool same = e.valid && e.operands.size() == node->operands().size();
+    for (size_t j = 0; same && j < e.operands.size(); ++j) same = e.operands[j] == node->operand(j)->unique_id();
+    if (!same) {
+      e.operands.clear();
+      for (const HloInstruction* op : node->operands()) e.operands.push_back(op->unique_id());
+      e.estimate = cost_.Estimate(node);
+      e.valid = true;
+    }
+    return e.estimate;
+  }
+
+ private:
+  struct Entry {
+    bool valid = false;
+    std::vector<int64_t> operands;
+    fusion::KernelEstimate estimate;
+  };
+  const fusion::GpuCostModel& cost_;
+  absl::node_hash_map<int64_t, Entry> entries_;  // stable references
+  fusion::KernelEstimate scratch_;
+};
+
 Priority ComputePriority(HloInstruction* producer, fusion::FusionLegality& legality,
-                         const fusion::GpuCostModel& cost, PairCache* cache = nullptr) {
+                         const fusion::GpuCostModel& cost, PairCache* cache = nullptr,
+                         EstimateCache* estimates = nullptr) {
   Priority p;
   if (!IsCandidateProducer(producer)) {
     p.refusal = FusionDecision::Refuse("the producer has no users to fuse into, or is a parameter/tuple");
@@ -106,11 +149,15 @@ Priority ComputePriority(HloInstruction* producer, fusion::FusionLegality& legal
   } else {
     std::vector<std::pair<double, double>> times;
     for (size_t i = 0; i < consumers.size(); ++i) {
-      if (!facts[i]->exec_times)
-        facts[i]->exec_times = {cost.Estimate(consumers[i]).exec_time, cost.EstimateFused(producer, consumers[i]).exec_time};
+      if (!facts[i]->exec_times) {
+        const double unfused = estimates != nullptr ? estimates->Get(consumers[i]).exec_time
+                                                    : cost.Estimate(consumers[i]).exec_time;
+        facts[i]->exec_times = {unfused, cost.EstimateFused(producer, consumers[i]).exec_time};
+      }
       times.push_back(*facts[i]->exec_times);
     }
-    p.times = cost.RunTimesFrom(producer, times);
+    p.times = estimates != nullptr ? cost.RunTimesFrom(estimates->Get(producer), times)
+                                   : cost.RunTimesFrom(producer, times);
   }
   p.benefit = p.times.benefit();
   p.fusible = true;
@@ -133,7 +180,7 @@ class ComputationFusion {
       auto top = std::prev(queue_.end());
       HloInstruction* producer = top->second;
       Erase(producer);
-      Priority p = ComputePriority(producer, legality_, cost_, &pairs_);
+      Priority p = ComputePriority(producer, legality_, cost_, &pairs_, &estimates_);
       if (!p.fusible || p.benefit < kMinBenefit) continue;
       std::vector<HloInstruction*> consumers = Consumers(producer);
       if (context_.trace_rules && context_.trace_out)
@@ -215,7 +262,7 @@ class ComputationFusion {
   void Update(HloInstruction* inst) {
     Erase(inst);
     if (!IsCandidateProducer(inst)) return;
-    Priority p = ComputePriority(inst, legality_, cost_, &pairs_);
+    Priority p = ComputePriority(inst, legality_, cost_, &pairs_, &estimates_);
     if (!p.fusible || p.benefit < kMinBenefit) return;
     // Ties go to the producer defined later (consumers first), as a post-order walk would.
     auto k = std::make_pair(p.benefit, inst->unique_id());
@@ -230,6 +277,7 @@ class ComputationFusion {
   PassContext& context_;
   fusion::FusionFactsCache facts_;
   PairCache pairs_;
+  EstimateCache estimates_{cost_};
   std::map<std::pair<double, int64_t>, HloInstruction*> queue_;
   absl::flat_hash_map<HloInstruction*, std::pair<double, int64_t>> key_;
 };

@@ -330,7 +330,12 @@ absl::Status AddWorkspace(Rewrite& rw, HloInstruction* gemm) {
     if (auto st = Replace(rw, gemm, gte); !st.ok()) return st;
   }
   // The call keeps the GEMM's name (XLA clones it in place).
-  if (rw.comp->GetInstructionWithName(name) == nullptr) call->set_name(name);
+  const bool taken = rw.name_counts != nullptr ? (*rw.name_counts)[name] > 0
+                                               : rw.comp->GetInstructionWithName(name) != nullptr;
+  if (!taken) {
+    call->set_name(name);
+    if (rw.name_counts != nullptr) ++(*rw.name_counts)[name];
+  }
   rw.changed = true;
   return absl::OkStatus();
 }
@@ -379,8 +384,16 @@ absl::StatusOr<bool> GemmRewriter::Run(HloModule& module, PassContext& context) 
     std::vector<HloInstruction*> gemms;
     for (const auto& i : comp->instructions())
       if (IsGemm(i.get())) gemms.push_back(i.get());
+    // Every instruction added below is named by `names` (never a name already here) or takes
+    // the name of the GEMM it replaces, so counting removals and those renames keeps the
+    // counts exact.
+    absl::flat_hash_map<std::string, int64_t> name_counts;
+    for (const auto& i : comp->instructions()) ++name_counts[i->name()];
+    comp->set_removal_observer([&name_counts](const HloInstruction* gone) { --name_counts[gone->name()]; });
+    rw.name_counts = &name_counts;
     for (HloInstruction* g : gemms)
       if (auto st = AddWorkspace(rw, g); !st.ok()) return st;
+    rw.name_counts = nullptr;
     changed |= rw.changed;
   }
   return changed;

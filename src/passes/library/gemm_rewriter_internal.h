@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+
 #include "eval/library_calls.h"
 #include "passes/library/gemm_rewriter.h"
 #include "passes/library/library_util.h"
@@ -16,6 +18,9 @@ struct Rewrite {
   const PassContext* pass = nullptr;
   GemmRewriter::Options options;
   bool changed = false;
+  // How many instructions of `comp` carry each name, kept while AddWorkspace runs (null
+  // otherwise): asking the computation scanned it once per GEMM, quadratic in the layers.
+  absl::flat_hash_map<std::string, int64_t>* name_counts = nullptr;
 };
 
 bool IsLegacyGemm(const HloInstruction* inst);
