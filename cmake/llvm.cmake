@@ -6,7 +6,7 @@ execute_process(COMMAND ${HLOC_LLVM_CONFIG} --includedir OUTPUT_VARIABLE HLOC_LL
 execute_process(COMMAND ${HLOC_LLVM_CONFIG} --libdir OUTPUT_VARIABLE HLOC_LLVM_LIBDIR
                 OUTPUT_STRIP_TRAILING_WHITESPACE)
 set(HLOC_LLVM_COMPONENTS core support passes orcjit jitlink x86codegen x86asmparser x86desc x86info
-    nvptxcodegen nvptxdesc nvptxinfo target mc object)
+    nvptxcodegen nvptxdesc nvptxinfo target mc object bitreader bitwriter)
 if(HLOC_STATIC)
   execute_process(COMMAND ${HLOC_LLVM_CONFIG} --link-static --libs ${HLOC_LLVM_COMPONENTS}
                   OUTPUT_VARIABLE _libs OUTPUT_STRIP_TRAILING_WHITESPACE)

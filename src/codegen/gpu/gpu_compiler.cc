@@ -4,9 +4,11 @@
 #include "codegen/gpu/gpu_compiler.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -19,6 +21,8 @@
 #include "codegen/thunk_emitter.h"
 #include "engine/pass_manager.h"
 #include "ir/hlo_printer.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
@@ -58,18 +62,54 @@ LaunchCheckLimits LaunchLimitsFrom(const std::optional<Profile>& profile) {
 // faster than linearly in a module stay cheap.
 constexpr int64_t kChunkInstructions = 20000;
 
+// How many chunks compile at once: HLOC_COMPILE_THREADS, else the machine's cores (XLA compiles
+// its LLVM modules in parallel too: xla_gpu_force_compilation_parallelism).
+int CompileThreads(size_t chunks) {
+  int n = static_cast<int>(std::thread::hardware_concurrency());
+  if (const char* env = std::getenv("HLOC_COMPILE_THREADS"); env != nullptr && *env != '\0') n = std::atoi(env);
+  return std::clamp<int>(n, 1, static_cast<int>(std::max<size_t>(1, chunks)));
+}
+
 // Each chunk to PTX on its own (internal symbols suffixed $c<i>$ when there are several, so
-// their PTX joins into one module).
+// their PTX joins into one module). With several threads each chunk goes through bitcode into
+// an LLVMContext of its own (a context is not shared between threads); the PTX is the same as
+// compiling them one after the other, joined in chunk order.
 absl::StatusOr<std::string> CompileChunksToPtx(const std::vector<std::unique_ptr<llvm::Module>>& chunks,
                                                const NvptxOptions& nvptx) {
-  std::vector<std::string> parts;
-  for (size_t i = 0; i < chunks.size(); ++i) {
-    const std::string suffix = chunks.size() > 1 ? absl::StrCat("$c", i, "$") : std::string();
-    absl::StatusOr<std::string> ptx = CompileToPtx(*chunks[i], nvptx, suffix);
-    if (!ptx.ok()) return ptx.status();
-    parts.push_back(std::move(*ptx));
+  auto suffix = [&](size_t i) { return chunks.size() > 1 ? absl::StrCat("$c", i, "$") : std::string(); };
+  std::vector<absl::StatusOr<std::string>> parts(chunks.size(), absl::InternalError("not compiled"));
+  const int threads = CompileThreads(chunks.size());
+  if (threads <= 1) {
+    for (size_t i = 0; i < chunks.size(); ++i) parts[i] = CompileToPtx(*chunks[i], nvptx, suffix(i));
+  } else {
+    std::vector<std::string> bitcode(chunks.size());
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      llvm::raw_string_ostream os(bitcode[i]);
+      llvm::WriteBitcodeToFile(*chunks[i], os);
+    }
+    std::atomic<size_t> next{0};
+    auto work = [&]() {
+      for (size_t i = next++; i < chunks.size(); i = next++) {
+        llvm::LLVMContext context;
+        llvm::Expected<std::unique_ptr<llvm::Module>> m =
+            llvm::parseBitcodeFile(llvm::MemoryBufferRef(bitcode[i], chunks[i]->getModuleIdentifier()), context);
+        if (!m) {
+          parts[i] = absl::InternalError(absl::StrCat("reading chunk ", i, "'s bitcode: ", llvm::toString(m.takeError())));
+          continue;
+        }
+        parts[i] = CompileToPtx(**m, nvptx, suffix(i));
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+    for (std::thread& t : pool) t.join();
   }
-  return CombinePtx(parts);
+  std::vector<std::string> texts;
+  for (absl::StatusOr<std::string>& p : parts) {
+    if (!p.ok()) return p.status();
+    texts.push_back(std::move(*p));
+  }
+  return CombinePtx(texts);
 }
 
 }  // namespace
