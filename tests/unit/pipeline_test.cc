@@ -805,7 +805,7 @@ TEST_CASE("pipelines/*.yaml load and list only registered passes", "[pipeline][m
   // assignment, normalization + library rewrites, fusion, copy insertion, scheduling.
   CHECK(top == std::vector<std::string>{"sharding-removal", "optimization", "conv_canonicalization", "layout assignment",
                                         "hlo normalization", "post-layout_assignment", "fusion",
-                                        "multi-output-fusion", "rename_fusions", "fusion-wrapper",
+                                        "multi-output-fusion", "horizontal-fusion", "rename_fusions", "fusion-wrapper",
                                         "GPU-ir-emit-prepare", "scheduling"});
   std::vector<PipelineEntry*> simp = FindTargets(*gpu, "simplification");
   REQUIRE(simp.size() == 1);
