@@ -1,6 +1,8 @@
 // KernelModules (see kernel_modules.h).
 #include "codegen/gpu/kernel_modules.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "llvm/IR/Function.h"
 #include "llvm/Linker/Linker.h"
@@ -117,10 +119,21 @@ void KernelModules::Abandon() { current_.reset(); }
 
 absl::StatusOr<std::vector<std::unique_ptr<llvm::Module>>> KernelModules::TakeChunks(int64_t max_instructions) {
   std::vector<std::unique_ptr<llvm::Module>> chunks;
+  std::vector<int64_t> counts;
+  int64_t total = 0;
+  for (const std::unique_ptr<llvm::Module>& m : modules_) total += counts.emplace_back(InstructionCount(*m));
+  // At least kMinChunks chunks of similar size once there is enough code (so that compile
+  // threads share the work: with 20000 a chunk, transformer_train_L05's 2 chunks were 20000 and
+  // ~1000 instructions), never below kMinChunkInstructions (a chunk's fixed cost) or above the
+  // limit. The split depends on the code alone, not on the machine: the PTX is reproducible.
+  constexpr int64_t kMinChunks = 4, kMinChunkInstructions = 2000;
+  const int64_t limit = std::clamp<int64_t>((total + kMinChunks - 1) / kMinChunks, kMinChunkInstructions,
+                                            std::max<int64_t>(max_instructions, kMinChunkInstructions));
   int64_t size = 0;
-  for (std::unique_ptr<llvm::Module>& m : modules_) {
-    const int64_t n = InstructionCount(*m);
-    if (chunks.empty() || size + n > max_instructions) {
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    std::unique_ptr<llvm::Module>& m = modules_[i];
+    const int64_t n = counts[i];
+    if (chunks.empty() || size + n > limit) {
       m->setModuleIdentifier(absl::StrCat("chunk", chunks.size()));
       chunks.push_back(std::move(m));
       size = n;
