@@ -91,11 +91,8 @@ class KernelBuilder {
     b_.CreateRetVoid();
     // Block size hint for ptxas (fewer registers reserved).
     const int64_t threads = k_.launch.block_x * k_.launch.block_y * k_.launch.block_z;
-    llvm::LLVMContext& ctx = k_.module->getContext();
-    k_.module->getOrInsertNamedMetadata("nvvm.annotations")
-        ->addOperand(llvm::MDNode::get(
-            ctx, {llvm::ValueAsMetadata::get(k_.function), llvm::MDString::get(ctx, "maxntidx"),
-                  llvm::ValueAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), threads))}));
+    if (k_.min_blocks_per_sm > 0) AnnotateKernel(k_.module, k_.function, "minctasm", k_.min_blocks_per_sm);
+    AnnotateKernel(k_.module, k_.function, "maxntidx", threads);
     runtime::Thunk t;
     t.kind = runtime::ThunkKind::kKernel;
     t.name = hlo_.name();

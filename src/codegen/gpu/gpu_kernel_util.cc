@@ -276,6 +276,14 @@ runtime::LaunchDimensions GridStrideLaunch(int64_t work_items, int64_t block, co
   return l;
 }
 
+void AnnotateKernel(llvm::Module* module, llvm::Function* function, const char* key, int64_t value) {
+  llvm::LLVMContext& ctx = module->getContext();
+  module->getOrInsertNamedMetadata("nvvm.annotations")
+      ->addOperand(llvm::MDNode::get(
+          ctx, {llvm::ValueAsMetadata::get(function), llvm::MDString::get(ctx, key),
+                llvm::ValueAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), value))}));
+}
+
 int64_t ElementCount(const Shape& shape) {
   if (shape.IsTuple()) {
     int64_t n = 0;

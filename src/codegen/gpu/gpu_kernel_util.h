@@ -59,6 +59,10 @@ struct GpuKernel {
   // why the op is inherently serial (launch_check.h); copied to the thunk.
   std::string emitter_name;
   std::string serial_reason;
+  // Blocks per SM the launch plan assumes are resident at once (0: no request): ptxas is asked
+  // to fit the registers for them (the "minctasm" annotation, written with "maxntidx" when the
+  // kernel is finished).
+  int64_t min_blocks_per_sm = 0;
 
   llvm::Value* ThreadIdX();   // i64
   llvm::Value* ThreadIdY();
@@ -114,6 +118,9 @@ runtime::LaunchDimensions GridStrideLaunch(int64_t work_items, int64_t block, co
 
 // Elements of an array shape (1 for scalars); the leaves summed for tuples.
 int64_t ElementCount(const Shape& shape);
+
+// Adds the NVVM kernel annotation `key` = `value` (maxntidx, minctasm, ...) for `function`.
+void AnnotateKernel(llvm::Module* module, llvm::Function* function, const char* key, int64_t value);
 // The minor_to_major of `shape` (the default when it has none).
 std::vector<int64_t> MinorToMajorOf(const Shape& shape);
 bool IsRowMajorLayout(const Shape& shape);

@@ -415,11 +415,7 @@ absl::Status EmitRadixSortKernel(GpuKernel& k, const HloInstruction& call) {
   // items); more rows than that loop.
   k.launch.grid_x = std::max<int64_t>(1, std::min<int64_t>(rows, k.device->sm_count * 2));
   // Two blocks an SM hide each other's barriers: ask ptxas for the registers that allows.
-  llvm::LLVMContext& ctx = k.module->getContext();
-  k.module->getOrInsertNamedMetadata("nvvm.annotations")
-      ->addOperand(llvm::MDNode::get(
-          ctx, {llvm::ValueAsMetadata::get(k.function), llvm::MDString::get(ctx, "minctasm"),
-                llvm::ValueAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 2))}));
+  k.min_blocks_per_sm = 2;
   if (rows < k.device->sm_count)
     k.serial_reason = "radix sort: a block per row, whose digit passes run one after another";
   return RadixSortEmitter(k, *config, keys, values).Emit();

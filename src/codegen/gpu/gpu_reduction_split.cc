@@ -178,11 +178,7 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
   k.launch.grid_x = std::max<int64_t>(1, std::min(units, resident * k.device->waves));
   if (S > 1 && !long_chain) {
     // The split assumes `resident` blocks run at once: ask ptxas for that many per SM.
-    k.module->getOrInsertNamedMetadata("nvvm.annotations")
-        ->addOperand(llvm::MDNode::get(
-            ctx, {llvm::ValueAsMetadata::get(k.function), llvm::MDString::get(ctx, "minctasm"),
-                  llvm::ValueAsMetadata::get(llvm::ConstantInt::get(
-                      b.getInt32Ty(), per_sm))}));
+    k.min_blocks_per_sm = per_sm;
   }
 
   // Accumulators (one alloca per reduce result) that the reduce generators read.
