@@ -4,6 +4,8 @@
 #include <map>
 #include <string>
 
+#include "engine/tuning.h"
+
 namespace hloc {
 
 struct HardwareProfile {
@@ -24,6 +26,8 @@ struct HardwareProfile {
   // reported. 0: the compiler's defaults (1 MiB, 64 KiB).
   int64_t launch_check_min_bytes = 0;
   int64_t launch_check_max_bytes_per_thread = 0;
+  // The compiler's tuning numbers (profile key `tuning:`; engine/tuning.h).
+  Tuning tuning;
   // Capability names rules may require (HasTensorCores, HasFp8, ...), derived from the facts.
   std::map<std::string, bool> capabilities;
 };

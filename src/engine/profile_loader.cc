@@ -399,12 +399,34 @@ absl::Status ParseLaunchCheck(const yaml::Reader& reader, const YAML::Node& node
   return absl::OkStatus();
 }
 
+// tuning: {small_gemm_max_macs: 16777216, ...}: engine/tuning.h's knobs, checked against their
+// declarations (name, kind, range).
+absl::Status ParseTuning(const yaml::Reader& reader, const YAML::Node& node, HardwareProfile* hw) {
+  absl::StatusOr<std::vector<yaml::MapEntry>> keys = reader.Entries(node, "'tuning'");
+  if (!keys.ok()) return keys.status();
+  std::vector<std::string> names;
+  for (const TuningDecl& d : TuningDecls()) names.push_back(std::string(d.name));
+  if (absl::Status s = reader.CheckKeys(*keys, names, "'tuning'"); !s.ok()) return s;
+  for (const yaml::MapEntry& k : *keys) {
+    const TuningKnob knob = *FindTuningKnob(k.key);
+    const TuningDecl& d = TuningDecls()[static_cast<size_t>(knob)];
+    absl::StatusOr<int64_t> v = d.kind == TuningKind::kBytes ? ByteCount(reader, k.value, absl::StrCat("tuning: ", k.key))
+                                                             : reader.Int(k.value, absl::StrCat("tuning: ", k.key));
+    if (!v.ok()) return v.status();
+    if (*v < d.min_value || *v > d.max_value)
+      return reader.Error(k.value, absl::StrCat("tuning: ", k.key, " must be from ", d.min_value, " to ", d.max_value,
+                                                ", got ", *v));
+    hw->tuning.Set(knob, *v);
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Profile> ParseProfile(const yaml::Reader& reader, const YAML::Node& root, const Registries& registries) {
   if (root.IsNull()) return reader.Error(YAML::Mark::null_mark(), "empty profile (expected name, kind, pipeline)");
   absl::StatusOr<std::vector<yaml::MapEntry>> keys = reader.Entries(root, "a profile");
   if (!keys.ok()) return keys.status();
   if (absl::Status s =
-          reader.CheckKeys(*keys, {"name", "kind", "pipeline", "description", "hardware", "launch_check", "patches"},
+          reader.CheckKeys(*keys, {"name", "kind", "pipeline", "description", "hardware", "launch_check", "tuning", "patches"},
                            "a profile");
       !s.ok())
     return s;
@@ -439,6 +461,8 @@ absl::StatusOr<Profile> ParseProfile(const yaml::Reader& reader, const YAML::Nod
       if (absl::Status s = ParseHardware(reader, k.value, &p.hardware); !s.ok()) return s;
     } else if (k.key == "launch_check") {
       if (absl::Status s = ParseLaunchCheck(reader, k.value, &p.hardware); !s.ok()) return s;
+    } else if (k.key == "tuning") {
+      if (absl::Status s = ParseTuning(reader, k.value, &p.hardware); !s.ok()) return s;
     } else if (k.key == "patches") {
       absl::StatusOr<std::vector<YAML::Node>> items = reader.Sequence(k.value, "'patches'");
       if (!items.ok()) return items.status();
@@ -455,6 +479,30 @@ absl::StatusOr<Profile> ParseProfile(const yaml::Reader& reader, const YAML::Nod
 }
 
 }  // namespace
+
+std::string PrintProfile(const Profile& p) {
+  const HardwareProfile& h = p.hardware;
+  std::string out = absl::StrCat("# hloc opt --print-profile: ", p.source, "\n", "name: ", h.name, "\nkind: ", h.kind,
+                                 "\npipeline: ", h.pipeline, "\nhardware:\n");
+  absl::StrAppend(&out, "  sm_count: ", h.sm_count, "\n  memory_bandwidth: ", absl::StrFormat("%.6g", h.memory_bandwidth),
+                  "  # B/s\n  peak_flops_f32: ", absl::StrFormat("%.6g", h.peak_flops_f32),
+                  "\n  peak_flops_bf16: ", absl::StrFormat("%.6g", h.peak_flops_bf16),
+                  "\n  shared_memory_per_block: ", h.shared_memory_per_block, "\n  l2_cache_size: ", h.l2_cache_size,
+                  "\n  compute_capability: \"", h.compute_capability_major, ".", h.compute_capability_minor,
+                  "\"\n  memory_size: ", h.memory_size, "\n  tensor_cores: ", h.has_tensor_cores ? "true" : "false", "\n");
+  absl::StrAppend(&out, "launch_check: {min_bytes: ", h.launch_check_min_bytes,
+                  ", max_bytes_per_thread: ", h.launch_check_max_bytes_per_thread, "}  # 0: the compiler's defaults\n");
+  absl::StrAppend(&out, "tuning:\n");
+  for (const TuningDecl& d : TuningDecls()) {
+    const int64_t v = h.tuning.Get(d.knob);
+    absl::StrAppend(&out, "  ", std::string(d.name), ": ", v, "  # ",
+                    h.tuning.IsDefault(d.knob) ? std::string("default")
+                                               : absl::StrCat("set by the profile (default ", d.default_value, ")"),
+                    ": ", std::string(d.decides), ". ",
+                    std::string(d.measurement), "\n");
+  }
+  return out;
+}
 
 absl::StatusOr<Profile> LoadProfileFile(const std::string& path, const Registries& registries) {
   absl::StatusOr<YAML::Node> root = yaml::LoadFile(path);

@@ -59,6 +59,10 @@ struct Profile {
   std::vector<PipelinePatch> patches;
 };
 
+// The profile as YAML (name, kind, pipeline, hardware facts, launch_check, every tuning number
+// with its default and what it decides as comments), for `hloc opt --print-profile`.
+std::string PrintProfile(const Profile& profile);
+
 absl::StatusOr<Profile> LoadProfileFile(const std::string& path, const Registries& registries = {});
 absl::StatusOr<Profile> LoadProfileString(const std::string& text, const std::string& name,
                                           const Registries& registries = {});

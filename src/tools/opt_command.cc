@@ -44,6 +44,9 @@ Choosing what runs:
 Looking at the pipeline (FILE not needed):
   --print-pipeline    print the merged pipeline (manifest + profile patches + disables) as
                       YAML that --pipeline reads back to the same pipeline, and exit
+  --print-profile     with --profile: print the profile's facts, launch-check limits and every
+                      tuning number (engine/tuning.h: its value, default, what it decides and
+                      the measurement behind it), and exit
   --list-passes       list every registered pass with its options and exit
 
 While running:
@@ -114,6 +117,7 @@ int RunOpt(const std::vector<std::string>& args) {
                            {"--passes", "", true},
                            {"--disable-passes", "", true},
                            {"--print-pipeline", "", false},
+                           {"--print-profile", "", false},
                            {"--list-passes", "", false},
                            {"--dump-to", "", true},
                            {"--dump-pass-re", "", true},
@@ -136,7 +140,8 @@ int RunOpt(const std::vector<std::string>& args) {
     ListPasses(std::cout);
     return kExitOk;
   }
-  const bool print_only = parsed->Has("--print-pipeline");
+  const bool print_only = parsed->Has("--print-pipeline") || parsed->Has("--print-profile");
+  if (parsed->Has("--print-profile") && !parsed->Has("--profile")) return UsageError("opt", "--print-profile needs --profile");
   if (!print_only && parsed->positional.size() != 1) {
     return UsageError("opt", parsed->positional.empty() ? "missing FILE" : "expected exactly one FILE");
   }
@@ -205,6 +210,11 @@ int RunOpt(const std::vector<std::string>& args) {
     }
   }
 
+  if (parsed->Has("--print-profile")) {
+    std::cout << PrintProfile(*profile);
+    std::cout.flush();
+    return std::cout ? kExitOk : kExitFailure;
+  }
   if (print_only) {
     std::cout << "# hloc opt --print-pipeline: " << (pipeline_file.empty() ? std::string("--passes") : pipeline_file);
     if (profile) std::cout << " patched by profile " << profile->source;

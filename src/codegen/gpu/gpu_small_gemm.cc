@@ -460,7 +460,7 @@ bool SmallGemmApplies(const runtime::GemmConfig& g, const SmallGemmOptions& opti
   if (!KnownEpilogue(g.epilogue, &ep)) return false;
   if (!std::isfinite(g.alpha) || !std::isfinite(g.beta)) return false;
   if (g.batch < 1 || g.m < 1 || g.n < 1 || g.k < 1) return false;
-  if (std::min(g.m, g.n) > kMaxShortSide) return false;
+  if (std::min(g.m, g.n) > (options.max_short_side > 0 ? options.max_short_side : kMaxShortSide)) return false;
   // Overflow-safe batch*m*n*k <= kMaxMacs.
   int64_t macs = 1;
   for (int64_t v : {g.batch, g.m, g.n, g.k}) {

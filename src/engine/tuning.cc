@@ -1,0 +1,39 @@
+// The tuning knobs' declarations (tuning.h).
+#include "engine/tuning.h"
+
+namespace hloc {
+
+const std::array<TuningDecl, static_cast<size_t>(TuningKnob::kCount)>& TuningDecls() {
+  static const std::array<TuningDecl, static_cast<size_t>(TuningKnob::kCount)> decls = {{
+      {TuningKnob::kSmallGemmMaxMacs, "small_gemm_max_macs", TuningKind::kCount, int64_t{1} << 24, 1, int64_t{1} << 40,
+       "the largest batch*m*n*k GEMM that runs as hloc's own CUDA-core kernel instead of cuBLAS",
+       "H200: 2^26 and 2^27 made flax_gru_train.large 6.68 / 7.54 ms against 6.01 ms at 2^24; scan_rnn.large "
+       "1.77 ms with the kernel, 2.00 ms with cuBLAS (2026-12-02)"},
+      {TuningKnob::kSmallGemmMaxShortSide, "small_gemm_max_short_side", TuningKind::kCount, 128, 1, 1 << 20,
+       "the largest min(m, n) of a GEMM hloc's own kernel takes (longer both ways: cuBLAS's tiles fill the GPU)",
+       "where cuBLAS's 128x128 tiles start to fill an H200 (132 SMs) for the corpus's recurrent steps"},
+      {TuningKnob::kPtxChunkInstructions, "ptx_chunk_instructions", TuningKind::kCount, 20000, 2000, int64_t{1} << 30,
+       "LLVM instructions per chunk of kernels optimized and lowered to PTX together (chunks compile in parallel)",
+       "amortizes a chunk's fixed cost (libdevice, the target machine, ~6 ms) while superlinear LLVM passes stay "
+       "cheap; transformer_train_L40 compiles 5 chunks"},
+  }};
+  return decls;
+}
+
+std::optional<TuningKnob> FindTuningKnob(std::string_view name) {
+  for (const TuningDecl& d : TuningDecls())
+    if (d.name == name) return d.knob;
+  return std::nullopt;
+}
+
+Tuning::Tuning() {
+  for (const TuningDecl& d : TuningDecls()) values_[static_cast<size_t>(d.knob)] = d.default_value;
+}
+
+bool Tuning::IsDefault(TuningKnob k) const {
+  for (const TuningDecl& d : TuningDecls())
+    if (d.knob == k) return Get(k) == d.default_value;
+  return true;
+}
+
+}  // namespace hloc

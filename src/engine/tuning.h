@@ -1,0 +1,48 @@
+// Tuning numbers of the compiler, declared once (name, kind, default, what it decides and the
+// measurement behind it) and set per hardware profile (`tuning:` in configs/*.yaml; unknown or
+// ill-typed keys are errors at FILE:LINE:COL). `hloc opt --profile P --print-profile` prints the
+// merged values. Code reads them by their declared id (TuningKnob), never by a name string.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace hloc {
+
+enum class TuningKnob {
+  kSmallGemmMaxMacs,       // codegen/gpu/gpu_small_gemm.h
+  kSmallGemmMaxShortSide,  // codegen/gpu/gpu_small_gemm.h
+  kPtxChunkInstructions,   // codegen/gpu/gpu_compiler.cc
+  kCount
+};
+
+enum class TuningKind { kCount, kBytes };
+
+struct TuningDecl {
+  TuningKnob knob;
+  std::string_view name;  // the YAML key
+  TuningKind kind;
+  int64_t default_value;
+  int64_t min_value, max_value;
+  std::string_view decides;      // what the number decides
+  std::string_view measurement;  // where the default comes from
+};
+
+// Every knob, in TuningKnob order.
+const std::array<TuningDecl, static_cast<size_t>(TuningKnob::kCount)>& TuningDecls();
+std::optional<TuningKnob> FindTuningKnob(std::string_view name);
+
+// A profile's values: the declared defaults unless the profile sets them.
+class Tuning {
+ public:
+  Tuning();
+  int64_t Get(TuningKnob k) const { return values_[static_cast<size_t>(k)]; }
+  void Set(TuningKnob k, int64_t v) { values_[static_cast<size_t>(k)] = v; }
+  bool IsDefault(TuningKnob k) const;
+
+ private:
+  std::array<int64_t, static_cast<size_t>(TuningKnob::kCount)> values_;
+};
+
+}  // namespace hloc
