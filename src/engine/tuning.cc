@@ -16,6 +16,16 @@ const std::array<TuningDecl, static_cast<size_t>(TuningKnob::kCount)>& TuningDec
        "LLVM instructions per chunk of kernels optimized and lowered to PTX together (chunks compile in parallel)",
        "amortizes a chunk's fixed cost (libdevice, the target machine, ~6 ms) while superlinear LLVM passes stay "
        "cheap; transformer_train_L40 compiles 5 chunks"},
+      {TuningKnob::kLoopThreadsPerBlock, "loop_threads_per_block", TuningKind::kCount, 128, 32, 1024,
+       "threads a block of an elementwise (loop) kernel", "XLA's default for loop fusions"},
+      {TuningKnob::kGridStrideWaves, "grid_stride_waves", TuningKind::kCount, 4, 1, 1 << 16,
+       "waves of resident blocks a grid-stride kernel launches at most (the rest loops in each thread)",
+       "enough waves to hide a wave's tail; more blocks only add scheduling"},
+      {TuningKnob::kSplitReductionLightCost, "split_reduction_light_cost", TuningKind::kCount, 16, 0, 1 << 20,
+       "a one-output split reduction whose fused element costs at most this (rules/fusion/FusionCosts.td) runs at "
+       "full occupancy (32 registers a thread); costlier ones at half (64)",
+       "H200: softmax, layernorm and optimizer norms cost 4-16; numpyro_logprob_grad's costlier fold spilled at 32 "
+       "registers (794 -> 552 us at half occupancy)"},
   }};
   return decls;
 }

@@ -14,6 +14,9 @@ enum class TuningKnob {
   kSmallGemmMaxMacs,       // codegen/gpu/gpu_small_gemm.h
   kSmallGemmMaxShortSide,  // codegen/gpu/gpu_small_gemm.h
   kPtxChunkInstructions,   // codegen/gpu/gpu_compiler.cc
+  kLoopThreadsPerBlock,    // codegen/gpu/gpu_kernel_util.h (GpuDeviceInfo)
+  kGridStrideWaves,        // codegen/gpu/gpu_kernel_util.h (GpuDeviceInfo)
+  kSplitReductionLightCost,  // codegen/gpu/gpu_reduction_split.h
   kCount
 };
 

@@ -45,6 +45,9 @@ GpuDeviceInfo DeviceInfoFrom(const std::optional<Profile>& profile) {
   if (h.sm_count > 0) d.sm_count = h.sm_count;
   // Statically declared shared memory is limited to 48 KiB whatever the opt-in maximum is.
   if (h.shared_memory_per_block > 0) d.shared_memory_per_block = std::min<int64_t>(48 * 1024, h.shared_memory_per_block);
+  d.threads_per_block = h.tuning.Get(TuningKnob::kLoopThreadsPerBlock);
+  d.waves = h.tuning.Get(TuningKnob::kGridStrideWaves);
+  d.split_reduction_light_cost = h.tuning.Get(TuningKnob::kSplitReductionLightCost);
   return d;
 }
 

@@ -29,6 +29,8 @@ struct GpuDeviceInfo {
   int64_t max_threads_per_sm = 2048;
   int64_t shared_memory_per_block = 48 * 1024;  // static shared memory a kernel may declare
   int64_t waves = 4;  // grid-stride loops launch at most this many waves of resident blocks
+  int64_t split_reduction_light_cost = 16;  // gpu_reduction_split.h
+  // (threads_per_block, waves and split_reduction_light_cost come from the profile's tuning.)
   std::string sm_name() const;  // "sm_90"
 };
 

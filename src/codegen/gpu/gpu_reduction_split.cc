@@ -78,7 +78,7 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
   // thread, 4x its memory time; the column reductions of several results in ViT, U-Net, GRU).
   int64_t element_cost = 0;
   for (const auto& i : fused.instructions()) element_cost += fusion::RelativeCost(i->opcode());
-  const bool light = !long_chain && k.outputs.size() == 1 && element_cost <= kFullOccupancyCost;
+  const bool light = !long_chain && k.outputs.size() == 1 && element_cost <= k.device->split_reduction_light_cost;
   int64_t fast_dim = -1;  // the input dimension the V elements of a vector step along
   std::map<int64_t, std::vector<int64_t>> vector_params;  // parameter -> index map
   bool single = true;

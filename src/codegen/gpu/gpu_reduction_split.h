@@ -26,8 +26,8 @@ inline constexpr int64_t kLongChainInstructions = 96;
 // Reductions of one result whose fused element costs at most this (the cost model's relative
 // op costs, rules/fusion/FusionCosts.td, summed over the fused computation) are planned at full
 // occupancy (32 registers a thread); the others at half (64), where their unrolled, vectorized
-// folds fit without spilling. Softmax, layernorm and optimizer norms cost 4-16.
-inline constexpr int64_t kFullOccupancyCost = 16;
+// folds fit without spilling. The bound is the profile's tuning split_reduction_light_cost
+// (GpuDeviceInfo; engine/tuning.h has the measurement).
 
 struct SplitPlan {
   std::vector<int64_t> in_dims;
