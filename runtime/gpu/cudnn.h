@@ -38,7 +38,8 @@
 // no plan that runs, a buffer not 16-byte aligned) falls back to the legacy API below, and
 // --verbose's "algorithm by legacy ... (graph API: why)" says so. bias_activation_forward is
 // legacy only (the graph path does not build conv + bias + activation graphs yet).
-// HLOC_CUDNN_GRAPH=0 in the environment turns the graph path off (for comparisons).
+// HLOC_CUDNN_GRAPH=0 in the environment turns the graph path off (for comparisons); HLOC_CUDNN_GRAPH_1D=0
+// only for 1-D convolutions, HLOC_CUDNN_FUSED_GRAPH=0 only for fused ones.
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -477,10 +477,10 @@ absl::StatusOr<std::unique_ptr<CudnnConvolution>> CudnnConvolution::Create(const
   // The graph-API path (XLA's for every cuDNN 9 convolution): same tensors, same padding.
   const char* env = std::getenv("HLOC_CUDNN_GRAPH");
   const char* fused_env = std::getenv("HLOC_CUDNN_FUSED_GRAPH");
+  const char* one_d_env = std::getenv("HLOC_CUDNN_GRAPH_1D");
   if (env != nullptr && std::string(env) == "0") {
     st.graph_note = "graph API off (HLOC_CUDNN_GRAPH=0)";
-  } else if (c.window.size() < 2 && std::getenv("HLOC_CUDNN_GRAPH_1D") != nullptr &&
-             std::string(std::getenv("HLOC_CUDNN_GRAPH_1D")) == "0") {
+  } else if (c.window.size() < 2 && one_d_env != nullptr && std::string(one_d_env) == "0") {
     st.graph_note = "graph API off for 1-D convolutions (HLOC_CUDNN_GRAPH_1D=0)";
   } else if (c.kind == "bias_activation_forward" && fused_env != nullptr && std::string(fused_env) == "0") {
     st.graph_note = "graph API off for fused convolutions (HLOC_CUDNN_FUSED_GRAPH=0)";
