@@ -36,8 +36,8 @@
 // e.g. the sm90 kernels the legacy Find never offers; chosen by timing, cached in the autotune
 // cache under "cudnn-graph-VERSION" with the engine/knob text); any graph-API failure (no plan,
 // no plan that runs, a buffer not 16-byte aligned) falls back to the legacy API below, and
-// --verbose's "algorithm by legacy ... (graph API: why)" says so. bias_activation_forward is
-// legacy only (the graph path does not build conv + bias + activation graphs yet).
+// --verbose's "algorithm by legacy ... (graph API: why)" says so. bias_activation_forward builds
+// conv + side input + bias + activation graphs (cudnn_graph.h) with the same fallback.
 // HLOC_CUDNN_GRAPH=0 in the environment turns the graph path off (for comparisons); HLOC_CUDNN_GRAPH_1D=0
 // only for 1-D convolutions, HLOC_CUDNN_FUSED_GRAPH=0 only for fused ones.
 #pragma once
