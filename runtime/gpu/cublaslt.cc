@@ -623,32 +623,14 @@ absl::Status CublasLtGemm::Prepare(CUstream stream, CUdeviceptr a, CUdeviceptr b
   for (size_t i = 0; i < ok.size(); ++i) {
     st.algo = ok[i].algo;
     if (!run().ok()) continue;
-    double us = -1;
-    if (captured) {
-      absl::StatusOr<double> t = TimeCapturedCalls(drv, stream, kShortReps, run);
-      if (t.ok() && *t >= kShortUs) t = TimeCapturedCalls(drv, stream, kReps, run);
-      if (t.ok()) {
-        if (best_us < 0 || *t < best_us) best_us = *t, best = i;
-        continue;
-      }
-      captured = false;  // not capturable here: the host-timed loop below from now on
-      if (!run().ok()) continue;
+    absl::StatusOr<double> us = TimeAutotuneCandidate(drv, stream, start, stop, kReps, kShortReps, kShortUs, &captured, run);
+    if (!us.ok()) {
+      drv.cuEventDestroy(start);
+      drv.cuEventDestroy(stop);
+      // An execution error: the context may be broken, say so now.
+      return absl::Status(us.status().code(), st.Where(std::string(us.status().message())));
     }
-    for (int reps : {kReps, kShortReps}) {
-      bool failed = drv.cuEventRecord(start, stream) != CUDA_SUCCESS;
-      for (int r = 0; r < reps && !failed; ++r) failed = !Run(stream, a, b, c, d, workspace, workspace_bytes).ok();
-      if (failed || drv.cuEventRecord(stop, stream) != CUDA_SUCCESS) break;
-      if (absl::Status e = HLOC_CU(drv, cuEventSynchronize, st.Where("autotuning"), stop); !e.ok()) {
-        drv.cuEventDestroy(start);
-        drv.cuEventDestroy(stop);
-        return e;  // an execution error: the context may be broken, say so now
-      }
-      float ms = 0;
-      if (drv.cuEventElapsedTime(&ms, start, stop) != CUDA_SUCCESS) break;
-      us = 1000.0 * ms / reps;
-      if (us >= kShortUs) break;
-    }
-    if (us >= 0 && (best_us < 0 || us < best_us)) best_us = us, best = i;
+    if (*us >= 0 && (best_us < 0 || *us < best_us)) best_us = *us, best = i;
   }
   drv.cuEventDestroy(start);
   drv.cuEventDestroy(stop);

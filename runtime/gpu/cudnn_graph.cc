@@ -525,34 +525,15 @@ absl::StatusOr<CudnnGraphConv::Timing> CudnnGraphConv::Autotune(const CudaDriver
       table.push_back(absl::StrCat(infos_[i].text, "=failed"));
       continue;
     }
-    double us = -1;
-    // Inside a CUDA graph where the stream can be captured (graph_timer.h: host-timed calls of a
-    // few-microsecond convolution time the host), else back to back from the host.
-    if (captured) {
-      auto run = [&]() { return Execute(handle, i, args, workspace, workspace_bytes); };
-      absl::StatusOr<double> c = TimeCapturedCalls(drv, stream, kShortReps, run);
-      if (c.ok() && *c >= kShortUs) c = TimeCapturedCalls(drv, stream, kReps, run);
-      if (c.ok()) {
-        us = *c;
-      } else {
-        captured = false;
-        if (!Execute(handle, i, args, workspace, workspace_bytes).ok()) us = -2;
-      }
+    // Inside a CUDA graph where the stream can be captured (graph_timer.h), else from the host.
+    auto run = [&]() { return Execute(handle, i, args, workspace, workspace_bytes); };
+    absl::StatusOr<double> timed =
+        TimeAutotuneCandidate(drv, stream, start, stop, kReps, kShortReps, kShortUs, &captured, run);
+    if (!timed.ok()) {
+      fatal = timed.status();  // an execution error: the context may be broken, say so now
+      break;
     }
-    for (int reps : {kReps, kShortReps}) {
-      if (us != -1) break;
-      bool failed = drv.cuEventRecord(start, stream) != CUDA_SUCCESS;
-      for (int r = 0; r < reps && !failed; ++r) failed = !Execute(handle, i, args, workspace, workspace_bytes).ok();
-      if (failed || drv.cuEventRecord(stop, stream) != CUDA_SUCCESS) break;
-      if (absl::Status e = HLOC_CU(drv, cuEventSynchronize, "autotuning a graph convolution", stop); !e.ok()) {
-        fatal = e;  // an execution error: the context may be broken, say so now
-        break;
-      }
-      float ms = 0;
-      if (drv.cuEventElapsedTime(&ms, start, stop) != CUDA_SUCCESS) break;
-      us = 1000.0 * ms / reps;
-      if (us >= kShortUs) break;
-    }
+    const double us = *timed;
     table.push_back(us >= 0 ? absl::StrFormat("%s=%.1fus", infos_[i].text, us) : infos_[i].text + "=failed");
     if (us < 0) ++t.failed;
     times[i] = us;

@@ -41,6 +41,30 @@ absl::StatusOr<double> TimeCapturedCalls(const CudaDriver& d, CUstream stream, i
   if (!s.ok()) return s;
   return 1000.0 * ms / reps;
 }
+
+absl::StatusOr<double> TimeAutotuneCandidate(const CudaDriver& d, CUstream stream, CUevent start, CUevent stop,
+                                             int reps, int short_reps, double short_us, bool* in_graph,
+                                             const std::function<absl::Status()>& call) {
+  if (*in_graph) {
+    absl::StatusOr<double> t = TimeCapturedCalls(d, stream, short_reps, call);
+    if (t.ok() && *t >= short_us) t = TimeCapturedCalls(d, stream, reps, call);
+    if (t.ok()) return *t;
+    *in_graph = false;  // not capturable here: from the host from now on
+    if (!call().ok()) return -1.0;  // the warm-up the capture took the place of
+  }
+  double us = -1;
+  for (int n : {reps, short_reps}) {
+    bool failed = d.cuEventRecord(start, stream) != CUDA_SUCCESS;
+    for (int r = 0; r < n && !failed; ++r) failed = !call().ok();
+    if (failed || d.cuEventRecord(stop, stream) != CUDA_SUCCESS) break;
+    if (absl::Status e = HLOC_CU(d, cuEventSynchronize, "autotuning", stop); !e.ok()) return e;
+    float ms = 0;
+    if (d.cuEventElapsedTime(&ms, start, stop) != CUDA_SUCCESS) break;
+    us = 1000.0 * ms / n;
+    if (us >= short_us) break;
+  }
+  return us;
+}
 #endif
 
 }  // namespace hloc::runtime::gpu

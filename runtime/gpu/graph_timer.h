@@ -20,6 +20,17 @@ namespace hloc::runtime::gpu {
 // the calls directly. Nothing is left enqueued or captured on an error.
 absl::StatusOr<double> TimeCapturedCalls(const CudaDriver& d, CUstream stream, int reps,
                                          const std::function<absl::Status()>& call);
+
+// An autotuner's time for one candidate, microseconds per call: inside a CUDA graph while
+// *in_graph (set false, for this and every later candidate, when the stream cannot be captured),
+// else back to back from the host between the events `start` and `stop`. `short_reps` calls in a
+// graph (`reps` when a call takes `short_us` or more); from the host `reps` calls, then
+// `short_reps` when a call took less (a few are within the events' resolution). -1 when a call
+// fails or the host timing cannot be read; an error when waiting for the calls fails (the
+// context may be broken: the caller should stop).
+absl::StatusOr<double> TimeAutotuneCandidate(const CudaDriver& d, CUstream stream, CUevent start, CUevent stop,
+                                             int reps, int short_reps, double short_us, bool* in_graph,
+                                             const std::function<absl::Status()>& call);
 #endif
 
 }  // namespace hloc::runtime::gpu
