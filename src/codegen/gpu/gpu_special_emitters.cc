@@ -381,19 +381,9 @@ absl::Status EmitDynamicUpdateSliceKernel(GpuKernel& k, const HloInstruction& du
   if (in_place) {
     const int64_t n = update_shape.num_elements();
     k.launch = GridStrideLaunch(std::max<int64_t>(1, n), k.device->threads_per_block, *k.device);
-    // Start indices clamped so the update fits (XLA's semantics).
-    std::vector<llvm::Value*> starts;
-    for (int64_t d = 0; d < out.shape().rank(); ++d) {
-      ElementGenerator g = operand_gen(2 + d);
-      if (!g) return absl::InternalError("dynamic-update-slice index without a generator");
-      absl::StatusOr<llvm::Value*> v = g(IrArray::Index());
-      if (!v.ok()) return v.status();
-      llvm::Value* s = cpu::IndexToI64(b, *v, dus.operand(2 + d)->shape().element_type());
-      const int64_t hi = std::max<int64_t>(0, out.shape().dimensions(d) - update_shape.dimensions(d));
-      s = b.CreateSelect(b.CreateICmpSLT(s, b.getInt64(0)), b.getInt64(0), s);
-      s = b.CreateSelect(b.CreateICmpSGT(s, b.getInt64(hi)), b.getInt64(hi), s);
-      starts.push_back(s);
-    }
+    absl::StatusOr<std::vector<llvm::Value*>> clamped = DusStarts(k, dus, out.shape(), operand_gen);
+    if (!clamped.ok()) return clamped.status();
+    const std::vector<llvm::Value*>& starts = *clamped;
     llvm::Value* thread = ThreadIndex(k);
     return EmitStridedLoop(b, thread, b.getInt64(n), b.getInt64(k.launch.block_x * k.launch.grid_x), "dus",
                            [&](llvm::Value* i) -> absl::Status {
