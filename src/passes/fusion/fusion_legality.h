@@ -12,6 +12,11 @@
 
 namespace hloc::fusion {
 
+// The most operands and outputs a kernel built by merging fusions may have (its parameter space;
+// the TooManyOperands veto in rules/fusion/FusionVetoes.td states the same bound for
+// producer-consumer fusion): multi-output and horizontal fusion check it in C++.
+inline constexpr int64_t kMaxOperandsAndOutputs = 96;
+
 struct FusionDecision {
   bool ok = true;
   std::string reason;  // why not (empty when ok)

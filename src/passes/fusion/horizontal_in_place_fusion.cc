@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "passes/fusion/fusion_builder.h"
+#include "passes/fusion/fusion_legality.h"
 #include "passes/fusion/priority_fusion.h"
 #include "passes/pass_util.h"
 
@@ -15,7 +16,7 @@ namespace hloc {
 namespace {
 
 using O = HloOpcode;
-constexpr int64_t kMaxOperandsAndOutputs = 96;  // as multi_output_fusion's
+using fusion::kMaxOperandsAndOutputs;
 
 // The update dimensions of an in-place DUS loop fusion, or null when `f` is not one.
 const std::vector<int64_t>* InPlaceUpdateDims(const HloInstruction* f) {

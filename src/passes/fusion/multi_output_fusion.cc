@@ -25,7 +25,7 @@ namespace hloc {
 namespace {
 
 using O = HloOpcode;
-constexpr int64_t kMaxOperandsAndOutputs = 96;
+using fusion::kMaxOperandsAndOutputs;
 constexpr int64_t kMaxMergeSteps = 100000;
 
 // Which instructions each instruction of a computation depends on (XLA's
