@@ -408,15 +408,14 @@ absl::Status ParseTuning(const yaml::Reader& reader, const YAML::Node& node, Har
   for (const TuningDecl& d : TuningDecls()) names.push_back(std::string(d.name));
   if (absl::Status s = reader.CheckKeys(*keys, names, "'tuning'"); !s.ok()) return s;
   for (const yaml::MapEntry& k : *keys) {
-    const TuningKnob knob = *FindTuningKnob(k.key);
-    const TuningDecl& d = TuningDecls()[static_cast<size_t>(knob)];
+    const TuningDecl& d = *FindTuningDecl(k.key);  // CheckKeys accepted only declared names
     absl::StatusOr<int64_t> v = d.kind == TuningKind::kBytes ? ByteCount(reader, k.value, absl::StrCat("tuning: ", k.key))
                                                              : reader.Int(k.value, absl::StrCat("tuning: ", k.key));
     if (!v.ok()) return v.status();
     if (*v < d.min_value || *v > d.max_value)
       return reader.Error(k.value, absl::StrCat("tuning: ", k.key, " must be from ", d.min_value, " to ", d.max_value,
                                                 ", got ", *v));
-    hw->tuning.Set(knob, *v);
+    hw->tuning.Set(d.knob, *v);
   }
   return absl::OkStatus();
 }

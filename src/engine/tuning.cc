@@ -30,20 +30,22 @@ const std::array<TuningDecl, static_cast<size_t>(TuningKnob::kCount)>& TuningDec
   return decls;
 }
 
-std::optional<TuningKnob> FindTuningKnob(std::string_view name) {
+const TuningDecl& DeclOf(TuningKnob knob) {
   for (const TuningDecl& d : TuningDecls())
-    if (d.name == name) return d.knob;
-  return std::nullopt;
+    if (d.knob == knob) return d;
+  return TuningDecls()[0];  // unreachable: every knob is declared
+}
+
+const TuningDecl* FindTuningDecl(std::string_view name) {
+  for (const TuningDecl& d : TuningDecls())
+    if (d.name == name) return &d;
+  return nullptr;
 }
 
 Tuning::Tuning() {
   for (const TuningDecl& d : TuningDecls()) values_[static_cast<size_t>(d.knob)] = d.default_value;
 }
 
-bool Tuning::IsDefault(TuningKnob k) const {
-  for (const TuningDecl& d : TuningDecls())
-    if (d.knob == k) return Get(k) == d.default_value;
-  return true;
-}
+bool Tuning::IsDefault(TuningKnob k) const { return Get(k) == DeclOf(k).default_value; }
 
 }  // namespace hloc

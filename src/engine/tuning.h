@@ -5,7 +5,6 @@
 #pragma once
 #include <array>
 #include <cstdint>
-#include <optional>
 #include <string_view>
 
 namespace hloc {
@@ -34,7 +33,8 @@ struct TuningDecl {
 
 // Every knob, in TuningKnob order.
 const std::array<TuningDecl, static_cast<size_t>(TuningKnob::kCount)>& TuningDecls();
-std::optional<TuningKnob> FindTuningKnob(std::string_view name);
+const TuningDecl& DeclOf(TuningKnob knob);
+const TuningDecl* FindTuningDecl(std::string_view name);  // null for an unknown name
 
 // A profile's values: the declared defaults unless the profile sets them.
 class Tuning {

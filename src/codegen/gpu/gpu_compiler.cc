@@ -60,10 +60,6 @@ LaunchCheckLimits LaunchLimitsFrom(const std::optional<Profile>& profile) {
   return l;
 }
 
-// LLVM instructions per chunk of kernels optimized and lowered together without a profile (the
-// profile's tuning ptx_chunk_instructions otherwise; engine/tuning.h says why 20000).
-constexpr int64_t kChunkInstructions = 20000;
-
 // How many chunks compile at once: HLOC_COMPILE_THREADS, else the machine's cores (XLA compiles
 // its LLVM modules in parallel too: xla_gpu_force_compilation_parallelism).
 int CompileThreads(size_t chunks) {
@@ -136,22 +132,19 @@ absl::StatusOr<runtime::Executable> GpuCompiler::Compile(HloModule& module, cons
   if (!options.libdevice.empty()) nvptx.libdevice_paths.push_back(options.libdevice);
   llvm::LLVMContext context;
   KernelModules modules(&context, nvptx);
-  // The small-GEMM limits: the command line's (measurements) over the profile's tuning.
+  // The profile's tuning numbers (their declared defaults without a profile); the command line's
+  // small-GEMM limits (measurements) win over the profile's.
+  const Tuning tuning = options.profile.has_value() ? options.profile->hardware.tuning : Tuning();
   SmallGemmOptions small_gemm = options.small_gemm;
-  if (options.profile.has_value()) {
-    const Tuning& tuning = options.profile->hardware.tuning;
-    if (small_gemm.max_macs == 0) small_gemm.max_macs = tuning.Get(TuningKnob::kSmallGemmMaxMacs);
-    if (small_gemm.max_short_side == 0) small_gemm.max_short_side = tuning.Get(TuningKnob::kSmallGemmMaxShortSide);
-  }
+  if (small_gemm.max_macs == 0) small_gemm.max_macs = tuning.Get(TuningKnob::kSmallGemmMaxMacs);
+  if (small_gemm.max_short_side == 0) small_gemm.max_short_side = tuning.Get(TuningKnob::kSmallGemmMaxShortSide);
   GpuKernelEmitter kernels(&modules, device, small_gemm, options.deterministic_ops);
   ThunkEmitterOptions thunk_options;
   thunk_options.num_devices = std::max<int64_t>(1, module.config().replica_count) *
                               std::max<int64_t>(1, module.config().num_partitions);
   absl::StatusOr<runtime::ThunkSequence> thunks = EmitThunks(module, **assignment, kernels, thunk_options);
   if (!thunks.ok()) return WithStage(thunks.status(), "code generation");
-  absl::StatusOr<std::vector<std::unique_ptr<llvm::Module>>> chunks = modules.TakeChunks(
-      options.profile.has_value() ? options.profile->hardware.tuning.Get(TuningKnob::kPtxChunkInstructions)
-                                 : kChunkInstructions);
+  absl::StatusOr<std::vector<std::unique_ptr<llvm::Module>>> chunks = modules.TakeChunks(tuning.Get(TuningKnob::kPtxChunkInstructions));
   if (!chunks.ok()) return WithStage(chunks.status(), "code generation");
   for (const std::unique_ptr<llvm::Module>& chunk : *chunks) {
     std::string err;
