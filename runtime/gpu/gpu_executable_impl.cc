@@ -213,8 +213,16 @@ class GpuExecutableImpl : public GpuExecutable {
   };
 
   std::string Where(const std::string& what) const { return absl::StrCat(what, " (module ", origin_, ")"); }
+  // A thunk the executable cannot run as described (InvalidArgument).
   absl::Status ThunkError(const Thunk& t, const std::string& what) const {
     return absl::InvalidArgumentError(absl::StrCat(origin_, ": thunk ", ThunkKindName(t.kind), " '", t.name, "': ", what));
+  }
+  // A thunk that failed while running, `s` kept with its code: "ORIGIN: thunk KIND 'NAME'
+  // (kernel K): message".
+  absl::Status ThunkFailed(const Thunk& t, const absl::Status& s) const {
+    return absl::Status(s.code(), absl::StrCat(origin_, ": thunk ", ThunkKindName(t.kind), " '", t.name, "'",
+                                               t.kind == ThunkKind::kKernel ? " (kernel " + t.kernel_name + ")" : "",
+                                               ": ", s.message()));
   }
   CUdeviceptr Address(const BufferSlice& s) const { return buffers_[s.allocation] + static_cast<CUdeviceptr>(s.offset); }
 
@@ -649,14 +657,11 @@ class GpuExecutableImpl : public GpuExecutable {
           t.kind != ThunkKind::kWhile && t.kind != ThunkKind::kConditional) {
         s = HLOC_CU(*d_, cuStreamSynchronize, "waiting for the thunk", stream_);
       }
-      if (!s.ok()) {
-        return absl::Status(s.code(), absl::StrCat(origin_, ": thunk ", ThunkKindName(t.kind), " '", t.name, "'",
-                                                   t.kind == ThunkKind::kKernel ? " (kernel " + t.kernel_name + ")" : "",
-                                                   ": ", s.message()));
-      }
+      if (!s.ok()) return ThunkFailed(t, s);
     }
     return absl::OkStatus();
   }
+
 
   // A captured sequence enqueued on several streams as its lane plan says (graph_lanes.h): the
   // graph's branches are the sequence's independent chains. Each nesting level (a loop body
@@ -702,8 +707,7 @@ class GpuExecutableImpl : public GpuExecutable {
       status = ExecuteThunk(seq[i]);
       stream_ = origin;
       if (!status.ok()) {
-        status = absl::Status(status.code(), absl::StrCat(origin_, ": thunk ", ThunkKindName(seq[i].kind), " '",
-                                                          seq[i].name, "': ", status.message()));
+        status = ThunkFailed(seq[i], status);
       } else if (plan.recorded[i]) {
         status = HLOC_CU(*d_, cuEventRecord, Where("ordering graph lanes"), level.events[i], s);
       }
