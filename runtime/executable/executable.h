@@ -134,6 +134,9 @@ struct Thunk {
   ThunkSequence body;
   std::vector<ThunkSequence> branches;
   int64_t trip_count = -1;              // known trip count of a while, -1 when unknown
+  // kCommandBuffer: streams its CUDA-graph capture may fork onto (graph_lanes.h), the
+  // compiler's choice (the profile's command_buffer_lanes); 1: the graph is a chain.
+  int64_t lanes = 1;
   // Compile-time annotations (not serialized): which emitter made a kKernel ("loop", "scatter",
   // ...) and, when it launches fewer threads than its work wants, why the op is inherently
   // serial (the launch check, codegen/gpu/launch_check.h, then does not report it).

@@ -151,6 +151,7 @@ void WriteThunk(Writer& w, const Thunk& t) {
   for (const ThunkSequence& b : t.branches) WriteSequence(w, b);
   w.I64(t.trip_count);
   WriteFft(w, t.fft);
+  w.I64(t.lanes);
   w.End(rec);
 }
 
@@ -372,6 +373,8 @@ absl::Status ReadThunk(Reader& r, Thunk* t, int depth) {
   }
   HLOX_RETURN_IF_ERROR(rec.I64(&t->trip_count, "trip count"));
   if (rec.remaining() > 0) HLOX_RETURN_IF_ERROR(ReadFft(rec, &t->fft));
+  if (rec.remaining() > 0) HLOX_RETURN_IF_ERROR(rec.I64(&t->lanes, "command buffer lanes"));
+  if (t->lanes < 1 || t->lanes > 16) return rec.Error(absl::StrCat("command buffer lanes ", t->lanes, " not in [1, 16]"));
   return absl::OkStatus();  // trailing bytes: fields of a later version
 }
 

@@ -156,8 +156,9 @@ class Printer {
         return s;
       }
       case ThunkKind::kSequential:
-      case ThunkKind::kCommandBuffer:
         return absl::StrCat(pad, "\n", Sequence(t.body, indent + 1, depth + 1));
+      case ThunkKind::kCommandBuffer:
+        return absl::StrCat("lanes=", t.lanes, "\n", Sequence(t.body, indent + 1, depth + 1));
       case ThunkKind::kCustomCall:
       case ThunkKind::kCollective:
         return absl::StrCat(t.target, " ", t.name);

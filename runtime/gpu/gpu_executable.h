@@ -41,11 +41,9 @@ struct CommandBufferOptions {
   // libraries initialize outside a capture.
   int64_t runs_before_capture = 1;
   // Streams a capture may fork onto (graph_lanes.h): independent thunks become parallel graph
-  // branches (hloc run --graph-lanes N). Default 1, one stream, each graph a chain: with 4 lanes
-  // flax_gru_train.large took 5.98 ms against 5.55 ms with one (the step's small kernels beside
-  // its GEMMs slow them down), flax_vit_train 2121 against 2019 us, optax_adafactor_clip 423
-  // against 436 us (H200, 2026-12-02).
-  int64_t lanes = 1;
+  // branches. 0: each command buffer's own choice, made by the compiler (Thunk::lanes, the
+  // profile's command_buffer_lanes); 1-16 overrides it (hloc run --graph-lanes N).
+  int64_t lanes = 0;
 };
 
 struct GpuRunOptions {

@@ -650,7 +650,7 @@ class GpuExecutableImpl : public GpuExecutable {
   }
 
   absl::Status Execute(const ThunkSequence& seq) {
-    if (capturing_ && options_.command_buffers.lanes > 1 && seq.size() > 1) return ExecuteForked(seq);
+    if (capturing_ && capture_lanes_ > 1 && seq.size() > 1) return ExecuteForked(seq);
     for (const Thunk& t : seq) {
       absl::Status s = profiling_ && !capturing_ ? ExecuteProfiled(t) : ExecuteThunk(t);
       if (s.ok() && options_.sync_each_thunk && !capturing_ && t.kind != ThunkKind::kSequential &&
@@ -673,7 +673,7 @@ class GpuExecutableImpl : public GpuExecutable {
   absl::Status ExecuteForked(const ThunkSequence& seq) {
     auto cached = lane_plans_.find(&seq);
     if (cached == lane_plans_.end())
-      cached = lane_plans_.emplace(&seq, PlanLanes(seq, static_cast<int>(options_.command_buffers.lanes))).first;
+      cached = lane_plans_.emplace(&seq, PlanLanes(seq, static_cast<int>(capture_lanes_))).first;
     const LanePlan& plan = cached->second;
     if (fork_levels_.size() <= static_cast<size_t>(fork_depth_)) fork_levels_.emplace_back();
     ForkLevel& level = fork_levels_[fork_depth_];
@@ -854,8 +854,13 @@ class GpuExecutableImpl : public GpuExecutable {
   // capture: every library call and launch enqueued on our stream becomes a node) and the
   // instantiated graph is replayed afterwards. Addresses never change, so no update is needed.
   absl::Status ExecuteCommandBuffer(const Thunk& t) {
-    if (!UseGraph(t)) return Execute(t.body);
-    return ExecuteGraph(t, [&] { return Execute(t.body); });
+    // Its body forks onto the lanes it was compiled for (or --graph-lanes) while captured,
+    // here or inside an enclosing capture (a loop body's command buffer in a device loop).
+    const int64_t outer = capture_lanes_;
+    capture_lanes_ = options_.command_buffers.lanes > 0 ? options_.command_buffers.lanes : t.lanes;
+    absl::Status s = UseGraph(t) ? ExecuteGraph(t, [&] { return Execute(t.body); }) : Execute(t.body);
+    capture_lanes_ = outer;
+    return s;
   }
 
   // Runs `record` as a CUDA graph kept for `key`: plainly for the first runs (library calls
@@ -1009,6 +1014,7 @@ class GpuExecutableImpl : public GpuExecutable {
   std::map<const Thunk*, std::unique_ptr<CufftPlan>> ffts_;
   absl::flat_hash_map<const Thunk*, Graph> graphs_;
   bool capturing_ = false;
+  int64_t capture_lanes_ = 1;  // lanes of the command buffer whose body is being executed
   std::unique_ptr<DeviceLoops> loops_;                    // null: loops run from the host
   absl::flat_hash_map<const Thunk*, int64_t> loop_counters_;  // loops with a trip count -> counter
   std::vector<CUstream> aux_streams_;                    // one per loop nesting level

@@ -26,6 +26,14 @@ const std::array<TuningDecl, static_cast<size_t>(TuningKnob::kCount)>& TuningDec
        "full occupancy (32 registers a thread); costlier ones at half (64)",
        "H200: softmax, layernorm and optimizer norms cost 4-16; numpyro_logprob_grad's costlier fold spilled at 32 "
        "registers (794 -> 552 us at half occupancy)"},
+      {TuningKnob::kCommandBufferLanes, "command_buffer_lanes", TuningKind::kCount, 2, 1, 16,
+       "streams a command buffer's CUDA-graph capture may fork onto: its independent thunks become parallel graph "
+       "branches (1: every graph a chain); recorded on each kCommandBuffer thunk, `hloc run --graph-lanes N` "
+       "overrides it",
+       "H200, every large module of both waves, lanes 1 vs 2 (2026-12-03, one lease): optax_adafactor_clip 0.435 -> "
+       "0.388 ms, flax_gru_train 4.79 -> 4.44, conv_transpose_bf16 0.83 -> 0.78, reductions 0.20 -> 0.19; the rest "
+       "within 2% (flax_unet_grad, flax_vit_train, eqx_mlp_lion up to 1.8% slower); 4 lanes slowed the GRU step "
+       "(its small kernels beside its GEMMs)"},
   }};
   return decls;
 }

@@ -16,6 +16,7 @@ enum class TuningKnob {
   kLoopThreadsPerBlock,    // codegen/gpu/gpu_kernel_util.h (GpuDeviceInfo)
   kGridStrideWaves,        // codegen/gpu/gpu_kernel_util.h (GpuDeviceInfo)
   kSplitReductionLightCost,  // codegen/gpu/gpu_reduction_split.h
+  kCommandBufferLanes,     // codegen/gpu/command_buffer_conversion.h
   kCount
 };
 

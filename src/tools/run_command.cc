@@ -84,8 +84,9 @@ Options:
   --autotune-cache F  read and extend the GEMM/convolution autotuning cache file F
   --no-autotune       take the libraries' heuristic choice instead of timing candidates
   --command-buffers S on (default) or off: CUDA graphs for the command-buffer thunks
-  --graph-lanes N     streams a CUDA-graph capture forks onto (default 1: one stream, each graph
-                      a chain; 2-16: independent thunks become parallel branches)
+  --graph-lanes N     streams a CUDA-graph capture forks onto, overriding each command buffer's
+                      compiled choice (the profile's command_buffer_lanes; h200: 2): 1 makes
+                      each graph a chain, 2-16 independent thunks parallel branches
   --device-loops S    on (default) or off: while loops as CUDA-graph WHILE nodes (one graph a
                       loop, no host round trip an iteration; needs command buffers and CUDA 12.3+)
   --no-tf32           f32 GEMMs in full f32 (default: TF32, XLA's default)

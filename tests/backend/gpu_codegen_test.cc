@@ -304,6 +304,7 @@ TEST_CASE("command buffers: runs of kernel, GEMM and copy thunks become one kCom
                        MakeThunk(ThunkKind::kKernel, "e", 4, 5), MakeThunk(ThunkKind::kMemset, "f", 5, 5),
                        MakeThunk(ThunkKind::kKernel, "g", 5, 6), MakeThunk(ThunkKind::kKernel, "h", 6, 7)};
   CommandBufferConversionOptions o;
+  o.lanes = 3;
   absl::StatusOr<int64_t> n = codegen::gpu::RunCommandBufferConversion(seq, o);
   REQUIRE(n.ok());
   CHECK(*n == 2);
@@ -325,7 +326,11 @@ TEST_CASE("command buffers: runs of kernel, GEMM and copy thunks become one kCom
   INFO(back.status().message());
   REQUIRE(back.ok());
   CHECK(Kinds(back->thunks) == Kinds(seq));
+  // The lanes chosen at compile time travel with each command buffer.
+  CHECK(back->thunks[0].lanes == 3);
+  CHECK(back->thunks[2].lanes == 3);
   CHECK(absl::StrContains(runtime::ThunkSequenceToString(seq), "kCommandBuffer"));
+  CHECK(absl::StrContains(runtime::ThunkSequenceToString(seq), "lanes=3"));
 }
 
 TEST_CASE("command buffers: options", "[gpu][command_buffer]") {

@@ -64,6 +64,7 @@ absl::StatusOr<int64_t> Convert(ThunkSequence& seq, const CommandBufferConversio
       Thunk cb;
       cb.kind = ThunkKind::kCommandBuffer;
       cb.name = absl::StrCat("command_buffer.", counter++);
+      cb.lanes = std::clamp<int64_t>(o.lanes, 1, 16);
       for (size_t k = i; k < j; ++k) cb.body.push_back(std::move(seq[k]));
       CollectArguments(cb.body, cb);
       out.push_back(std::move(cb));

@@ -25,6 +25,9 @@ struct CommandBufferConversionOptions {
   std::set<runtime::ThunkKind> kinds = {runtime::ThunkKind::kKernel, runtime::ThunkKind::kGemm,
                                         runtime::ThunkKind::kCopy};
   int64_t min_graph_size = 2;
+  // Streams each command buffer's capture may fork onto (Thunk::lanes; the profile's
+  // command_buffer_lanes, src/engine/tuning.cc says what was measured).
+  int64_t lanes = 1;
 };
 
 // XLA's flag values ("FUSION,CUBLAS,CUBLASLT,CUDNN", case-insensitive, also "KERNEL", "GEMM",

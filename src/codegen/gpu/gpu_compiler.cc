@@ -169,6 +169,7 @@ absl::StatusOr<runtime::Executable> GpuCompiler::Compile(HloModule& module, cons
   // 5. Command buffers.
   CommandBufferConversionOptions cb = options.command_buffer_options;
   cb.enabled = cb.enabled && options.command_buffers;
+  cb.lanes = tuning.Get(TuningKnob::kCommandBufferLanes);
   absl::StatusOr<int64_t> graphs = RunCommandBufferConversion(*thunks, cb);
   if (!graphs.ok()) return WithStage(graphs.status(), "command buffers");
   timer.Done("command buffers", absl::StrFormat("%d graphs", *graphs));
