@@ -34,18 +34,6 @@ const std::array<TuningDecl, static_cast<size_t>(TuningKnob::kCount)>& TuningDec
        "0.388 ms, flax_gru_train 4.79 -> 4.44, conv_transpose_bf16 0.83 -> 0.78, reductions 0.20 -> 0.19; the rest "
        "within 2% (flax_unet_grad, flax_vit_train, eqx_mlp_lion up to 1.8% slower); 4 lanes slowed the GRU step "
        "(its small kernels beside its GEMMs)"},
-      {TuningKnob::kSplitKTile, "split_k_tile", TuningKind::kCount, 128, 16, 1024,
-       "the output tile side a cuBLAS GEMM is modelled with: an f32 GEMM whose (m/tile)*(n/tile) tiles fill at most "
-       "half the SMs is split in K (split-k-gemm-rewriter)",
-       "cuBLASLt's Hopper f32/TF32 kernels use 128x128 (and larger) output tiles; eqx_mlp_lion's 1024x1024x8192 "
-       "weight gradient (64 such tiles on 132 SMs) took 96 us where its 8192x1024x1024 forward GEMMs took 50 "
-       "(H200, 2026-12-03)"},
-      {TuningKnob::kSplitKMinDepth, "split_k_min_depth", TuningKind::kCount, 512, 16, int64_t{1} << 30,
-       "the shortest K slice a split-K GEMM computes (longer Ks split fewer ways)",
-       "each output element then costs at least 2*512 FLOPs per 8 bytes of partial sums written and read back: above "
-       "an H200's ~100 TF32 FLOPs per byte of bandwidth, so the partials cost less than the GEMM time they save"},
-      {TuningKnob::kSplitKMaxSplit, "split_k_max_split", TuningKind::kCount, 16, 1, 256,
-       "the most slices a split-K GEMM's K is cut into (a power of two)", "XLA's Triton split-K configurations go to 16"},
   }};
   return decls;
 }

@@ -17,9 +17,6 @@ enum class TuningKnob {
   kGridStrideWaves,        // codegen/gpu/gpu_kernel_util.h (GpuDeviceInfo)
   kSplitReductionLightCost,  // codegen/gpu/gpu_reduction_split.h
   kCommandBufferLanes,     // codegen/gpu/command_buffer_conversion.h
-  kSplitKTile,             // passes/library/split_k_gemm_rewriter.h
-  kSplitKMinDepth,         // passes/library/split_k_gemm_rewriter.h
-  kSplitKMaxSplit,         // passes/library/split_k_gemm_rewriter.h
   kCount
 };
 

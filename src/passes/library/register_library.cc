@@ -1,7 +1,6 @@
 // Registration of the library-call passes (src/passes/library/) under XLA's names.
 #include "passes/library/conv_rewriter.h"
 #include "passes/library/cublas_pad_for_gemms.h"
-#include "passes/library/split_k_gemm_rewriter.h"
 #include "passes/library/cudnn_fused_conv_rewriter.h"
 #include "passes/library/gemm_rewriter.h"
 #include <algorithm>
@@ -64,12 +63,6 @@ void RegisterLibraryPasses(PassRegistry& registry) {
         return std::make_unique<CublasPadForGemms>(type, std::max<int64_t>(1, IntOption(o, "pad_to_multiple_of", 8)),
                                                    major, minor, IntOption(o, "size_threshold", 100));
       }});
-
-  registry.Register(PassInfo{
-      SplitKGemmRewriter::kName,
-      "f32 GEMMs too small to fill the GPU but long in K: a batched GEMM over K slices and a reduce (GPU profiles)",
-      {},
-      [](const PassOptions&) -> std::unique_ptr<HloPass> { return std::make_unique<SplitKGemmRewriter>(); }});
 
   registry.Register(PassInfo{
       ConvRewriter::kName,
