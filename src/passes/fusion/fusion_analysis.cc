@@ -11,6 +11,27 @@
 
 namespace hloc::fusion {
 
+// A body's indexing (ComputeIndexing below), by position counted from the END of its post
+// order: a fusion grown in place (FusionBuilder::FuseInPlace) gets the producer's clones and
+// parameters ahead of its old instructions, whose users, and so whose entries, are unchanged;
+// counted from the end they keep their positions, and only the new part is computed
+// (FusionFactsCache::GrewInPlace). From the start, every entry would move.
+struct IndexingState {
+  // An instruction's index-changing readers, by position (the instruction itself stands for
+  // "an output of the kernel"), each with how many of its elements the reader reads per
+  // element it computes. Few per instruction: a list, not a map.
+  using Readers = std::vector<std::pair<int64_t, double>>;
+  // The body's non-parameter instructions in post order, last first, then its parameters:
+  // those read nothing, so they can come last whatever the post order says, and a growth
+  // that moves them (FuseInPlace puts them all in front) leaves the others' positions.
+  std::vector<const HloInstruction*> rpost;
+  int64_t instructions = 0;  // of rpost, the non-parameters
+  absl::flat_hash_map<const HloInstruction*, int64_t> pos;  // index into rpost
+  std::vector<Readers> readers;
+  std::vector<double> evals;
+  std::vector<double> index_count;
+};
+
 struct FusionFactsCache::Facts {
   int64_t size = 0;  // body instructions, for the cache's bound
   std::vector<const HloInstruction*> fused;  // FusedInstructions
@@ -21,7 +42,10 @@ struct FusionFactsCache::Facts {
   // The body's indexing (ComputeIndexing) and what follows from it, made on first use
   // (LookupIndexed): many fusions are refused by their opcodes alone and never costed.
   bool indexed = false;
-  std::vector<std::pair<const HloInstruction*, double>> evals;
+  // Whether the body's post order is its instruction order (a body the fusion builder wrote):
+  // then a growth in place is known to prepend to it.
+  bool list_order = false;
+  IndexingState indexing;
   std::vector<std::pair<const HloInstruction*, double>> param_index_counts;
   std::vector<double> utilization;
   double flops = 0;
@@ -317,13 +341,7 @@ namespace {
 // the emitter generates its code for (XLA's FusionNodeIndexingEvaluation). A fused emitter
 // computes a value once per (instruction, index): users that read it elementwise at the same
 // index share one evaluation, so only index-changing users (broadcast, slice, reduce, ...)
-// and outputs multiply the work. Indexed like `post`, the body's post order.
-struct Indexing {
-  std::vector<const HloInstruction*> post;
-  std::vector<double> evals;
-  std::vector<double> index_count;
-};
-
+// and outputs multiply the work.
 bool SameIndexUser(const HloInstruction* user, const HloInstruction* operand) {
   if (!user->IsElementwise() && user->opcode() != O::kCopy && user->opcode() != O::kConvert) return false;
   return user->shape().IsArray() && operand->shape().IsArray() &&
@@ -332,13 +350,7 @@ bool SameIndexUser(const HloInstruction* user, const HloInstruction* operand) {
 
 thread_local int64_t body_analyses = 0;
 
-// An instruction's index-changing readers, by post-order position (the instruction itself
-// stands for "an output of the kernel"), each with how many of its elements the reader reads
-// per element it computes. Few per instruction: a list, not a map. PriorityFusion analyses
-// every fusion it builds once, and maps of maps made that most of the pass.
-using Readers = std::vector<std::pair<int64_t, double>>;
-
-void MaxInto(Readers& readers, int64_t v, double f) {
+void MaxInto(IndexingState::Readers& readers, int64_t v, double f) {
   for (auto& [w, g] : readers)
     if (w == v) {
       g = std::max(g, f);
@@ -347,36 +359,31 @@ void MaxInto(Readers& readers, int64_t v, double f) {
   readers.push_back({v, std::max(0.0, f)});
 }
 
-Indexing ComputeIndexing(const HloComputation* comp) {
-  ++body_analyses;
-  Indexing r;
-  r.post = PostOrder(comp);
-  const std::vector<const HloInstruction*>& post = r.post;
-  const int64_t n = static_cast<int64_t>(post.size());
-  absl::flat_hash_map<const HloInstruction*, int64_t> pos;
-  pos.reserve(n);
-  for (int64_t i = 0; i < n; ++i) pos[post[i]] = i;
+// Fills the state's positions [from, size) (counted from the end of the post order): each
+// instruction from its users, which come later in the post order and so were done before it.
+// Positions marked in `done` are kept as they are.
+void IndexFrom(IndexingState& st, const HloComputation* comp, int64_t from,
+               const std::vector<bool>* done = nullptr) {
+  const int64_t n = static_cast<int64_t>(st.rpost.size());
   const HloInstruction* root = comp->root_instruction();
   const bool tuple_root = root->opcode() == O::kTuple;
-  std::vector<bool> output(n, false);
-  if (tuple_root) {
-    for (const HloInstruction* o : root->operands()) output[pos.at(o)] = true;
-  } else {
-    output[pos.at(root)] = true;
-  }
-  std::vector<Readers> iu(n);
-  r.evals.assign(n, 0.0);
-  r.index_count.assign(n, 0.0);
-  for (int64_t i = n - 1; i >= 0; --i) {
-    const HloInstruction* x = post[i];
-    if (x == root && tuple_root) continue;
-    Readers& mine = iu[i];
-    if (output[i]) mine.push_back({i, 1.0});
+  st.readers.resize(n);
+  st.evals.resize(n, 0.0);
+  st.index_count.resize(n, 0.0);
+  absl::flat_hash_set<const HloInstruction*> outputs;
+  if (tuple_root) outputs.insert(root->operands().begin(), root->operands().end());
+  for (int64_t i = from; i < n; ++i) {
+    const HloInstruction* x = st.rpost[i];
+    if ((x == root && tuple_root) || (done != nullptr && (*done)[i])) continue;
+    const bool output = tuple_root ? outputs.contains(x) : x == root;
+    IndexingState::Readers& mine = st.readers[i];
+    mine.clear();
+    if (output) mine.push_back({i, 1.0});
     for (const HloInstruction* u : x->users()) {
       if (u == root && tuple_root) continue;
-      const int64_t ui = pos.at(u);
+      const int64_t ui = st.pos.at(u);
       if (SameIndexUser(u, x)) {
-        for (const auto& [v, f] : iu[ui]) MaxInto(mine, v, f);
+        for (const auto& [v, f] : st.readers[ui]) MaxInto(mine, v, f);
       } else {
         double f = 0;
         for (int64_t j = 0; j < u->operand_count(); ++j)
@@ -390,8 +397,8 @@ Indexing ComputeIndexing(const HloComputation* comp) {
         e += Elems(x);
         count += 1;
       } else {
-        e += r.evals[v] * f;
-        count += r.index_count[v] * (post[v]->opcode() == O::kConcatenate ? post[v]->operand_count() : 1);
+        e += st.evals[v] * f;
+        count += st.index_count[v] * (st.rpost[v]->opcode() == O::kConcatenate ? st.rpost[v]->operand_count() : 1);
       }
     }
     // A reduction inside a kernel is computed once per output element and kept (in
@@ -401,32 +408,57 @@ Indexing ComputeIndexing(const HloComputation* comp) {
       e = std::min(e, Elems(x));
       count = std::min(count, 1.0);
     }
-    r.evals[i] = e;
-    r.index_count[i] = std::min(count, 1e12);
+    st.evals[i] = e;
+    st.index_count[i] = std::min(count, 1e12);
   }
-  return r;
+}
+
+IndexingState ComputeIndexing(const HloComputation* comp) {
+  ++body_analyses;
+  IndexingState st;
+  std::vector<const HloInstruction*> post = PostOrder(comp);
+  st.rpost.reserve(post.size());
+  for (auto it = post.rbegin(); it != post.rend(); ++it)
+    if ((*it)->opcode() != O::kParameter) st.rpost.push_back(*it);
+  st.instructions = static_cast<int64_t>(st.rpost.size());
+  // The parameters by number (as GrewInPlace appends them).
+  for (const HloInstruction* p : comp->parameters())
+    if (p != nullptr) st.rpost.push_back(p);
+  st.pos.reserve(st.rpost.size());
+  for (size_t i = 0; i < st.rpost.size(); ++i) st.pos[st.rpost[i]] = static_cast<int64_t>(i);
+  IndexFrom(st, comp, 0);
+  return st;
+}
+
+// The element evaluations of a body's instructions from its indexing: the non-parameters in
+// post order, then the parameters (what flops and utilization read: parameters add no flops),
+// and the index count of each parameter (by parameter position in the body).
+std::vector<std::pair<const HloInstruction*, double>> EvaluationsOf(
+    const IndexingState& st, const HloComputation* comp,
+    std::vector<std::pair<const HloInstruction*, double>>* param_index_counts) {
+  std::vector<std::pair<const HloInstruction*, double>> out;
+  out.reserve(st.rpost.size());
+  for (int64_t i = st.instructions; i-- > 0;) out.push_back({st.rpost[i], st.evals[i]});
+  for (size_t i = st.instructions; i < st.rpost.size(); ++i) out.push_back({st.rpost[i], st.evals[i]});
+  if (param_index_counts != nullptr) {
+    param_index_counts->clear();
+    for (const HloInstruction* p : comp->parameters()) {
+      if (p == nullptr) continue;
+      auto it = st.pos.find(p);
+      param_index_counts->push_back({p, it != st.pos.end() ? st.index_count[it->second] : 0.0});
+    }
+  }
+  return out;
 }
 
 }  // namespace
 
 namespace {
 
-// ElementEvaluations of a fusion from its body's indexing, and the index count of each of its
-// parameters (by parameter position in the body), without the cache.
+// The same without the cache.
 std::vector<std::pair<const HloInstruction*, double>> FusionElementEvaluations(
     const HloComputation* comp, std::vector<std::pair<const HloInstruction*, double>>* param_index_counts) {
-  Indexing ix = ComputeIndexing(comp);
-  std::vector<std::pair<const HloInstruction*, double>> out;
-  out.reserve(ix.post.size());
-  for (size_t i = 0; i < ix.post.size(); ++i) out.push_back({ix.post[i], ix.evals[i]});
-  if (param_index_counts != nullptr) {
-    absl::flat_hash_map<const HloInstruction*, double> count_of;
-    for (size_t i = 0; i < ix.post.size(); ++i)
-      if (ix.post[i]->opcode() == O::kParameter) count_of[ix.post[i]] = ix.index_count[i];
-    for (const HloInstruction* p : comp->parameters())
-      if (p != nullptr) param_index_counts->push_back({p, count_of[p]});
-  }
-  return out;
+  return EvaluationsOf(ComputeIndexing(comp), comp, param_index_counts);
 }
 
 std::vector<double> UtilizationFromEvaluations(const HloInstruction* node,
@@ -441,6 +473,7 @@ std::vector<double> UtilizationFromEvaluations(const HloInstruction* node,
 }
 
 double FlopsFromEvaluations(const std::vector<std::pair<const HloInstruction*, double>>& evals);
+void AddFlops(double& flops, const HloInstruction* x, double evals);
 
 }  // namespace
 
@@ -448,8 +481,15 @@ int64_t FusionBodyAnalyses() { return body_analyses; }
 
 std::vector<std::pair<const HloInstruction*, double>> ElementEvaluations(const HloInstruction* node) {
   if (node->opcode() != O::kFusion || node->called_computations().empty()) return {{node, Elems(node)}};
-  if (const FusionFactsCache::Facts* f = FusionFactsCache::LookupIndexed(node)) return f->evals;
-  return FusionElementEvaluations(node->fused_instructions_computation(), nullptr);
+  // In post order (the cache keeps them in its own order, for flops and utilization).
+  const HloComputation* comp = node->fused_instructions_computation();
+  const IndexingState st = ComputeIndexing(comp);
+  std::vector<std::pair<const HloInstruction*, double>> out;
+  for (const HloInstruction* x : PostOrder(comp)) {
+    auto it = st.pos.find(x);
+    out.push_back({x, it != st.pos.end() ? st.evals[it->second] : 0.0});
+  }
+  return out;
 }
 
 std::vector<double> OperandUtilization(const HloInstruction* node) {
@@ -497,23 +537,25 @@ double Flops(const HloInstruction* node) {
 
 namespace {
 
+void AddFlops(double& flops, const HloInstruction* x, double evals) {
+  switch (x->opcode()) {
+    case O::kParameter: case O::kConstant: case O::kTuple: case O::kGetTupleElement:
+      break;
+    case O::kReduce: case O::kReduceWindow:
+      // One application of the reducer per element read.
+      flops += evals * ReadFactor(x, 0) * static_cast<double>(std::max<int64_t>(1, x->operand_count() / 2));
+      break;
+    case O::kDot: case O::kConvolution:
+      flops += evals * 2.0 * ReadFactor(x, 0);
+      break;
+    default:
+      flops += evals * RelativeCost(x->opcode());
+  }
+}
+
 double FlopsFromEvaluations(const std::vector<std::pair<const HloInstruction*, double>>& all) {
   double flops = 0;
-  for (const auto& [x, evals] : all) {
-    switch (x->opcode()) {
-      case O::kParameter: case O::kConstant: case O::kTuple: case O::kGetTupleElement:
-        break;
-      case O::kReduce: case O::kReduceWindow:
-        // One application of the reducer per element read.
-        flops += evals * ReadFactor(x, 0) * static_cast<double>(std::max<int64_t>(1, x->operand_count() / 2));
-        break;
-      case O::kDot: case O::kConvolution:
-        flops += evals * 2.0 * ReadFactor(x, 0);
-        break;
-      default:
-        flops += evals * RelativeCost(x->opcode());
-    }
-  }
+  for (const auto& [x, evals] : all) AddFlops(flops, x, evals);
   return flops;
 }
 
@@ -560,8 +602,10 @@ FusionFactsCache::~FusionFactsCache() {
   delete impl_;
 }
 
-void FusionFactsCache::Forget(const HloInstruction* fusion) {
-  auto it = impl_->by_id.find(fusion->unique_id());
+void FusionFactsCache::Forget(const HloInstruction* fusion) { Forget(fusion->unique_id()); }
+
+void FusionFactsCache::Forget(int64_t id) {
+  auto it = impl_->by_id.find(id);
   if (it == impl_->by_id.end()) return;
   impl_->cached_instructions -= it->second->size;
   impl_->by_id.erase(it);
@@ -579,11 +623,15 @@ const FusionFactsCache::Facts* FusionFactsCache::Lookup(const HloInstruction* no
   if (impl.cached_instructions + comp->instruction_count() > kMaxCachedInstructions) return nullptr;
   auto facts = std::make_unique<Facts>();
   facts->size = comp->instruction_count();
-  for (const HloInstruction* x : PostOrder(comp)) {
+  const std::vector<const HloInstruction*> post = PostOrder(comp);
+  for (const HloInstruction* x : post) {
     if (x->opcode() == O::kParameter) continue;
     facts->fused.push_back(x);
     if (IsInputFusibleReduction(x)) facts->reductions.push_back(x);
   }
+  const auto& list = comp->instructions();
+  facts->list_order = list.size() == post.size();
+  for (size_t i = 0; i < post.size() && facts->list_order; ++i) facts->list_order = list[i].get() == post[i];
   facts->opcodes = DistinctOpcodes(facts->fused);
   facts->representatives = Representatives(facts->fused);
   facts->kind = FusionKindFor(facts->fused);
@@ -596,11 +644,116 @@ const FusionFactsCache::Facts* FusionFactsCache::LookupIndexed(const HloInstruct
   if (found == nullptr || found->indexed) return found;
   // The entry Lookup made (or found) for this id: the cache owns it, and only fills it here.
   Facts* facts = const_cast<Facts*>(found);
-  facts->evals = FusionElementEvaluations(node->fused_instructions_computation(), &facts->param_index_counts);
-  facts->utilization = UtilizationFromEvaluations(node, facts->evals);
-  facts->flops = FlopsFromEvaluations(facts->evals);
-  facts->indexed = true;
+  const HloComputation* comp = node->fused_instructions_computation();
+  facts->indexing = ComputeIndexing(comp);
+  FillFromIndexing(node, *facts);
   return facts;
+}
+
+void FusionFactsCache::FillFromIndexing(const HloInstruction* node, Facts& facts) {
+  // What EvaluationsOf, UtilizationFromEvaluations and FlopsFromEvaluations give, without the
+  // list: the flops summed in the same order (post order), so to the same bits.
+  const IndexingState& st = facts.indexing;
+  const HloComputation* comp = node->fused_instructions_computation();
+  facts.flops = 0;
+  for (int64_t i = st.instructions; i-- > 0;) AddFlops(facts.flops, st.rpost[i], st.evals[i]);
+  facts.utilization.assign(node->operand_count(), 0.0);
+  for (size_t i = st.instructions; i < st.rpost.size(); ++i) {
+    const int64_t p = st.rpost[i]->attrs().parameter_number;
+    if (p >= 0 && p < node->operand_count()) facts.utilization[p] = st.evals[i] / std::max(1.0, Elems(st.rpost[i]));
+  }
+  facts.param_index_counts.clear();
+  for (const HloInstruction* p : comp->parameters()) {
+    if (p == nullptr) continue;
+    auto it = st.pos.find(p);
+    facts.param_index_counts.push_back({p, it != st.pos.end() ? st.index_count[it->second] : 0.0});
+  }
+  facts.indexed = true;
+}
+
+void FusionFactsCache::GrewInPlace(int64_t old_id, const HloInstruction* node,
+                                   const std::vector<const HloInstruction*>& clones) {
+  FusionFactsCache* cache = active_cache;
+  if (cache == nullptr) return;
+  Impl& impl = *cache->impl_;
+  auto it = impl.by_id.find(old_id);
+  if (it == impl.by_id.end()) return;
+  std::unique_ptr<Facts> facts = std::move(it->second);
+  impl.by_id.erase(it);
+  impl.cached_instructions -= facts->size;
+  const HloComputation* comp = node->fused_instructions_computation();
+  // Only a body kept in instruction order is known to have grown at its front (FuseInPlace
+  // keeps the order); anything else is analysed again on its next question.
+  if (!facts->list_order || node->unique_id() < 0 ||
+      impl.cached_instructions + comp->instruction_count() > kMaxCachedInstructions)
+    return;
+  const std::vector<const HloInstruction*>& added = clones;
+  // What Lookup would compute over `added` followed by the old instructions: first
+  // appearances from `added` come first.
+  facts->size = comp->instruction_count();
+  facts->fused.insert(facts->fused.begin(), added.begin(), added.end());
+  std::vector<const HloInstruction*> reductions;
+  for (const HloInstruction* x : added)
+    if (IsInputFusibleReduction(x)) reductions.push_back(x);
+  facts->reductions.insert(facts->reductions.begin(), reductions.begin(), reductions.end());
+  std::vector<HloOpcode> opcodes = DistinctOpcodes(added);
+  for (HloOpcode op : facts->opcodes)
+    if (std::find(opcodes.begin(), opcodes.end(), op) == opcodes.end()) opcodes.push_back(op);
+  facts->opcodes = std::move(opcodes);
+  std::vector<const HloInstruction*> representatives = added;
+  representatives.insert(representatives.end(), facts->representatives.begin(), facts->representatives.end());
+  facts->representatives = Representatives(representatives);
+  if (facts->kind != FusionKind::kInput) facts->kind = FusionKindFor(added);
+  if (facts->indexed) {
+    // The old instructions keep their entries (their users are the same); the clones and the
+    // parameters (some gained readers) are computed.
+    IndexingState& st = facts->indexing;
+    // So do the parameters no clone reads (their users are the same).
+    absl::flat_hash_set<const HloInstruction*> read;
+    for (const HloInstruction* x : added)
+      for (const HloInstruction* op : x->operands())
+        if (op->opcode() == O::kParameter) read.insert(op);
+    struct Entry {
+      IndexingState::Readers readers;
+      double evals, index_count;
+    };
+    absl::flat_hash_map<const HloInstruction*, Entry> kept;
+    for (size_t i = st.instructions; i < st.rpost.size(); ++i) {
+      if (!read.contains(st.rpost[i]))
+        kept[st.rpost[i]] = {std::move(st.readers[i]), st.evals[i], st.index_count[i]};
+      st.pos.erase(st.rpost[i]);
+    }
+    st.rpost.resize(st.instructions);
+    st.readers.resize(st.instructions);
+    st.evals.resize(st.instructions);
+    st.index_count.resize(st.instructions);
+    auto append = [&](const HloInstruction* x) {
+      st.pos[x] = static_cast<int64_t>(st.rpost.size());
+      st.rpost.push_back(x);
+    };
+    const int64_t from = st.instructions;
+    for (auto p = added.rbegin(); p != added.rend(); ++p) append(*p);
+    st.instructions = static_cast<int64_t>(st.rpost.size());
+    for (const HloInstruction* p : comp->parameters())
+      if (p != nullptr) append(p);
+    const size_t n = st.rpost.size();
+    st.readers.resize(n);
+    st.evals.resize(n, 0.0);
+    st.index_count.resize(n, 0.0);
+    std::vector<bool> done(n, false);
+    for (size_t i = st.instructions; i < n; ++i) {
+      auto it = kept.find(st.rpost[i]);
+      if (it == kept.end()) continue;
+      st.readers[i] = std::move(it->second.readers);
+      st.evals[i] = it->second.evals;
+      st.index_count[i] = it->second.index_count;
+      done[i] = true;
+    }
+    IndexFrom(st, comp, from, &done);
+    FillFromIndexing(node, *facts);
+  }
+  impl.cached_instructions += facts->size;
+  impl.by_id[node->unique_id()] = std::move(facts);
 }
 
 }  // namespace hloc::fusion

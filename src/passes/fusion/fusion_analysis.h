@@ -107,7 +107,15 @@ class FusionFactsCache {
   FusionFactsCache(const FusionFactsCache&) = delete;
   FusionFactsCache& operator=(const FusionFactsCache&) = delete;
   void Forget(const HloInstruction* fusion);
+  void Forget(int64_t unique_id);
   struct Facts;
+  // FusionBuilder::FuseInPlace grew the fusion cached as `old_id` into `node` (its new id): its
+  // body is now its parameters, then `clones` (the producer's, in body order), then its old
+  // instructions. Their facts are kept and only the new
+  // part is analysed, instead of the whole body again: a fusion that absorbs its producers one
+  // at a time made that quadratic in its size. No-op without an active cache or an entry.
+  static void GrewInPlace(int64_t old_id, const HloInstruction* node,
+                          const std::vector<const HloInstruction*>& clones);
   // The facts of a fusion node (computed on first use); null when no cache is active or the
   // node is not a fusion.
   static const Facts* Lookup(const HloInstruction* node);
@@ -116,6 +124,7 @@ class FusionFactsCache {
 
  private:
   struct Impl;
+  static void FillFromIndexing(const HloInstruction* node, Facts& facts);
   Impl* impl_;
   FusionFactsCache* previous_;
 };

@@ -395,8 +395,12 @@ absl::StatusOr<HloInstruction*> FusionBuilder::FuseInPlace(HloInstruction* produ
   consumer->mutable_attrs().metadata = std::move(metadata);
   consumer->DetachFromOperandsAndUsers();
   for (HloInstruction* op : externals) consumer->AppendOperand(op);
+  const int64_t old_id = consumer->unique_id();
   consumer->set_unique_id(module_.NextUniqueId());
   consumer->set_name(names_.GetUniqueName("fusion"));
+  // The body is now its parameters, then the clones, then the old instructions: the facts
+  // cache keeps what it knew of the old ones.
+  FusionFactsCache::GrewInPlace(old_id, consumer, added);
   // Merge points each outside user at the new fusion in turn, so a user reading it twice is
   // listed twice in a row.
   std::vector<HloInstruction*> users = consumer->users();

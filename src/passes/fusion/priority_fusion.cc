@@ -187,11 +187,13 @@ class ComputationFusion {
         *context_.trace_out << "priority-fusion: " << producer->name() << " into " << consumers.size()
                             << " consumer(s), benefit " << absl::StrFormat("%.3f", p.benefit * 1e6) << " us\n";
       std::vector<HloInstruction*> touched;
+      // Their facts go after the merges (replaced by the merged fusions): a consumer grown in
+      // place hands its facts on to its new id (FusionFactsCache::GrewInPlace) during the merge.
+      std::vector<int64_t> gone = {producer->unique_id()};
       for (HloInstruction* c : consumers) {
         Erase(c);
-        facts_.Forget(c);  // replaced by the merged fusion
+        gone.push_back(c->unique_id());
       }
-      facts_.Forget(producer);
       for (size_t i = 0; i < consumers.size(); ++i) {
         HloInstruction* c = consumers[i];
         absl::flat_hash_set<HloInstruction*> dup;
@@ -200,6 +202,7 @@ class ComputationFusion {
         if (!f.ok()) return f.status();
         touched.push_back(*f);
       }
+      for (int64_t id : gone) facts_.Forget(id);
       changed = true;
       // Each instruction once: a producer shared by every layer (a constant, a mask) is an
       // operand of most of the new fusions, and re-ranking it walks all its consumers. The
@@ -243,9 +246,10 @@ class ComputationFusion {
         absl::flat_hash_set<HloInstruction*> dup;
         // Keep the original while anything else (a later user here, or an unfusible one) reads it.
         if (i + 1 < users.size() || constant->user_count() > 1) dup.insert(constant);
-        facts_.Forget(users[i]);
+        const int64_t gone = users[i]->unique_id();
         absl::StatusOr<HloInstruction*> f = builder_.Merge({constant, users[i]}, dup);
         if (!f.ok()) return f.status();
+        facts_.Forget(gone);
         changed = true;
       }
     }
