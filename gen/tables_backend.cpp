@@ -207,7 +207,7 @@ bool EmitFusion(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
                    body + "  return true;\n}\n\n";
       std::string req = NameArray(arrays, "kFusionRequires_" + id, RequirementNames(r));
       vetoes += "    {" + CppString(r->getName()) + ", " + CppString(reason) + ", " + req + ", " + req_names + ",\n     " +
-                where + ", Veto_" + id + "},\n";
+                where + ", Veto_" + id + ", " + (r->getValueAsBit("Duplication") ? "true" : "false") + "},\n";
     } else {
       llvm::PrintError(r->getLoc(), "'" + r->getName().str() +
                                         "' derives from FusionRule but is none of Fusible, OpCost or FusionVeto");

@@ -64,6 +64,10 @@ class OpCost<Op op, CostClass cls> : FusionRule {
 class FusionVeto<string reason, list<dag> conditions> : FusionRule {
   string Reason = reason;
   list<dag> Conditions = conditions;
+  // The veto guards against computing the producer more than once (fusion copies it into
+  // every consumer). Multi-output fusion, which makes the producer an output of the
+  // consumer's kernel instead of a copy, does not apply it.
+  bit Duplication = 0;
 }
 
 #endif  // HLOC_BASE_FUSION_TD

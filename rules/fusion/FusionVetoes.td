@@ -36,6 +36,8 @@ def HeroesIncompatible : Constraint<"the heroes of $producer and $consumer need 
                                     "fusion::HeroesIncompatible">;
 def FusionOperandsExceed : Constraint<"the fusion would have more than n operands and outputs",
                                       "fusion::FusionOperandsExceed">;
+def ComputedValueUsersExceed : Constraint<"$x computes values (more than constants, iotas and ops that move values) and has more than n users",
+                                          "fusion::ComputedValueUsersExceed">;
 def ProducerPathsExceed : Constraint<"the consumer's emitter would generate $producer's code for more than n indexings",
                                      "fusion::ProducerPathsExceed">;
 
@@ -47,6 +49,7 @@ def ExpensiveProducerReused : FusionVeto<
 
 // A reduction is never duplicated: each copy would redo the whole reduction
 // (XLA: "reduction output fusion only works for single user").
+let Duplication = 1 in
 def ReductionWithManyUsers : FusionVeto<
     "a reduction fuses into its consumer only when that consumer is its single user (it is never computed twice)",
     [(IsReductionNode $producer), (Unless (HasOneUser $producer))]>;
@@ -120,3 +123,15 @@ def TooManyOperands : FusionVeto<
 def CodeDuplication : FusionVeto<
     "the consumer would emit the producer's code for more than 15 different indexings (code size)",
     [(ProducerPathsExceed $producer, $consumer, 15)]>;
+
+// Fusing a producer copies its computation into every consumer. Copies into a few kernels save
+// a memory round trip; copies into many multiply code and work. Without a bound, a value every
+// layer extends (a residual stream, the running sum of its gradient) is copied into each later
+// layer's kernels together with the copies before it: kernels quadratic in the depth (163
+// copies of one add in a 40-layer transformer step). Constants, iotas and ops that only move
+// values (broadcast, reshape, transpose, slice, concatenate...) compute nothing and may go
+// everywhere.
+let Duplication = 1 in
+def ComputationCopiedTooOften : FusionVeto<
+    "the producer computes values and has more than 8 users (fusing would copy its computation into each)",
+    [(ComputedValueUsersExceed $producer, 8)]>;

@@ -67,6 +67,7 @@ struct FusionVetoInfo {
   const char* file;
   int line;
   FusionVetoFn fn;
+  bool duplication = false;  // guards copies of the producer only (FusionVeto's Duplication bit)
 };
 
 // Every generated layout and fusion table of the build.

@@ -282,4 +282,21 @@ bool ProducerPathsExceed(RewriteContext&, const HloInstruction* producer, const 
   return PathsFromProducer(producer, consumer) > limit;
 }
 
+bool ComputedValueUsersExceed(RewriteContext&, const HloInstruction* producer, int64_t limit) {
+  // Users first: most producers have a few, and the walk below is over the whole fusion.
+  absl::flat_hash_set<const HloInstruction*> users(producer->users().begin(), producer->users().end());
+  if (static_cast<int64_t>(users.size()) <= limit) return false;
+  for (const HloInstruction* i : FusedInstructions(producer)) {
+    switch (i->opcode()) {
+      // Values are only moved or indexed: a copy costs loads, not arithmetic.
+      case O::kParameter: case O::kConstant: case O::kIota: case O::kBroadcast: case O::kBitcast: case O::kReshape:
+      case O::kCopy: case O::kTranspose: case O::kSlice: case O::kConcatenate: case O::kPad: case O::kReverse:
+        continue;
+      default:
+        return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace hloc::fusion

@@ -54,5 +54,10 @@ bool FusionOperandsExceed(RewriteContext& ctx, const HloInstruction* producer, c
 // producer is more than a single cheap instruction: its code would be emitted that many times.
 bool ProducerPathsExceed(RewriteContext& ctx, const HloInstruction* producer, const HloInstruction* consumer,
                          int64_t limit);
+// The producer computes values (holds an instruction other than a parameter, constant, iota or
+// one that only moves values: broadcast, bitcast, reshape, copy, transpose, slice, concatenate,
+// pad, reverse) and has more than `limit` distinct users: fusing it copies
+// that computation into each of them.
+bool ComputedValueUsersExceed(RewriteContext& ctx, const HloInstruction* producer, int64_t limit);
 
 }  // namespace hloc::fusion

@@ -106,7 +106,7 @@ FusionDecision FusionLegality::IsFusibleNode(const HloInstruction* node, bool as
   return FusionDecision::Allow();
 }
 
-FusionDecision FusionLegality::CanFuse(HloInstruction* producer, HloInstruction* consumer) {
+FusionDecision FusionLegality::CanFuse(HloInstruction* producer, HloInstruction* consumer, bool copies_producer) {
   if (producer->parent() != consumer->parent() || producer->parent() == nullptr)
     return FusionDecision::Refuse("the two instructions are in different computations");
   if (std::find(consumer->operands().begin(), consumer->operands().end(), producer) == consumer->operands().end())
@@ -121,7 +121,7 @@ FusionDecision FusionLegality::CanFuse(HloInstruction* producer, HloInstruction*
 
   RewriteContext ctx(producer->parent(), context_);
   for (const FusionVetoInfo* veto : vetoes_)
-    if (veto->fn(ctx, producer, consumer)) return FusionDecision::Refuse(veto->reason, veto->name, veto->file, veto->line);
+    if ((copies_producer || !veto->duplication) && veto->fn(ctx, producer, consumer)) return FusionDecision::Refuse(veto->reason, veto->name, veto->file, veto->line);
 
   // Every fused op must allow the kind the fusion would get. Whether one does depends only on
   // its opcode, so each distinct opcode is asked once (in order of first appearance, which

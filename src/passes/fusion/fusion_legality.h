@@ -39,8 +39,10 @@ class FusionLegality {
   explicit FusionLegality(PassContext* context, const std::string& target = "");
 
   // Legality of fusing `producer` into `consumer` (one of its users), as PriorityFusion fuses:
-  // the producer's value is computed inside the consumer's kernel.
-  FusionDecision CanFuse(HloInstruction* producer, HloInstruction* consumer);
+  // the producer's value is computed inside the consumer's kernel. `copies_producer` false
+  // (multi-output fusion: the producer becomes an output of the consumer's kernel, its other
+  // users read it there) leaves out the vetoes against copies (FusionVeto's Duplication bit).
+  FusionDecision CanFuse(HloInstruction* producer, HloInstruction* consumer, bool copies_producer = true);
   // Whether the node may be (part of) a fusion at all, and the kinds its ops allow.
   FusionDecision IsFusibleNode(const HloInstruction* node, bool as_producer) const;
   // The Fusible record of an opcode, or null.

@@ -267,16 +267,15 @@ double MergeBenefit(const fusion::GpuCostModel& cost, const HloInstruction* a, c
 // kernel as an extra output: PriorityFusion cannot fuse it when it has other users (the
 // ReductionWithManyUsers veto: it would be computed twice), but as an output of the chain's
 // kernel it is computed once and the other users read it from the fusion's tuple. Every
-// other veto still applies (ReductionIntoNonEpilogue admits only row-normalization chains,
-// which the row emitter runs in one kernel, a block or a warp per row).
-constexpr char kDuplicationVeto[] = "ReductionWithManyUsers";
-
+// veto but those against copies (Duplication) still applies (ReductionIntoNonEpilogue admits
+// only row-normalization chains, which the row emitter runs in one kernel, a block or a warp
+// per row).
 bool ChainMergeLegal(HloInstruction* producer, HloInstruction* consumer, fusion::FusionLegality& legality) {
   if (!fusion::HasReduction(consumer) || fusion::IsMultiOutputFusion(producer)) return false;
   if (!legality.IsFusibleNode(producer, /*as_producer=*/true).ok) return false;
   RewriteContext ctx(producer->parent(), legality.context());
   for (const FusionVetoInfo* veto : legality.active_vetoes()) {
-    if (std::string(veto->name) == kDuplicationVeto) continue;  // nothing is duplicated here
+    if (veto->duplication) continue;  // nothing is copied here
     if (veto->fn(ctx, producer, consumer)) return false;
   }
   return KindsAllow({producer, consumer}, legality);
@@ -450,7 +449,8 @@ class ComputationMof {
     if (chain) {
       if (!ChainMergeLegal(producer, consumer, legality_)) return false;
     } else {
-      if (fusion::IsMultiOutputFusion(producer) || !legality_.CanFuse(producer, consumer).ok) return false;
+      if (fusion::IsMultiOutputFusion(producer) || !legality_.CanFuse(producer, consumer, /*copies_producer=*/false).ok)
+        return false;
     }
     if (!ShapesCompatible(producer, consumer) || !HeroesCompatible(producer, consumer, /*siblings=*/false)) return false;
     if (CombinedOperandsAndOutputs(producer, consumer) + 1 > kMaxOperandsAndOutputs) return false;
