@@ -11,6 +11,12 @@
 // against the shared-memory-per-step bitonic sort (a barrier and 64-bit index math per step)
 // this replaces. Rows shorter than 128 threads' worth share a block (G rows a block).
 //
+// The code is the same whatever P: the stages up to E (inside a thread) are unrolled, the
+// later stages are a runtime loop whose body holds one cross-thread step (a runtime loop over
+// the strides, shuffle or shared memory by stride) and the in-thread steps. Unrolled, every
+// step was a copy of the comparator (sort_topk's 1024-wide rows: 55 steps, 880 copies, most of
+// the module's compile time).
+//
 // Every element carries its original position (i32): the order is (comparator, position), so
 // the result is the stable sort whatever `is_stable` says, and padding slots (position >= n)
 // sort last. An operand that is an iota along the sort dimension (argsort's payload) is not
@@ -110,10 +116,10 @@ class RegisterSort {
 
   llvm::Value* I32(int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); }
   // Shared slot of block-local element q in buffer half `half` (one pad word every 32).
-  llvm::Value* Phys(llvm::Value* q, int half) {
-    return b_.CreateAdd(b_.CreateAdd(q, b_.CreateLShr(q, 5)), I32(half * SlotsPerHalf()));
+  llvm::Value* Phys(llvm::Value* q, llvm::Value* half) {
+    return b_.CreateAdd(b_.CreateAdd(q, b_.CreateLShr(q, 5)), b_.CreateMul(half, I32(SlotsPerHalf())));
   }
-  llvm::Value* SharedAt(llvm::Value* array, llvm::Type* t, llvm::Value* q, int half) {
+  llvm::Value* SharedAt(llvm::Value* array, llvm::Type* t, llvm::Value* q, llvm::Value* half) {
     auto* ty = llvm::ArrayType::get(t, static_cast<uint64_t>(2 * SlotsPerHalf()));
     return b_.CreateInBoundsGEP(ty, array, {b_.getInt32(0), Phys(q, half)});
   }
@@ -137,8 +143,17 @@ class RegisterSort {
   }
   // (x before y, y before x) in the total order (comparator, position), padding last.
   absl::StatusOr<std::pair<llvm::Value*, llvm::Value*>> Order(const Slot& x, const Slot& y);
-  absl::Status SharedStep(std::vector<Slot>& slots, int64_t d, int64_t kk, int& half);
-  absl::Status Exchange(std::vector<Slot>& slots, const std::vector<Slot>& partner, int64_t d, int64_t kk);
+  // d (partner thread distance) and kk (stage) are runtime i32 values from here on.
+  absl::Status SharedStep(std::vector<Slot>& slots, llvm::Value* d, llvm::Value* kk);
+  absl::Status ShuffleStep(std::vector<Slot>& slots, llvm::Value* d, llvm::Value* kk);
+  absl::Status Exchange(std::vector<Slot>& slots, const std::vector<Slot>& partner, llvm::Value* d, llvm::Value* kk);
+  // In-thread steps j = jmax..1 of stage kk: kk a constant below E, or a runtime i32 value.
+  absl::Status ThreadSteps(std::vector<Slot>& slots, int64_t kk_const, llvm::Value* kk, int64_t jmax);
+  // The stages after E: a runtime loop.
+  absl::Status LaterStages();
+  // The slots live in allocas between loop iterations (promoted to registers).
+  std::vector<Slot> LoadSlots();
+  void StoreSlots(const std::vector<Slot>& slots);
 
   GpuKernel& k_;
   llvm::IRBuilderBase& b_;
@@ -153,6 +168,8 @@ class RegisterSort {
   llvm::Value* shared_positions_ = nullptr;
   llvm::Value* g_ = nullptr;  // row of the block this thread works on (i32)
   llvm::Value* t_ = nullptr;  // thread within that row (i32)
+  std::vector<Slot> vars_;     // per slot: allocas of its values and position
+  llvm::Value* half_ = nullptr;  // alloca (i32): the shared half the last shared step wrote
 };
 
 absl::StatusOr<std::pair<llvm::Value*, llvm::Value*>> RegisterSort::Order(const Slot& x, const Slot& y) {
@@ -176,14 +193,13 @@ absl::StatusOr<std::pair<llvm::Value*, llvm::Value*>> RegisterSort::Order(const 
 // smaller of the two when it is the lower of the pair in an ascending run (or the upper in a
 // descending one), else the larger. Both threads of a pair evaluate the same order, so they
 // agree on the swap.
-absl::Status RegisterSort::Exchange(std::vector<Slot>& slots, const std::vector<Slot>& partner, int64_t d,
-                                    int64_t kk) {
-  llvm::Value* lower = b_.CreateICmpEQ(b_.CreateAnd(t_, I32(d)), I32(0));
-  llvm::Value* keep_min = lower;
-  if (kk < P_) {
-    llvm::Value* ascending = b_.CreateICmpEQ(b_.CreateAnd(t_, I32(kk / E_)), I32(0));
-    keep_min = b_.CreateICmpEQ(lower, ascending);
-  }
+absl::Status RegisterSort::Exchange(std::vector<Slot>& slots, const std::vector<Slot>& partner, llvm::Value* d,
+                                    llvm::Value* kk) {
+  llvm::Value* lower = b_.CreateICmpEQ(b_.CreateAnd(t_, d), I32(0));
+  // Runs of kk slots ascend and descend in turn (the last stage's single run, kk = P, ascends:
+  // t < R = P/E).
+  llvm::Value* ascending = b_.CreateICmpEQ(b_.CreateAnd(t_, b_.CreateLShr(kk, Log2(E_))), I32(0));
+  llvm::Value* keep_min = b_.CreateICmpEQ(lower, ascending);
   for (int64_t e = 0; e < E_; ++e) {
     absl::StatusOr<std::pair<llvm::Value*, llvm::Value*>> o = Order(slots[e], partner[e]);
     if (!o.ok()) return o.status();
@@ -194,11 +210,12 @@ absl::Status RegisterSort::Exchange(std::vector<Slot>& slots, const std::vector<
   return absl::OkStatus();
 }
 
-absl::Status RegisterSort::SharedStep(std::vector<Slot>& slots, int64_t d, int64_t kk, int& half) {
-  half ^= 1;
+absl::Status RegisterSort::SharedStep(std::vector<Slot>& slots, llvm::Value* d, llvm::Value* kk) {
+  llvm::Value* half = b_.CreateXor(b_.CreateLoad(b_.getInt32Ty(), half_), I32(1));
+  b_.CreateStore(half, half_);
   llvm::Value* row_base = b_.CreateMul(g_, I32(P_));
   llvm::Value* mine = b_.CreateAdd(row_base, b_.CreateMul(t_, I32(E_)));
-  llvm::Value* theirs = b_.CreateAdd(row_base, b_.CreateMul(b_.CreateXor(t_, I32(d)), I32(E_)));
+  llvm::Value* theirs = b_.CreateAdd(row_base, b_.CreateMul(b_.CreateXor(t_, d), I32(E_)));
   for (int64_t e = 0; e < E_; ++e) {
     llvm::Value* q = b_.CreateAdd(mine, I32(e));
     for (size_t a = 0; a < m_; ++a)
@@ -217,6 +234,96 @@ absl::Status RegisterSort::SharedStep(std::vector<Slot>& slots, int64_t d, int64
   return Exchange(slots, partner, d, kk);
 }
 
+absl::Status RegisterSort::ShuffleStep(std::vector<Slot>& slots, llvm::Value* d, llvm::Value* kk) {
+  std::vector<Slot> partner(E_);
+  for (int64_t e = 0; e < E_; ++e) {
+    partner[e].values.resize(m_, nullptr);
+    for (size_t a = 0; a < m_; ++a)
+      if (!iota_[a]) partner[e].values[a] = k_.ShuffleXor(slots[e].values[a], d);
+    partner[e].position = k_.ShuffleXor(slots[e].position, d);
+  }
+  return Exchange(slots, partner, d, kk);
+}
+
+absl::Status RegisterSort::ThreadSteps(std::vector<Slot>& slots, int64_t kk_const, llvm::Value* kk, int64_t jmax) {
+  // Slots e and e|j of one thread. Within a stage shorter than a thread's slots the run's
+  // direction is known statically; in a later one it is the thread's.
+  llvm::Value* ascending = nullptr;
+  if (kk != nullptr) ascending = b_.CreateICmpEQ(b_.CreateAnd(t_, b_.CreateLShr(kk, Log2(E_))), I32(0));
+  else if (kk_const == E_ && E_ < P_) ascending = b_.CreateICmpEQ(b_.CreateAnd(t_, I32(1)), I32(0));
+  for (int64_t j = jmax; j > 0; j /= 2) {
+    for (int64_t e = 0; e < E_; ++e) {
+      if (e & j) continue;
+      const int64_t f = e | j;
+      absl::StatusOr<std::pair<llvm::Value*, llvm::Value*>> o = Order(slots[e], slots[f]);
+      if (!o.ok()) return o.status();
+      llvm::Value* swap;
+      if (kk == nullptr && kk_const < E_) swap = (e & kk_const) == 0 ? o->second : o->first;
+      else if (ascending != nullptr) swap = b_.CreateSelect(ascending, o->second, o->first);
+      else swap = o->second;  // the last stage of a row that is one thread's
+      Slot lo = Select(swap, slots[f], slots[e]);
+      Slot hi = Select(swap, slots[e], slots[f]);
+      slots[e] = lo;
+      slots[f] = hi;
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<Slot> RegisterSort::LoadSlots() {
+  std::vector<Slot> slots(E_);
+  for (int64_t e = 0; e < E_; ++e) {
+    slots[e].values.resize(m_, nullptr);
+    for (size_t a = 0; a < m_; ++a)
+      if (!iota_[a]) slots[e].values[a] = b_.CreateLoad(types_[a], vars_[e].values[a]);
+    slots[e].position = b_.CreateLoad(b_.getInt32Ty(), vars_[e].position);
+  }
+  return slots;
+}
+
+void RegisterSort::StoreSlots(const std::vector<Slot>& slots) {
+  for (int64_t e = 0; e < E_; ++e) {
+    for (size_t a = 0; a < m_; ++a)
+      if (!iota_[a]) b_.CreateStore(slots[e].values[a], vars_[e].values[a]);
+    b_.CreateStore(slots[e].position, vars_[e].position);
+  }
+}
+
+// Stages kk = 2E..P (lk = log2 kk): the cross-thread steps j = kk/2..E, partner thread t^d
+// with d = j/E (a shuffle inside a warp, shared memory beyond), then the in-thread steps.
+absl::Status RegisterSort::LaterStages() {
+  const int64_t log_e = Log2(E_);
+  return cpu::EmitForLoop(b_, b_.getInt64(log_e + 1), b_.getInt64(Log2(P_) + 1), "sort.stage",
+                          [&](llvm::Value* lk64) -> absl::Status {
+    llvm::Value* lk = b_.CreateTrunc(lk64, b_.getInt32Ty());
+    llvm::Value* kk = b_.CreateShl(I32(1), lk);
+    absl::Status s = cpu::EmitForLoop(b_, b_.getInt64(0), b_.CreateSub(lk64, b_.getInt64(log_e)), "sort.step",
+                                      [&](llvm::Value* u64) -> absl::Status {
+      // d = (kk >> (u + 1)) / E
+      llvm::Value* shift = b_.CreateAdd(b_.CreateTrunc(u64, b_.getInt32Ty()), I32(1 + log_e));
+      llvm::Value* d = b_.CreateLShr(kk, shift);
+      auto shuffle = [&]() -> absl::Status {
+        std::vector<Slot> slots = LoadSlots();
+        if (absl::Status st = ShuffleStep(slots, d, kk); !st.ok()) return st;
+        StoreSlots(slots);
+        return absl::OkStatus();
+      };
+      if (!HasSharedSteps()) return shuffle();
+      return cpu::EmitIfElse(b_, b_.CreateICmpULT(d, I32(32)), "sort.warp", shuffle, [&]() -> absl::Status {
+        std::vector<Slot> slots = LoadSlots();
+        if (absl::Status st = SharedStep(slots, d, kk); !st.ok()) return st;
+        StoreSlots(slots);
+        return absl::OkStatus();
+      });
+    });
+    if (!s.ok()) return s;
+    std::vector<Slot> slots = LoadSlots();
+    if (absl::Status st = ThreadSteps(slots, 0, kk, E_ / 2); !st.ok()) return st;
+    StoreSlots(slots);
+    return absl::OkStatus();
+  });
+}
+
 absl::Status RegisterSort::Emit() {
   const int64_t groups = (rows_.count + G_ - 1) / G_;
   k_.launch = runtime::LaunchDimensions{};
@@ -227,6 +334,14 @@ absl::Status RegisterSort::Emit() {
     shared_values_.push_back(iota_[a] ? nullptr
                                       : k_.SharedArray(types_[a], 2 * SlotsPerHalf(), absl::StrCat("sort", a)));
   if (NeedSharedPositions()) shared_positions_ = k_.SharedArray(b_.getInt32Ty(), 2 * SlotsPerHalf(), "position");
+  vars_.resize(E_);
+  for (int64_t e = 0; e < E_; ++e) {
+    vars_[e].values.resize(m_, nullptr);
+    for (size_t a = 0; a < m_; ++a)
+      if (!iota_[a]) vars_[e].values[a] = cpu::EntryAlloca(b_, types_[a], absl::StrCat("slot", e, ".", a));
+    vars_[e].position = cpu::EntryAlloca(b_, b_.getInt32Ty(), absl::StrCat("slot", e, ".position"));
+  }
+  half_ = cpu::EntryAlloca(b_, b_.getInt32Ty(), "sort.half");
   llvm::Value* tid = b_.CreateTrunc(k_.ThreadIdX(), b_.getInt32Ty());
   g_ = b_.CreateLShr(tid, Log2(R_));
   t_ = b_.CreateAnd(tid, I32(R_ - 1));
@@ -274,7 +389,7 @@ absl::Status RegisterSort::Emit() {
         if (iota_[a]) continue;
         llvm::Value* v = k_.operands[a].EmitReadArrayElement(rows_.At(row, c.pos), b_);
         if (c.valid) v = b_.CreateSelect(c.valid, v, llvm::Constant::getNullValue(types_[a]));
-        b_.CreateStore(v, SharedAt(shared_values_[a], types_[a], c.q, 0));
+        b_.CreateStore(v, SharedAt(shared_values_[a], types_[a], c.q, I32(0)));
       }
     }
     k_.Barrier();
@@ -284,48 +399,19 @@ absl::Status RegisterSort::Emit() {
       slots[e].values.resize(m_, nullptr);
       llvm::Value* q = b_.CreateAdd(mine, I32(e));
       for (size_t a = 0; a < m_; ++a)
-        if (!iota_[a]) slots[e].values[a] = b_.CreateLoad(types_[a], SharedAt(shared_values_[a], types_[a], q, 0));
+        if (!iota_[a]) slots[e].values[a] = b_.CreateLoad(types_[a], SharedAt(shared_values_[a], types_[a], q, I32(0)));
       slots[e].position = b_.CreateAdd(b_.CreateMul(t_, I32(E_)), I32(e));
     }
-    int half = 0;
-    for (int64_t kk = 2; kk <= P_; kk *= 2) {
-      for (int64_t j = kk / 2; j > 0; j /= 2) {
-        if (j < E_) {
-          // Inside the thread: slots e and e|j; the run's direction is known statically when
-          // it is shorter than a thread's slots.
-          llvm::Value* ascending_dyn = nullptr;
-          if (kk >= E_ && kk < P_) ascending_dyn = b_.CreateICmpEQ(b_.CreateAnd(t_, I32(kk / E_)), I32(0));
-          for (int64_t e = 0; e < E_; ++e) {
-            if (e & j) continue;
-            const int64_t f = e | j;
-            absl::StatusOr<std::pair<llvm::Value*, llvm::Value*>> o = Order(slots[e], slots[f]);
-            if (!o.ok()) return o.status();
-            llvm::Value* swap;
-            if (kk < E_) swap = (e & kk) == 0 ? o->second : o->first;
-            else if (ascending_dyn) swap = b_.CreateSelect(ascending_dyn, o->second, o->first);
-            else swap = o->second;
-            Slot lo = Select(swap, slots[f], slots[e]);
-            Slot hi = Select(swap, slots[e], slots[f]);
-            slots[e] = lo;
-            slots[f] = hi;
-          }
-        } else if (j / E_ < 32) {
-          const int64_t d = j / E_;
-          std::vector<Slot> partner(E_);
-          for (int64_t e = 0; e < E_; ++e) {
-            partner[e].values.resize(m_, nullptr);
-            for (size_t a = 0; a < m_; ++a)
-              if (!iota_[a]) partner[e].values[a] = k_.ShuffleXor(slots[e].values[a], static_cast<int>(d));
-            partner[e].position = k_.ShuffleXor(slots[e].position, static_cast<int>(d));
-          }
-          if (absl::Status s = Exchange(slots, partner, d, kk); !s.ok()) return s;
-        } else {
-          if (absl::Status s = SharedStep(slots, j / E_, kk, half); !s.ok()) return s;
-        }
-      }
+    for (int64_t kk = 2; kk <= E_; kk *= 2)
+      if (absl::Status st = ThreadSteps(slots, kk, nullptr, kk / 2); !st.ok()) return st;
+    if (P_ > E_) {
+      StoreSlots(slots);
+      b_.CreateStore(I32(0), half_);
+      if (absl::Status st = LaterStages(); !st.ok()) return st;
+      slots = LoadSlots();
     }
     // Store: through the other shared half, then coalesced global writes.
-    half ^= 1;
+    llvm::Value* half = P_ > E_ ? b_.CreateXor(b_.CreateLoad(b_.getInt32Ty(), half_), I32(1)) : I32(1);
     for (int64_t e = 0; e < E_; ++e) {
       llvm::Value* q = b_.CreateAdd(mine, I32(e));
       for (size_t a = 0; a < m_; ++a)
