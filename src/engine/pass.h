@@ -50,7 +50,8 @@ struct PassContext {
   const HardwareProfile* profile = nullptr;  // null: no profile chosen
   bool trace_rules = false;                  // --trace-rules: rewrite passes log each firing
   std::ostream* trace_out = nullptr;         // where traces go (stderr by default)
-  // Rule and group names disabled/enabled from YAML (rewrite passes honour these).
+  // Rule, group and record names disabled/enabled from YAML (rewrite passes honour these, and
+  // passes with PassInfo::records their records).
   std::vector<std::string> disabled_rules;
   std::vector<std::string> enabled_rules;    // non-empty: only these rules/groups run
 };
@@ -67,6 +68,11 @@ struct PassInfo {
   std::string description;  // one line, shown by --list-passes
   std::vector<PassOptionSpec> options;
   std::function<std::unique_ptr<HloPass>(const PassOptions&)> factory;
+  // Decision records other than rewrite rules that the pass consults (fusion vetoes...): a
+  // pipeline entry's `rules: {enable, disable}` switch them by name like the pass's rewrite
+  // rules (the pass reads PassContext::enabled_rules/disabled_rules), and the manifest loader
+  // checks the names against this list. Null: none.
+  std::function<std::vector<std::string>()> records;
 };
 
 class PassRegistry {

@@ -451,12 +451,14 @@ absl::Status CheckRuleNamesForPass(const yaml::Reader& reader, const YAML::Node&
     if (r->group != nullptr && r->group[0] != '\0' && std::find(known.begin(), known.end(), r->group) == known.end())
       known.push_back(r->group);
   }
+  if (const PassInfo* info = registries.pass_registry().Find(pass); info != nullptr && info->records)
+    for (std::string& r : info->records()) known.push_back(std::move(r));
   for (size_t i = 0; i < names.size(); ++i) {
     if (std::find(known.begin(), known.end(), names[i]) != known.end()) continue;
     YAML::Node at = node.IsSequence() && i < node.size() ? node[i] : node;
     if (known.empty()) {
-      return reader.Error(at, absl::StrCat("pass '", pass, "' has no rewrite rules, so it has no rule '", names[i],
-                                           "' to enable or disable"));
+      return reader.Error(at, absl::StrCat("pass '", pass, "' has no rewrite rules or other decision records, so it "
+                                           "has no rule '", names[i], "' to enable or disable"));
     }
     return reader.Error(at, absl::StrCat("pass '", pass, "' has no rule or rule group named '", names[i], "'",
                                          yaml::DidYouMean(names[i], known)));

@@ -7,6 +7,7 @@
 // back, and evaluate to the same outputs (f32 1e-5, f16 1e-3, bf16 1e-2, integers exactly).
 // The whole pipeline, fusion included, must keep the original module's outputs (f32 1e-4: the
 // pipeline reorders dots and reductions).
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -25,6 +26,7 @@
 #include "ir/hlo_printer.h"
 #include "ir/verifier.h"
 #include "passes/fusion/fusion_analysis.h"
+#include "passes/fusion/fusion_legality.h"
 #include "passes/fusion/gpu_cost_model.h"
 #include "passes/fusion/kernel_report.h"
 #include "passes/fusion/priority_fusion.h"
@@ -263,6 +265,37 @@ ENTRY main {
   CHECK(root->operand(0)->opcode() == HloOpcode::kTanh);
   const std::string why = ExplainFusion(*module, "t", root->name(), context);
   CHECK(absl::StrContains(why, "ExpensiveProducerReused"));
+}
+
+TEST_CASE("a fusion veto is switched off or selected by name through the context's rule lists", "[fusion][vetoes]") {
+  auto module = Parse(R"(HloModule m
+ENTRY main {
+  x = f32[64] parameter(0)
+  t = f32[64] tanh(x)
+  b = f32[64,64] broadcast(t), dimensions={0}
+  ROOT a = f32[64,64] add(b, b)
+})");
+  HloComputation* entry = module->entry_computation();
+  HloInstruction* t = entry->GetInstructionWithName("t");
+  HloInstruction* b = entry->GetInstructionWithName("b");
+  REQUIRE(t != nullptr);
+  REQUIRE(b != nullptr);
+  PassContext context;
+  CHECK(fusion::FusionLegality(&context).CanFuse(t, b).rule == "ExpensiveProducerReused");
+  context.disabled_rules = {"ExpensiveProducerReused"};
+  CHECK(fusion::FusionLegality(&context).CanFuse(t, b).ok);
+  // An enabled list naming vetoes keeps only those.
+  context.disabled_rules.clear();
+  context.enabled_rules = {"TooManyOperands"};
+  CHECK(fusion::FusionLegality(&context).CanFuse(t, b).ok);
+  context.enabled_rules = {"ExpensiveProducerReused"};
+  CHECK_FALSE(fusion::FusionLegality(&context).CanFuse(t, b).ok);
+  // The fusion passes declare the vetoes as their records (the manifest loader checks names).
+  const PassInfo* info = PassRegistry::Global().Find("priority-fusion");
+  REQUIRE(info != nullptr);
+  REQUIRE(info->records);
+  const std::vector<std::string> records = info->records();
+  CHECK(std::find(records.begin(), records.end(), "ComputationCopiedTooOften") != records.end());
 }
 
 // A regression guard for compile time that counts instead of timing: PriorityFusion asks about

@@ -394,7 +394,7 @@ TEST_CASE("manifest mistakes are located errors", "[pipeline][errors]") {
   CHECK(LoadError("name: x\npasses:\n  - pass: record\n    rules: {disable: [RuleC]}\n") ==
         "m.yaml:4:23: pass 'record' has no rule or rule group named 'RuleC' (did you mean 'RuleA'?)");
   CHECK(LoadError("name: x\npasses:\n  - pass: fails\n    rules: {disable: [RuleA]}\n") ==
-        "m.yaml:4:23: pass 'fails' has no rewrite rules, so it has no rule 'RuleA' to enable or disable");
+        "m.yaml:4:23: pass 'fails' has no rewrite rules or other decision records, so it has no rule 'RuleA' to enable or disable");
   CHECK(LoadError("name: x\npasses: [\n").find("m.yaml:3:1: ") == 0);
   CHECK(LoadError("name: x\npasses:\n  - pass: record\n    name: record\n") ==
         "m.yaml:3:5: label 'record' is the name of a pass; choose another");

@@ -47,8 +47,25 @@ FusionLegality::FusionLegality(PassContext* context, const std::string& target)
     if (!RequirementsHold(row->requirements, row->num_requires)) continue;
     if (fusible_[row->opcode] == nullptr) fusible_[row->opcode] = row;
   }
-  for (const FusionVetoInfo* row : tables.vetoes)
+  const std::vector<std::string> none;
+  const std::vector<std::string>& enabled = context_ != nullptr ? context_->enabled_rules : none;
+  const std::vector<std::string>& disabled = context_ != nullptr ? context_->disabled_rules : none;
+  auto named = [](const std::vector<std::string>& names, const char* name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  // As for rewrite rules: an enabled list restricts the vetoes only when it names some of them.
+  bool restrict = false;
+  for (const FusionVetoInfo* row : tables.vetoes) restrict = restrict || named(enabled, row->name);
+  for (const FusionVetoInfo* row : tables.vetoes) {
+    if ((restrict && !named(enabled, row->name)) || named(disabled, row->name)) continue;
     if (RequirementsHold(row->requirements, row->num_requires)) vetoes_.push_back(row);
+  }
+}
+
+std::vector<std::string> FusionVetoNames() {
+  std::vector<std::string> names;
+  for (const FusionVetoInfo* row : GeneratedTables::Global().vetoes) names.push_back(row->name);
+  return names;
 }
 
 bool FusionLegality::RequirementsHold(const char* const* requirements, int n) const {

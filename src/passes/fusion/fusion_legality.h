@@ -32,10 +32,16 @@ struct FusionDecision {
   std::string ToString() const;
 };
 
+// The names of the fusion vetoes (the decision records of the fusion passes, PassInfo::records):
+// a pipeline entry's `rules: {disable: [NAME]}` switches one off for that pass, and `enable`
+// naming some of them keeps only those.
+std::vector<std::string> FusionVetoNames();
+
 class FusionLegality {
  public:
   // `target` "cpu" or "gpu" decides the IsCpu / IsGpu requirements of the records whatever
   // the profile says (cpu.yaml runs priority-fusion with target: cpu); "" follows the profile.
+  // The context's enabled/disabled rule names select the vetoes (FusionVetoNames).
   explicit FusionLegality(PassContext* context, const std::string& target = "");
 
   // Legality of fusing `producer` into `consumer` (one of its users), as PriorityFusion fuses:

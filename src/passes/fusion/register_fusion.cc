@@ -1,4 +1,5 @@
 // Registration of the fusion stage's passes under XLA's names.
+#include "passes/fusion/fusion_legality.h"
 #include "passes/fusion/horizontal_in_place_fusion.h"
 #include "passes/fusion/multi_output_fusion.h"
 #include "passes/fusion/priority_fusion.h"
@@ -14,7 +15,8 @@ void RegisterFusionPasses(PassRegistry& registry) {
         "\"cpu\" or \"gpu\": whose fusion rules apply (the IsCpu/IsGpu requirements); empty: the profile's"}},
       [](const PassOptions& o) -> std::unique_ptr<HloPass> {
         return std::make_unique<PriorityFusion>(o.Has("target") ? o.GetString("target") : "");
-      }});
+      },
+      fusion::FusionVetoNames});
   registry.Register(PassInfo{
       MultiOutputFusion::kName,
       "producer-consumer and sibling multi-output fusion (shared operands read once, tuple roots)",
@@ -23,7 +25,8 @@ void RegisterFusionPasses(PassRegistry& registry) {
       [](const PassOptions& o) -> std::unique_ptr<HloPass> {
         return std::make_unique<MultiOutputFusion>(o.Has("producer_consumer") ? o.GetBool("producer_consumer") : true,
                                                    o.Has("siblings") ? o.GetBool("siblings") : true);
-      }});
+      },
+      fusion::FusionVetoNames});
   registry.Register(PassInfo{
       HorizontalInPlaceFusion::kName,
       "independent in-place dynamic-update-slice fusions with updates of one shape as one multi-output kernel",
