@@ -403,8 +403,7 @@ std::string Fingerprint(const HloModule& module) {
 }  // namespace
 
 absl::StatusOr<bool> LayoutAssignment::Run(HloModule& module, PassContext& context) {
-  absl::StatusOr<ConstraintSet> rows = ConstraintSet::Build(context.profile, disabled_constraints_);
-  if (!rows.ok()) return rows.status();
+  const ConstraintSet rows = ConstraintSet::Build(context.profile, context.enabled_rules, context.disabled_rules);
   HloComputation* entry = module.entry_computation();
   if (entry == nullptr) return false;
   const std::string before = Fingerprint(module);
@@ -443,7 +442,7 @@ absl::StatusOr<bool> LayoutAssignment::Run(HloModule& module, PassContext& conte
       result = WithDefaultLayouts(c->root_instruction()->shape());
     }
     std::ostream* trace = context.trace_rules ? (context.trace_out ? context.trace_out : &std::cerr) : nullptr;
-    ComputationAssigner assigner(c, *rows, names, std::move(params), std::move(result), trace);
+    ComputationAssigner assigner(c, rows, names, std::move(params), std::move(result), trace);
     absl::Status s = assigner.Run();
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat("computation ", c->name(), ": ", s.message()));
   }

@@ -27,12 +27,9 @@ namespace hloc {
 class LayoutAssignment : public HloPass {
  public:
   static constexpr const char* kName = "layout-assignment";
-  explicit LayoutAssignment(std::vector<std::string> disabled_constraints = {})
-      : disabled_constraints_(std::move(disabled_constraints)) {}
+  // The constraint rows are switched by the context's rule lists (a pipeline entry's
+  // `rules: {disable: [ROW]}`), like every decision record.
   absl::StatusOr<bool> Run(HloModule& module, PassContext& context) override;
-
- private:
-  std::vector<std::string> disabled_constraints_;
 };
 
 }  // namespace hloc

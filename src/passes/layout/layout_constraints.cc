@@ -121,18 +121,23 @@ std::optional<Layout> CudnnConvKind(const std::string& kind, const HloInstructio
 
 }  // namespace
 
-absl::StatusOr<ConstraintSet> ConstraintSet::Build(const HardwareProfile* profile,
-                                                   const std::vector<std::string>& disabled) {
+std::vector<std::string> LayoutConstraintNames() {
+  std::vector<std::string> names;
+  for (const LayoutConstraintInfo* row : GeneratedTables::Global().layout) names.push_back(row->name);
+  return names;
+}
+
+ConstraintSet ConstraintSet::Build(const HardwareProfile* profile, const std::vector<std::string>& enabled,
+                                   const std::vector<std::string>& disabled) {
   ConstraintSet set;
   const auto& all = GeneratedTables::Global().layout;
-  std::set<std::string> known;
-  for (const LayoutConstraintInfo* row : all) known.insert(row->name);
-  for (const std::string& d : disabled)
-    if (!known.count(d))
-      return absl::InvalidArgumentError(absl::StrCat("unknown layout constraint '", d,
-                                                     "' in disabled_constraints: no rules/layout/*.td record has that name"));
+  auto named = [](const std::vector<std::string>& names, const char* name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  bool restrict = false;
+  for (const LayoutConstraintInfo* row : all) restrict = restrict || named(enabled, row->name);
   for (const LayoutConstraintInfo* row : all) {
-    if (std::find(disabled.begin(), disabled.end(), row->name) != disabled.end()) continue;
+    if ((restrict && !named(enabled, row->name)) || named(disabled, row->name)) continue;
     if (RequirementsMet(*row, profile)) set.rows_.push_back(row);
   }
   std::stable_sort(set.rows_.begin(), set.rows_.end(), [](const LayoutConstraintInfo* a, const LayoutConstraintInfo* b) {

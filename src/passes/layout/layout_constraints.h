@@ -13,13 +13,19 @@
 
 namespace hloc::layout {
 
+// The names of the rules/layout/*.td rows: layout-assignment's decision records
+// (PassInfo::records), switched by a pipeline entry's `rules: {enable, disable}`.
+std::vector<std::string> LayoutConstraintNames();
+
 // The constraint rows that apply under `profile` (null: only rows without requirements),
-// minus the disabled names, strongest first: requirements before preferences, then higher
-// priority, then declaration order. Errors name unknown disabled constraints.
+// minus the rows `disabled` names (and, when `enabled` names some rows, only those: as for
+// rewrite rules), strongest first: requirements before preferences, then higher priority,
+// then declaration order. Names of other records are ignored (the manifest loader checks an
+// entry's names against the pass's records).
 class ConstraintSet {
  public:
-  static absl::StatusOr<ConstraintSet> Build(const HardwareProfile* profile,
-                                             const std::vector<std::string>& disabled);
+  static ConstraintSet Build(const HardwareProfile* profile, const std::vector<std::string>& enabled,
+                             const std::vector<std::string>& disabled);
   // The rows for opcode `op` and slot `slot` (an operand index or LayoutConstraintInfo::kResult).
   std::vector<const LayoutConstraintInfo*> RowsFor(HloOpcode op, int slot) const;
   const std::vector<const LayoutConstraintInfo*>& rows() const { return rows_; }

@@ -2,6 +2,7 @@
 #include "engine/pass.h"
 #include "passes/layout/float_normalization.h"
 #include "passes/layout/layout_assignment.h"
+#include "passes/layout/layout_constraints.h"
 #include "passes/layout/layout_normalization.h"
 #include "passes/passes.h"
 
@@ -11,12 +12,9 @@ void RegisterLayoutPasses(PassRegistry& registry) {
   registry.Register(PassInfo{
       LayoutAssignment::kName,
       "choose every instruction's layout from the rules/layout/*.td constraints (profile-driven), copies at conflicts",
-      {{"disabled_constraints", OptionType::kStringList, OptionValue(std::vector<std::string>{}),
-        "names of rules/layout/*.td constraint records to ignore"}},
-      [](const PassOptions& o) -> std::unique_ptr<HloPass> {
-        return std::make_unique<LayoutAssignment>(o.Has("disabled_constraints") ? o.GetStringList("disabled_constraints")
-                                                                               : std::vector<std::string>{});
-      }});
+      {},
+      [](const PassOptions&) -> std::unique_ptr<HloPass> { return std::make_unique<LayoutAssignment>(); },
+      layout::LayoutConstraintNames});
   registry.Register(PassInfo{
       LayoutNormalization::kName,
       "rewrite instructions to the default layout with transposes and bitcasts",
