@@ -178,7 +178,8 @@ bool EmitFusion(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
       }
       const Record* cls = r->getValueAsDef("Class");
       costs += "    {" + CppString(r->getName()) + ", " + opcode + ", " + CppString(cls->getName()) + ", " +
-               std::to_string(cls->getValueAsInt("RelativeCost")) + ",\n     " + where + "},\n";
+               std::to_string(cls->getValueAsInt("RelativeCost")) + ",\n     " + where + ", " +
+               (cls->getValueAsBit("SlowInF64") ? "true" : "false") + "},\n";
     } else if (r->isSubClassOf("FusionVeto")) {
       std::string reason = r->getValueAsString("Reason").str();
       if (reason.empty()) {
@@ -207,7 +208,8 @@ bool EmitFusion(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
                    body + "  return true;\n}\n\n";
       std::string req = NameArray(arrays, "kFusionRequires_" + id, RequirementNames(r));
       vetoes += "    {" + CppString(r->getName()) + ", " + CppString(reason) + ", " + req + ", " + req_names + ",\n     " +
-                where + ", Veto_" + id + ", " + (r->getValueAsBit("Duplication") ? "true" : "false") + "},\n";
+                where + ", Veto_" + id + ", " + (r->getValueAsBit("Duplication") ? "true" : "false") + ", " +
+                (r->getValueAsBit("QueueOnly") ? "true" : "false") + "},\n";
     } else {
       llvm::PrintError(r->getLoc(), "'" + r->getName().str() +
                                         "' derives from FusionRule but is none of Fusible, OpCost or FusionVeto");

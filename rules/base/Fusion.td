@@ -35,6 +35,9 @@ def CustomFusion : FusionKindDef<"kCustom">;  // library-backed fusions (cuBLASL
 class CostClass<string summary, int cost> {
   string Summary = summary;
   int RelativeCost = cost;
+  // The class's ops have a fast path in f32/f16 only: on f64 they are expensive (the
+  // IsExpensive constraint of rules/fusion/FusionVetoes.td reads this field).
+  bit SlowInF64 = 0;
 }
 def CheapOp : CostClass<"about one instruction per element (add, compare, select, ...)", 1>;
 def ExpensiveOp : CostClass<"many instructions per element (exp, log, tanh, divide, power, ...)", 20>;
@@ -68,6 +71,9 @@ class FusionVeto<string reason, list<dag> conditions> : FusionRule {
   // every consumer). Multi-output fusion, which makes the producer an output of the
   // consumer's kernel instead of a copy, does not apply it.
   bit Duplication = 0;
+  // The veto guides PriorityFusion's queue only: the sweep after it, which fuses every scalar
+  // constant into each kernel that reads it (XLA's), does not apply it.
+  bit QueueOnly = 0;
 }
 
 #endif  // HLOC_BASE_FUSION_TD

@@ -11,6 +11,7 @@ include "base/Fusion.td"
 // XLA:GPU treats f32/f16 divide, sqrt, rsqrt and exp as cheap: the hardware has fast
 // approximations (GpuInstructionFusion::IsExpensive). On f64 they are expensive (the
 // IsExpensive constraint checks the type).
+let SlowInF64 = 1 in
 def FastMathOp : CostClass<"a few instructions per element on the GPU's fast paths (f32 divide, exp, sqrt, rsqrt)", 4>;
 
 def AbsCost : OpCost<Abs, CheapOp>;

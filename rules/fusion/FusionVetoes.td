@@ -88,6 +88,7 @@ def NonScalarConstant : FusionVeto<
     [(IsConstantOp $producer), (Unless (IsEffectiveScalar $producer))]>;
 
 // A scalar constant joins a fusion that exists; it never makes a fusion of a lone consumer.
+let QueueOnly = 1 in
 def ConstantIntoPlainOp : FusionVeto<
     "a constant fuses only into an existing fusion (it never makes a fusion by itself)",
     [(IsConstantOp $producer), (Unless (IsFusionOp $consumer))]>;

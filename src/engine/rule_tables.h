@@ -52,6 +52,7 @@ struct OpCostInfo {
   const char* summary;
   const char* file;
   int line;
+  bool slow_in_f64 = false;  // the class's SlowInF64 field
 };
 
 // Returns true when fusing `producer` into `consumer` is vetoed.
@@ -68,6 +69,7 @@ struct FusionVetoInfo {
   int line;
   FusionVetoFn fn;
   bool duplication = false;  // guards copies of the producer only (FusionVeto's Duplication bit)
+  bool queue_only = false;   // not applied by the scalar-constant sweep (FusionVeto's QueueOnly bit)
 };
 
 // Every generated layout and fusion table of the build.

@@ -509,24 +509,24 @@ std::vector<double> OperandUtilization(const HloInstruction* node) {
   return util;
 }
 
-int RelativeCost(HloOpcode opcode, const char** cost_class) {
+int RelativeCost(HloOpcode opcode, bool* slow_in_f64) {
   struct Table {
     std::array<int, kNumOpcodes> cost;
-    std::array<const char*, kNumOpcodes> cls;
+    std::array<bool, kNumOpcodes> slow_in_f64;
   };
   static const Table* table = [] {
     auto* t = new Table;
     t->cost.fill(1);
-    t->cls.fill("CheapOp");
+    t->slow_in_f64.fill(false);
     for (const OpCostInfo* row : GeneratedTables::Global().op_costs) {
       if (row->opcode < 0 || row->opcode >= kNumOpcodes) continue;
       t->cost[row->opcode] = row->relative_cost;
-      t->cls[row->opcode] = row->cost_class;
+      t->slow_in_f64[row->opcode] = row->slow_in_f64;
     }
     return t;
   }();
   const int i = static_cast<int>(opcode);
-  if (cost_class) *cost_class = table->cls[i];
+  if (slow_in_f64) *slow_in_f64 = table->slow_in_f64[i];
   return table->cost[i];
 }
 

@@ -79,8 +79,9 @@ double Flops(const HloInstruction* node);
 std::vector<std::pair<const HloInstruction*, double>> ElementEvaluations(const HloInstruction* node);
 
 // The relative per-element cost of an opcode from the generated op-cost table (rules/fusion/
-// FusionCosts.td); 1 for opcodes without a record. `cost_class` receives the class name.
-int RelativeCost(HloOpcode opcode, const char** cost_class = nullptr);
+// FusionCosts.td); 1 for opcodes without a record. `slow_in_f64` receives its class's
+// SlowInF64 field (false without a record).
+int RelativeCost(HloOpcode opcode, bool* slow_in_f64 = nullptr);
 
 // How many distinct indexings the consumer's emitter would generate the producer's code for
 // (XLA's FusionNodeIndexingEvaluation / IsFusedIrEmitterInefficient): users reading at the

@@ -1,7 +1,6 @@
 #include "passes/fusion/fusion_constraints.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -22,11 +21,11 @@ std::vector<int64_t> Squeezed(const Shape& s) {
   return out;
 }
 
+// An op whose cost class is fast only below f64 (FastMathOp's SlowInF64), computing f64.
 bool FastMathOnF64(const HloInstruction* i) {
-  const char* cls = nullptr;
-  RelativeCost(i->opcode(), &cls);
-  return cls != nullptr && std::strcmp(cls, "FastMathOp") == 0 && i->shape().IsArray() &&
-         i->shape().element_type() == PrimitiveType::F64;
+  bool slow_in_f64 = false;
+  RelativeCost(i->opcode(), &slow_in_f64);
+  return slow_in_f64 && i->shape().IsArray() && i->shape().element_type() == PrimitiveType::F64;
 }
 
 }  // namespace

@@ -123,7 +123,7 @@ FusionDecision FusionLegality::IsFusibleNode(const HloInstruction* node, bool as
   return FusionDecision::Allow();
 }
 
-FusionDecision FusionLegality::CanFuse(HloInstruction* producer, HloInstruction* consumer, bool copies_producer) {
+FusionDecision FusionLegality::CanFuse(HloInstruction* producer, HloInstruction* consumer, FusionUse use) {
   if (producer->parent() != consumer->parent() || producer->parent() == nullptr)
     return FusionDecision::Refuse("the two instructions are in different computations");
   if (std::find(consumer->operands().begin(), consumer->operands().end(), producer) == consumer->operands().end())
@@ -137,8 +137,11 @@ FusionDecision FusionLegality::CanFuse(HloInstruction* producer, HloInstruction*
   if (!d.ok) return d;
 
   RewriteContext ctx(producer->parent(), context_);
-  for (const FusionVetoInfo* veto : vetoes_)
-    if ((copies_producer || !veto->duplication) && veto->fn(ctx, producer, consumer)) return FusionDecision::Refuse(veto->reason, veto->name, veto->file, veto->line);
+  for (const FusionVetoInfo* veto : vetoes_) {
+    if ((use == FusionUse::kOutput && veto->duplication) || (use == FusionUse::kConstantSweep && veto->queue_only))
+      continue;
+    if (veto->fn(ctx, producer, consumer)) return FusionDecision::Refuse(veto->reason, veto->name, veto->file, veto->line);
+  }
 
   // Every fused op must allow the kind the fusion would get. Whether one does depends only on
   // its opcode, so each distinct opcode is asked once (in order of first appearance, which

@@ -37,6 +37,14 @@ struct FusionDecision {
 // naming some of them keeps only those.
 std::vector<std::string> FusionVetoNames();
 
+// How the producer joins the consumer's kernel, which decides the vetoes that apply.
+enum class FusionUse {
+  kCopy,            // PriorityFusion: the producer is computed inside the consumer (a copy)
+  kOutput,          // multi-output fusion: the producer becomes an output of the consumer's
+                    // kernel, its other users read it there (no Duplication vetoes)
+  kConstantSweep,   // PriorityFusion's last sweep of scalar constants (no QueueOnly vetoes)
+};
+
 class FusionLegality {
  public:
   // `target` "cpu" or "gpu" decides the IsCpu / IsGpu requirements of the records whatever
@@ -44,11 +52,9 @@ class FusionLegality {
   // The context's enabled/disabled rule names select the vetoes (FusionVetoNames).
   explicit FusionLegality(PassContext* context, const std::string& target = "");
 
-  // Legality of fusing `producer` into `consumer` (one of its users), as PriorityFusion fuses:
-  // the producer's value is computed inside the consumer's kernel. `copies_producer` false
-  // (multi-output fusion: the producer becomes an output of the consumer's kernel, its other
-  // users read it there) leaves out the vetoes against copies (FusionVeto's Duplication bit).
-  FusionDecision CanFuse(HloInstruction* producer, HloInstruction* consumer, bool copies_producer = true);
+  // Legality of fusing `producer` into `consumer` (one of its users), as PriorityFusion fuses
+  // (the producer's value is computed inside the consumer's kernel) or as `use` says.
+  FusionDecision CanFuse(HloInstruction* producer, HloInstruction* consumer, FusionUse use = FusionUse::kCopy);
   // Whether the node may be (part of) a fusion at all, and the kinds its ops allow.
   FusionDecision IsFusibleNode(const HloInstruction* node, bool as_producer) const;
   // The Fusible record of an opcode, or null.

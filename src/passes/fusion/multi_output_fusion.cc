@@ -449,7 +449,7 @@ class ComputationMof {
     if (chain) {
       if (!ChainMergeLegal(producer, consumer, legality_)) return false;
     } else {
-      if (fusion::IsMultiOutputFusion(producer) || !legality_.CanFuse(producer, consumer, /*copies_producer=*/false).ok)
+      if (fusion::IsMultiOutputFusion(producer) || !legality_.CanFuse(producer, consumer, fusion::FusionUse::kOutput).ok)
         return false;
     }
     if (!ShapesCompatible(producer, consumer) || !HeroesCompatible(producer, consumer, /*siblings=*/false)) return false;

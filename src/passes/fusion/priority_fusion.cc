@@ -239,8 +239,7 @@ class ComputationFusion {
       std::vector<HloInstruction*> users;
       for (HloInstruction* u : Consumers(constant)) {
         if (!fusion::GpuCostModel::LaunchesKernel(u)) continue;
-        FusionDecision d = legality_.CanFuse(constant, u);
-        if (d.ok || d.rule == "ConstantIntoPlainOp") users.push_back(u);
+        if (legality_.CanFuse(constant, u, fusion::FusionUse::kConstantSweep).ok) users.push_back(u);
       }
       for (size_t i = 0; i < users.size(); ++i) {
         absl::flat_hash_set<HloInstruction*> dup;
