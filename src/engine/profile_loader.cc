@@ -3,11 +3,14 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "engine/rewrite.h"
+#include "engine/rule_tables.h"
 
 namespace hloc {
 namespace {
@@ -133,6 +136,14 @@ absl::Status ParseHardware(const yaml::Reader& reader, const YAML::Node& node, H
         if (!ident) {
           return reader.Error(c.key_node,
                               absl::StrCat("capability names are identifiers (HasTensorCores), got '", c.key, "'"));
+        }
+        const std::map<std::string, std::string> known = KnownCapabilities();
+        if (known.count(c.key) == 0) {
+          std::vector<std::string> names;
+          for (const auto& [name, where] : known) names.push_back(name);
+          return reader.Error(c.key_node, absl::StrCat("unknown capability '", c.key,
+                                                       "': no rule requires it and hloc does not derive it",
+                                                       yaml::DidYouMean(c.key, names)));
         }
         absl::StatusOr<bool> b = reader.Bool(c.value, absl::StrCat("capability '", c.key, "'"));
         if (!b.ok()) return b.status();
@@ -542,6 +553,29 @@ void DeriveCapabilities(HardwareProfile& hw) {
   derived["IsHopperOrNewer"] = gpu && cc >= 90;  // XLA's cuDNN layout heuristic changes there
   derived["HasWgmma"] = gpu && hw.compute_capability_major == 9;
   for (const auto& [name, value] : derived) hw.capabilities.emplace(name, value);  // explicit entries win
+}
+
+std::map<std::string, std::string> KnownCapabilities() {
+  std::map<std::string, std::string> known;
+  HardwareProfile gpu, cpu;
+  gpu.kind = "gpu";
+  cpu.kind = "cpu";
+  DeriveCapabilities(gpu);
+  DeriveCapabilities(cpu);
+  for (const HardwareProfile* hw : {&gpu, &cpu})
+    for (const auto& [name, value] : hw->capabilities) known.emplace(name, "");
+  auto add = [&](const char* const* requirements, int n, const char* record, const char* file, int line) {
+    for (int i = 0; i < n; ++i) {
+      std::string& where = known[requirements[i]];
+      if (where.empty()) where = absl::StrCat(file, ":", line, " (", record, ")");
+    }
+  };
+  for (const RuleInfo* r : RuleRegistry::Global().all()) add(r->requirements, r->num_requires, r->name, r->file, r->line);
+  const GeneratedTables& t = GeneratedTables::Global();
+  for (const LayoutConstraintInfo* r : t.layout) add(r->requirements, r->num_requires, r->name, r->file, r->line);
+  for (const FusibleInfo* r : t.fusible) add(r->requirements, r->num_requires, r->name, r->file, r->line);
+  for (const FusionVetoInfo* r : t.vetoes) add(r->requirements, r->num_requires, r->name, r->file, r->line);
+  return known;
 }
 
 absl::StatusOr<std::string> FindProfileFile(const std::string& name_or_path,

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include <catch2/catch.hpp>
 
@@ -296,6 +297,21 @@ ENTRY main {
   REQUIRE(info->records);
   const std::vector<std::string> records = info->records();
   CHECK(std::find(records.begin(), records.end(), "ComputationCopiedTooOften") != records.end());
+}
+
+TEST_CASE("every capability a record requires is derived by hloc or set by a shipped profile", "[profiles][records]") {
+  // A renamed Requirement record (or a renamed derived name in DeriveCapabilities) would make
+  // the rows requiring it silently never apply: this names the record instead.
+  std::set<std::string> provided;
+  for (const char* name : {"h200", "h100", "a100", "cpu"}) {
+    const Profile p = LoadProfile(name);
+    for (const auto& [cap, on] : p.hardware.capabilities) provided.insert(cap);
+  }
+  for (const auto& [cap, where] : KnownCapabilities()) {
+    if (where.empty()) continue;  // derived, required by nothing
+    INFO(where << " requires '" << cap << "'");
+    CHECK(provided.count(cap) == 1);
+  }
 }
 
 // A regression guard for compile time that counts instead of timing: PriorityFusion asks about

@@ -612,7 +612,7 @@ hardware:
   compute_capability: "9.0"
   memory_size: 141 GB
   tensor_cores: true
-  capabilities: {HasFp8: false, Custom: true}
+  capabilities: {HasFp8: false, IsHopperOrNewer: false}
 )");
   const HardwareProfile& hw = p.hardware;
   CHECK(hw.name == "testgpu");
@@ -632,7 +632,10 @@ hardware:
   CHECK(hw.capabilities.at("HasTma"));
   CHECK(hw.capabilities.at("HasWgmma"));
   CHECK_FALSE(hw.capabilities.at("HasFp8"));  // the explicit entry wins
-  CHECK(hw.capabilities.at("Custom"));
+  CHECK_FALSE(hw.capabilities.at("IsHopperOrNewer"));  // explicit, where 9.0 would derive true
+  // A name no record requires and hloc does not derive is a typo.
+  CHECK_FALSE(LoadProfileString("name: t\nkind: gpu\npipeline: gpu\nhardware: {capabilities: {Custom: true}}\n", "p.yaml",
+                                 TestRegistries()).ok());
   CHECK_FALSE(hw.capabilities.at("IsCpu"));
 
   Profile a100 =
