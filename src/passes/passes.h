@@ -19,9 +19,8 @@ void RegisterExpanderPasses(PassRegistry& registry);
 void RegisterRewritePasses(PassRegistry& registry);
 // src/passes/fusion/: priority-fusion, multi_output_fusion, rename_fusions, fusion-wrapper.
 void RegisterFusionPasses(PassRegistry& registry);
-// src/schedule/register_schedule.cc: hlo-memory-scheduler, hlo-rematerialization,
-// latency-hiding-scheduler.
-void RegisterSchedulePasses(PassRegistry& registry);
+// (The scheduling passes register through src/schedule/schedule_passes.h: the scheduling stage
+// sits below the passes and includes nothing of them.)
 // src/passes/layout/: layout-assignment, layout_normalization, reshape-decomposer,
 // move_copy_to_users, transpose-folding, float-normalization.
 void RegisterLayoutPasses(PassRegistry& registry);

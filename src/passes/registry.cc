@@ -1,4 +1,5 @@
 #include "passes/passes.h"
+#include "schedule/schedule_passes.h"
 
 namespace hloc {
 

@@ -3,7 +3,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/profile.h"
-#include "passes/passes.h"
 #include "schedule/buffer_model.h"
 #include "schedule/hlo_scheduling.h"
 #include "schedule/schedule_passes.h"

@@ -14,6 +14,10 @@
 
 namespace hloc {
 
+// hlo-memory-scheduler, hlo-rematerialization, latency-hiding-scheduler under XLA's names
+// (src/schedule/register_schedule.cc; called by RegisterAllPasses).
+void RegisterSchedulePasses(PassRegistry& registry);
+
 class HloMemorySchedulerPass : public HloPass {
  public:
   static constexpr const char* kName = "hlo-memory-scheduler";
