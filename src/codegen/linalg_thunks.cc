@@ -2,7 +2,7 @@
 #include "codegen/linalg_thunks.h"
 
 #include "absl/strings/str_cat.h"
-#include "eval/solver_calls.h"
+#include "ir/custom_calls/solver_calls.h"
 #include "runtime/executable/linalg_config.h"
 
 namespace hloc::codegen {

@@ -17,45 +17,6 @@ absl::Status Bad(const HloInstruction& inst, const std::string& why) { return ev
 
 }  // namespace
 
-std::string RadixSortConfigToJson(const RadixSortConfig& config) {
-  return absl::StrCat("{\"dimension\":", config.dimension, ",\"key_bits\":", config.key_bits, "}");
-}
-
-absl::StatusOr<RadixSortConfig> ParseRadixSortCall(const HloInstruction& inst) {
-  if (inst.operand_count() != 2) return Bad(inst, absl::StrCat("takes (keys, values), got ", inst.operand_count(), " operands"));
-  const Shape& keys = inst.operand(0)->shape();
-  const Shape& values = inst.operand(1)->shape();
-  if (!keys.IsArray() || (keys.element_type() != PrimitiveType::U32 && keys.element_type() != PrimitiveType::U64))
-    return Bad(inst, absl::StrCat("keys must be a u32 or u64 array, got ", keys.ToString(false)));
-  if (!values.IsArray() || values.dimensions() != keys.dimensions())
-    return Bad(inst, absl::StrCat("values must have the keys' dimensions, got ", values.ToString(false)));
-  const Shape& s = inst.shape();
-  if (!s.IsTuple() || s.tuple_shapes().size() != 3 || !s.tuple_shapes(0).EqualIgnoringLayout(keys) ||
-      !s.tuple_shapes(1).EqualIgnoringLayout(values) || !s.tuple_shapes(2).IsArray() ||
-      s.tuple_shapes(2).element_type() != PrimitiveType::U8 || s.tuple_shapes(2).rank() != 1)
-    return Bad(inst, absl::StrCat("result must be (", keys.ToString(false), ", ", values.ToString(false),
-                                  ", u8[scratch]), got ", s.ToString(false)));
-  absl::StatusOr<JsonValue> json = ParseJson(inst.attrs().backend_config);
-  if (!json.ok()) return Bad(inst, absl::StrCat("backend_config: ", json.status().message()));
-  const JsonValue* dim = json->Find("dimension");
-  const JsonValue* bits = json->Find("key_bits");
-  if (dim == nullptr || dim->kind != JsonValue::Kind::kNumber || bits == nullptr ||
-      bits->kind != JsonValue::Kind::kNumber)
-    return Bad(inst, "backend_config must give numbers \"dimension\" and \"key_bits\"");
-  RadixSortConfig config;
-  config.dimension = static_cast<int64_t>(dim->number);
-  config.key_bits = static_cast<int>(bits->number);
-  if (config.dimension < 0 || config.dimension >= keys.rank())
-    return Bad(inst, absl::StrCat("dimension ", dim->text, " is not below the keys' rank ", keys.rank()));
-  if (config.key_bits < 8 || config.key_bits % 8 != 0 || config.key_bits > BitWidth(keys.element_type()))
-    return Bad(inst, absl::StrCat("key_bits ", bits->text, " must be a multiple of 8 up to the key width"));
-  const int64_t n = keys.num_elements();
-  const int64_t need = RadixSortScratchBytes(n, ByteWidth(keys.element_type()), ByteWidth(values.element_type()));
-  if (s.tuple_shapes(2).dimensions(0) < need)
-    return Bad(inst, absl::StrCat("scratch must hold at least ", need, " bytes, got ", s.tuple_shapes(2).dimensions(0)));
-  return config;
-}
-
 absl::StatusOr<Literal> EvalRadixSortCall(const HloInstruction& inst, absl::Span<const Literal* const> ops) {
   absl::StatusOr<RadixSortConfig> config = ParseRadixSortCall(inst);
   if (!config.ok()) return config.status();

@@ -1,112 +1,13 @@
-// XLA:GPU's library calls as HLO custom-calls: cuBLAS / cuBLASLt GEMMs ("__cublas$gemm",
-// "__cublas$lt$matmul") and cuDNN convolutions ("__cudnn$convForward", ...), with the
-// backend_config JSON XLA writes for them (xla/service/gpu/backend_configs.proto:
-// GpuBackendConfig.gemm_backend_config / cudnn_conv_backend_config).
-//
-// Both the library-call passes (src/passes/library/, which write these configs) and the
-// reference evaluator (eval_library_calls.cc, which runs the calls with the libraries'
-// semantics) read this header, so the text form is defined once. The evaluator accepts XLA's
-// own optimized modules too (tests/corpus/*.after_optimizations.txt), which carry more fields
-// (algorithm, workspace sizes); fields that do not change the result are kept but ignored.
+// The reference evaluator's cuBLAS/cuDNN library calls (the call's vocabulary, targets and backend_config, is
+// ir/custom_calls/library_calls.h, shared with the passes and codegen).
 #pragma once
-#include <cstdint>
-#include <map>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
-
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "ir/attributes.h"
-#include "ir/instruction.h"
+#include "ir/custom_calls/library_calls.h"
 #include "ir/literal.h"
 
 namespace hloc {
 
-// Custom-call targets (xla/service/gpu/cublas_cudnn.h).
-inline constexpr std::string_view kGemmCallTarget = "__cublas$gemm";
-inline constexpr std::string_view kCublasLtMatmulCallTarget = "__cublas$lt$matmul";
-inline constexpr std::string_view kCublasLtMatmulF8CallTarget = "__cublas$lt$matmul$f8";
-inline constexpr std::string_view kCudnnConvForwardCallTarget = "__cudnn$convForward";
-inline constexpr std::string_view kCudnnConvBackwardInputCallTarget = "__cudnn$convBackwardInput";
-inline constexpr std::string_view kCudnnConvBackwardFilterCallTarget = "__cudnn$convBackwardFilter";
-inline constexpr std::string_view kCudnnConvBiasActivationForwardCallTarget = "__cudnn$convBiasActivationForward";
-
-bool IsCublasGemmTarget(std::string_view target);  // __cublas$gemm, __cublas$lt$matmul
-bool IsCudnnConvTarget(std::string_view target);   // the four __cudnn$conv* targets above
-// Targets EvalLibraryCall evaluates.
-inline bool IsLibraryCallTarget(std::string_view target) {
-  return IsCublasGemmTarget(target) || IsCudnnConvTarget(target);
-}
-
-// ---- A minimal JSON value (backend configs are small; parsing is depth-capped) --------------
-struct JsonValue {
-  enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject };
-  Kind kind = Kind::kNull;
-  bool boolean = false;
-  double number = 0;
-  std::string text;  // kString: the string; kNumber: the number as written
-  std::vector<JsonValue> array;
-  std::vector<std::pair<std::string, JsonValue>> object;  // in text order
-
-  const JsonValue* Find(std::string_view key) const;  // kObject only; null when absent
-};
-absl::StatusOr<JsonValue> ParseJson(std::string_view text);
-
-// ---- GemmBackendConfig ----------------------------------------------------------------------
-// cuBLASLt epilogues, as GemmBackendConfig.Epilogue names them.
-enum class GemmEpilogue { kDefault, kBias, kRelu, kBiasRelu, kGelu, kGeluAux, kBiasGelu, kBiasGeluAux, kSilu, kBiasSilu };
-std::string_view GemmEpilogueName(GemmEpilogue e);  // "DEFAULT", "BIAS_RELU", ...
-std::optional<GemmEpilogue> ParseGemmEpilogue(std::string_view name);
-bool EpilogueAddsBias(GemmEpilogue e);
-bool EpilogueHasAux(GemmEpilogue e);  // GELU_AUX, BIAS_GELU_AUX: an extra output (pre-activation)
-
-struct GemmBackendConfig {
-  double alpha_real = 1, alpha_imag = 0, beta = 0;
-  DotDimensionNumbers dot_dimension_numbers;
-  // precision_config: operand precisions ("DEFAULT", "HIGH", "HIGHEST") and the algorithm
-  // ("ALG_UNSET", "ALG_DOT_BF16_BF16_F32", ...), as XLA's enum names.
-  std::vector<std::string> operand_precision = {"DEFAULT", "DEFAULT"};
-  std::string algorithm = "ALG_UNSET";
-  GemmEpilogue epilogue = GemmEpilogue::kDefault;
-  bool grad_x = false, grad_y = false, damax_output = false;
-  int64_t lhs_stride = 0, rhs_stride = 0;
-  int64_t scale_mode = 0;
-  // Set by autotuning (gemm-algorithm-picker); absent right after cublas-gemm-rewriter.
-  std::optional<int64_t> selected_algorithm, autotune_workspace_size;
-};
-
-// ---- CudnnConvBackendConfig -----------------------------------------------------------------
-// se::dnn::ActivationMode names as XLA prints them ("kNone", "kRelu", ...).
-enum class ConvActivation { kNone, kSigmoid, kRelu, kRelu6, kReluX, kTanh, kBandPass, kElu, kLeakyRelu, kGeluExact };
-std::string_view ConvActivationName(ConvActivation a);
-std::optional<ConvActivation> ParseConvActivation(std::string_view name);
-
-struct CudnnConvBackendConfig {
-  ConvActivation activation_mode = ConvActivation::kNone;
-  double conv_result_scale = 1, side_input_scale = 0, leakyrelu_alpha = 0;
-  // The algorithm object autotuning writes (JSON text), printed when set; the reader does
-  // not fill it (hloc has no autotuner yet).
-  std::string algorithm_json;
-};
-
-// GpuBackendConfig text with XLA's fields in XLA's (alphabetical) order:
-// {"device_type":"DEVICE_TYPE_INVALID","force_earliest_schedule":false,"gemm_backend_config":{...},
-//  "operation_queue_id":"0","reification_cost":[]}
-std::string GemmBackendConfigToJson(const GemmBackendConfig& config);
-std::string CudnnConvBackendConfigToJson(const CudnnConvBackendConfig& config);
-// Reads the gemm_backend_config / cudnn_conv_backend_config of a GpuBackendConfig (or the bare
-// inner object). Missing fields keep their proto defaults (alpha_real 0 in the proto: XLA always
-// writes it, so a missing alpha_real reads as 1 only when the whole config is absent).
-absl::StatusOr<GemmBackendConfig> ParseGemmBackendConfig(std::string_view json);
-absl::StatusOr<CudnnConvBackendConfig> ParseCudnnConvBackendConfig(std::string_view json);
-
-// Shortest decimal text that reads back as the same double (as protobuf's JSON printer writes).
-std::string JsonDouble(double v);
-
-// ---- Evaluation -----------------------------------------------------------------------------
 // Evaluates a library call with the library's semantics, products accumulated in double (or
 // wrapping 64-bit integers, or complex<double>) and each output element rounded once:
 //  - GEMM: D = epilogue(alpha * dot(A, B) + beta * C [+ bias]); the result is D, a tuple of D

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "eval/library_calls.h"  // ParseJson
+#include "ir/custom_calls/library_calls.h"  // ParseJson
 
 namespace hloc {
 

@@ -20,7 +20,7 @@
 #include "engine/profile.h"
 #include "eval/compare.h"
 #include "eval/evaluator.h"
-#include "eval/library_calls.h"
+#include "ir/custom_calls/library_calls.h"
 #include "ir/hlo_parser.h"
 #include "ir/hlo_printer.h"
 #include "ir/verifier.h"

@@ -11,7 +11,7 @@
 #include "codegen/cpu/kernel_util.h"
 #include "codegen/gpu/gpu_emitters.h"
 #include "codegen/gpu/gpu_library_calls.h"
-#include "eval/sort_calls.h"
+#include "ir/custom_calls/sort_calls.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/Metadata.h"

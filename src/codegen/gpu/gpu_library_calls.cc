@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "codegen/gpu/gpu_kernel_util.h"
 #include "codegen/linalg_thunks.h"
-#include "eval/library_calls.h"
+#include "ir/custom_calls/library_calls.h"
 
 namespace hloc::codegen::gpu {
 namespace {

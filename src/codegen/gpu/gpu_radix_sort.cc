@@ -50,7 +50,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/cpu/kernel_util.h"
 #include "codegen/gpu/gpu_emitters.h"
-#include "eval/sort_calls.h"
+#include "ir/custom_calls/sort_calls.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
 

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/profile.h"
-#include "eval/library_calls.h"
+#include "ir/custom_calls/library_calls.h"
 #include "passes/layout/layout_util.h"
 
 namespace hloc::layout {

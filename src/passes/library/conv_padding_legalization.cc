@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "eval/library_calls.h"
+#include "ir/custom_calls/library_calls.h"
 #include "passes/library/library_util.h"
 #include "passes/passes.h"
 

@@ -5,7 +5,7 @@
 #include "absl/container/flat_hash_set.h"
 
 #include "absl/strings/str_cat.h"
-#include "eval/library_calls.h"
+#include "ir/custom_calls/library_calls.h"
 #include "passes/library/library_util.h"
 
 namespace hloc {

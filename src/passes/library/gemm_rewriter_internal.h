@@ -6,7 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 
-#include "eval/library_calls.h"
+#include "ir/custom_calls/library_calls.h"
 #include "passes/library/gemm_rewriter.h"
 #include "passes/library/library_util.h"
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <optional>
 
-#include "eval/sort_calls.h"
+#include "ir/custom_calls/sort_calls.h"
 #include "passes/expanders/expander_util.h"
 #include "passes/layout/layout_util.h"
 #include "passes/passes.h"

@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "eval/library_calls.h"
+#include "ir/custom_calls/library_calls.h"
 
 namespace hloc {
 

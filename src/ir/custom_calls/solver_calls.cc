@@ -1,0 +1,208 @@
+// The solver custom calls' targets, backend_config and shape checks (solver_calls.h).
+#include "ir/custom_calls/solver_calls.h"
+
+#include <cctype>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/opcode.h"
+
+namespace hloc {
+namespace {
+
+using DimVec = std::vector<int64_t>;
+
+absl::Status Bad(const HloInstruction& inst, const std::string& why) {
+  return absl::InvalidArgumentError(absl::StrCat(std::string(HloOpcodeString(inst.opcode())), " ", inst.name(), ": ", why));
+}
+
+bool IsIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// The value after `key` in a backend_config written as MLIR attributes ({lower = true},
+// {uplo = 76 : ui8}) or JSON ({"lower":true}): the token up to the next separator, quotes
+// stripped. nullopt when the key is absent.
+std::optional<std::string> ConfigValue(std::string_view text, std::string_view key) {
+  for (size_t at = text.find(key); at != std::string_view::npos; at = text.find(key, at + 1)) {
+    if (at > 0 && IsIdentChar(text[at - 1])) continue;
+    size_t p = at + key.size();
+    if (p < text.size() && IsIdentChar(text[p])) continue;
+    while (p < text.size() && (text[p] == '"' || text[p] == ' ')) ++p;
+    if (p >= text.size() || (text[p] != '=' && text[p] != ':')) continue;
+    ++p;
+    while (p < text.size() && (text[p] == ' ' || text[p] == '"')) ++p;
+    size_t end = p;
+    while (end < text.size() && (IsIdentChar(text[end]) || text[end] == '-')) ++end;
+    return std::string(text.substr(p, end - p));
+  }
+  return std::nullopt;
+}
+
+// A char attribute (LAPACK's 'L', 'U', 'N', 'T', 'C' as u8 numbers); `fallback` when absent.
+absl::StatusOr<char> CharAttr(const HloInstruction& inst, std::string_view key, char fallback) {
+  std::optional<std::string> v = ConfigValue(inst.attrs().backend_config, key);
+  if (!v) return fallback;
+  char* end = nullptr;
+  const long n = std::strtol(v->c_str(), &end, 10);
+  if (v->empty() || *end != '\0' || n <= 0 || n > 127)
+    return Bad(inst, absl::StrCat("backend_config ", std::string(key), " must be a character code, got '", *v, "'"));
+  return static_cast<char>(n);
+}
+
+absl::StatusOr<bool> BoolAttr(const HloInstruction& inst, std::string_view key, bool fallback) {
+  std::optional<std::string> v = ConfigValue(inst.attrs().backend_config, key);
+  if (!v) return fallback;
+  if (*v == "true") return true;
+  if (*v == "false") return false;
+  return Bad(inst, absl::StrCat("backend_config ", std::string(key), " must be true or false, got '", *v, "'"));
+}
+
+// The element type a lapack_<t>xxx_ffi name implies (s, d, c, z).
+std::optional<PrimitiveType> LapackLetterType(char c) {
+  switch (c) {
+    case 's': return PrimitiveType::F32;
+    case 'd': return PrimitiveType::F64;
+    case 'c': return PrimitiveType::C64;
+    case 'z': return PrimitiveType::C128;
+    default: return std::nullopt;
+  }
+}
+
+bool IsFloatOrComplex(PrimitiveType t) {
+  return t == PrimitiveType::F32 || t == PrimitiveType::F64 || t == PrimitiveType::C64 || t == PrimitiveType::C128;
+}
+
+// Leaf `i` of a tuple result (the only leaf of a non-tuple result when count == 1).
+absl::StatusOr<const Shape*> Leaf(const HloInstruction& inst, int64_t i, int64_t count) {
+  const Shape& s = inst.shape();
+  if (!s.IsTuple() || static_cast<int64_t>(s.tuple_shapes().size()) != count)
+    return Bad(inst, absl::StrCat("result must be a tuple of ", count, " arrays"));
+  if (!s.tuple_shapes(i).IsArray()) return Bad(inst, absl::StrCat("result element ", i, " must be an array"));
+  return &s.tuple_shapes(i);
+}
+
+absl::Status CheckBatchS32(const HloInstruction& inst, const Shape& leaf, DimVec dims, const char* what) {
+  if (leaf.element_type() != PrimitiveType::S32 || leaf.dimensions() != dims)
+    return Bad(inst, absl::StrCat(what, " must be s32[", absl::StrJoin(dims, ","), "], got ", leaf.ToString(false)));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::optional<SolverOp> SolverCallKind(std::string_view target) {
+  if (target == kCusolverPotrfCallTarget) return SolverOp::kPotrf;
+  if (target == kCusolverGetrfCallTarget) return SolverOp::kGetrf;
+  if (target == kTriangularSolveCallTarget) return SolverOp::kTrsm;
+  // lapack_<t><op>_ffi, <t> one of s, d, c, z
+  constexpr std::string_view kPrefix = "lapack_", kSuffix = "_ffi";
+  if (target.size() > kPrefix.size() + kSuffix.size() + 1 && target.substr(0, kPrefix.size()) == kPrefix &&
+      target.substr(target.size() - kSuffix.size()) == kSuffix && LapackLetterType(target[kPrefix.size()])) {
+    const std::string_view op =
+        target.substr(kPrefix.size() + 1, target.size() - kPrefix.size() - kSuffix.size() - 1);
+    if (op == "potrf") return SolverOp::kPotrf;
+    if (op == "getrf") return SolverOp::kGetrf;
+    if (op == "trsm") return SolverOp::kTrsm;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<SolverCall> ParseSolverCall(const HloInstruction& inst) {
+  const std::string& target = inst.attrs().custom_call_target;
+  std::optional<SolverOp> op = SolverCallKind(target);
+  if (!op) return Bad(inst, absl::StrCat("\"", target, "\" is not a solver custom call"));
+  SolverCall call;
+  call.op = *op;
+  const bool lapack = target.rfind("lapack_", 0) == 0;
+  const int64_t want_operands = *op == SolverOp::kTrsm ? (lapack ? 3 : 2) : 1;
+  if (inst.operand_count() != want_operands)
+    return Bad(inst, absl::StrCat(target, " takes ", want_operands, " operand(s), got ", inst.operand_count()));
+  const Shape& a = inst.operand(0)->shape();
+  if (!a.IsArray() || a.rank() < 2 || !IsFloatOrComplex(a.element_type()))
+    return Bad(inst, absl::StrCat("operand must be an f32/f64/c64/c128 array of rank >= 2, got ", a.ToString(false)));
+  if (lapack && LapackLetterType(target[7]) != a.element_type())
+    return Bad(inst, absl::StrCat(target, " does not take ", a.ToString(false)));
+  const int64_t r = a.rank();
+  const int64_t m = a.dimensions(r - 2), n = a.dimensions(r - 1);
+  const DimVec batch(a.dimensions().begin(), a.dimensions().end() - 2);
+  switch (*op) {
+    case SolverOp::kPotrf: {
+      if (m != n) return Bad(inst, absl::StrCat("Cholesky needs square matrices, got ", a.ToString(false)));
+      if (lapack) {
+        absl::StatusOr<char> uplo = CharAttr(inst, "uplo", 'L');
+        if (!uplo.ok()) return uplo.status();
+        if (*uplo != 'L' && *uplo != 'U') return Bad(inst, "uplo must be 'L' or 'U'");
+        call.lower = *uplo == 'L';
+      } else {
+        absl::StatusOr<bool> lower = BoolAttr(inst, "lower", false);
+        if (!lower.ok()) return lower.status();
+        call.lower = *lower;
+      }
+      absl::StatusOr<const Shape*> f = Leaf(inst, 0, 2), info = Leaf(inst, 1, 2);
+      if (!f.ok()) return f.status();
+      if (!info.ok()) return info.status();
+      if (!(*f)->EqualIgnoringLayout(a)) return Bad(inst, "the factor must have the operand's shape");
+      if (absl::Status s = CheckBatchS32(inst, **info, batch, "info"); !s.ok()) return s;
+      return call;
+    }
+    case SolverOp::kGetrf: {
+      absl::StatusOr<const Shape*> lu = Leaf(inst, 0, 3), piv = Leaf(inst, 1, 3), info = Leaf(inst, 2, 3);
+      for (auto* l : {&lu, &piv, &info})
+        if (!l->ok()) return l->status();
+      if (!(*lu)->EqualIgnoringLayout(a)) return Bad(inst, "the LU result must have the operand's shape");
+      DimVec pdims = batch;
+      pdims.push_back(std::min(m, n));
+      if (absl::Status s = CheckBatchS32(inst, **piv, pdims, "pivots"); !s.ok()) return s;
+      if (absl::Status s = CheckBatchS32(inst, **info, batch, "info"); !s.ok()) return s;
+      return call;
+    }
+    case SolverOp::kTrsm: {
+      if (m != n) return Bad(inst, absl::StrCat("the triangular matrix must be square, got ", a.ToString(false)));
+      const Shape& b = inst.operand(1)->shape();
+      if (!b.IsArray() || b.rank() != r || b.element_type() != a.element_type())
+        return Bad(inst, "b must be an array of a's rank and element type");
+      for (int64_t d = 0; d + 2 < r; ++d)
+        if (b.dimensions(d) != a.dimensions(d)) return Bad(inst, "a and b have different batch dimensions");
+      const Shape& out = inst.shape().IsTuple() && !inst.shape().tuple_shapes().empty() ? inst.shape().tuple_shapes(0)
+                                                                                      : inst.shape();
+      if (!out.EqualIgnoringLayout(b)) return Bad(inst, "the result must have b's shape");
+      if (lapack) {
+        call.has_alpha = true;
+        const Shape& alpha = inst.operand(2)->shape();
+        if (!alpha.IsArray() || alpha.rank() != 0 || alpha.element_type() != a.element_type())
+          return Bad(inst, "alpha must be a scalar of a's element type");
+        absl::StatusOr<char> side = CharAttr(inst, "side", 'L'), uplo = CharAttr(inst, "uplo", 'L'),
+                             trans = CharAttr(inst, "trans_x", 'N'), diag = CharAttr(inst, "diag", 'N');
+        for (auto* c : {&side, &uplo, &trans, &diag})
+          if (!c->ok()) return c->status();
+        call.left_side = *side == 'L';
+        call.lower = *uplo == 'L';
+        call.unit_diagonal = *diag == 'U';
+        call.transpose_a = *trans == 'T'   ? TriangularTranspose::kTranspose
+                           : *trans == 'C' ? TriangularTranspose::kAdjoint
+                                           : TriangularTranspose::kNoTranspose;
+      } else {
+        absl::StatusOr<bool> left = BoolAttr(inst, "left_side", false), lower = BoolAttr(inst, "lower", false),
+                             unit = BoolAttr(inst, "unit_diagonal", false);
+        for (auto* c : {&left, &lower, &unit})
+          if (!c->ok()) return c->status();
+        call.left_side = *left;
+        call.lower = *lower;
+        call.unit_diagonal = *unit;
+        std::optional<std::string> t = ConfigValue(inst.attrs().backend_config, "transpose_a");
+        call.transpose_a = !t || *t == "NO_TRANSPOSE" ? TriangularTranspose::kNoTranspose
+                           : *t == "TRANSPOSE"        ? TriangularTranspose::kTranspose
+                                                      : TriangularTranspose::kAdjoint;
+        if (t && *t != "NO_TRANSPOSE" && *t != "TRANSPOSE" && *t != "ADJOINT")
+          return Bad(inst, absl::StrCat("transpose_a must be NO_TRANSPOSE, TRANSPOSE or ADJOINT, got ", *t));
+      }
+      const int64_t k = call.left_side ? b.dimensions(r - 2) : b.dimensions(r - 1);
+      if (k != n) return Bad(inst, "a's size does not match b's solved dimension");
+      return call;
+    }
+  }
+  return Bad(inst, "unknown solver op");
+}
+
+}  // namespace hloc
