@@ -410,6 +410,12 @@ absl::Status ParseLaunchCheck(const yaml::Reader& reader, const YAML::Node& node
   return absl::OkStatus();
 }
 
+// A knob's value as the profile writes it: an integer for count and byte knobs.
+std::string TuningValueText(const TuningDecl& d, double v) {
+  if (d.kind == TuningKind::kReal) return yaml::FormatFloat(v);
+  return absl::StrCat(static_cast<int64_t>(v));
+}
+
 // tuning: {small_gemm_max_macs: 16777216, ...}: engine/tuning.h's knobs, checked against their
 // declarations (name, kind, range).
 absl::Status ParseTuning(const yaml::Reader& reader, const YAML::Node& node, HardwareProfile* hw) {
@@ -420,13 +426,21 @@ absl::Status ParseTuning(const yaml::Reader& reader, const YAML::Node& node, Har
   if (absl::Status s = reader.CheckKeys(*keys, names, "'tuning'"); !s.ok()) return s;
   for (const yaml::MapEntry& k : *keys) {
     const TuningDecl& d = *FindTuningDecl(k.key);  // CheckKeys accepted only declared names
-    absl::StatusOr<int64_t> v = d.kind == TuningKind::kBytes ? ByteCount(reader, k.value, absl::StrCat("tuning: ", k.key))
-                                                             : reader.Int(k.value, absl::StrCat("tuning: ", k.key));
-    if (!v.ok()) return v.status();
-    if (*v < d.min_value || *v > d.max_value)
-      return reader.Error(k.value, absl::StrCat("tuning: ", k.key, " must be from ", d.min_value, " to ", d.max_value,
-                                                ", got ", *v));
-    hw->tuning.Set(d.knob, *v);
+    const std::string what = absl::StrCat("tuning: ", k.key);
+    double value = 0;
+    if (d.kind == TuningKind::kReal) {
+      absl::StatusOr<double> v = reader.Float(k.value, what);
+      if (!v.ok()) return v.status();
+      value = *v;
+    } else {
+      absl::StatusOr<int64_t> v = d.kind == TuningKind::kBytes ? ByteCount(reader, k.value, what) : reader.Int(k.value, what);
+      if (!v.ok()) return v.status();
+      value = static_cast<double>(*v);
+    }
+    if (!(value >= d.min_value && value <= d.max_value))
+      return reader.Error(k.value, absl::StrCat(what, " must be from ", TuningValueText(d, d.min_value), " to ",
+                                                TuningValueText(d, d.max_value), ", got ", TuningValueText(d, value)));
+    hw->tuning.Set(d.knob, value);
   }
   return absl::OkStatus();
 }
@@ -504,10 +518,10 @@ std::string PrintProfile(const Profile& p) {
                   ", max_bytes_per_thread: ", h.launch_check_max_bytes_per_thread, "}  # 0: the compiler's defaults\n");
   absl::StrAppend(&out, "tuning:\n");
   for (const TuningDecl& d : TuningDecls()) {
-    const int64_t v = h.tuning.Get(d.knob);
-    absl::StrAppend(&out, "  ", std::string(d.name), ": ", v, "  # ",
-                    h.tuning.IsDefault(d.knob) ? std::string("default")
-                                               : absl::StrCat("set by the profile (default ", d.default_value, ")"),
+    absl::StrAppend(&out, "  ", std::string(d.name), ": ", TuningValueText(d, h.tuning.GetReal(d.knob)), "  # ",
+                    h.tuning.IsDefault(d.knob)
+                        ? std::string("default")
+                        : absl::StrCat("set by the profile (default ", TuningValueText(d, d.default_value), ")"),
                     ": ", std::string(d.decides), ". ",
                     std::string(d.measurement), "\n");
   }

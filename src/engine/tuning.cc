@@ -34,6 +34,20 @@ const std::array<TuningDecl, static_cast<size_t>(TuningKnob::kCount)>& TuningDec
        "0.388 ms, flax_gru_train 4.79 -> 4.44, conv_transpose_bf16 0.83 -> 0.78, reductions 0.20 -> 0.19; the rest "
        "within 2% (flax_unet_grad, flax_vit_train, eqx_mlp_lion up to 1.8% slower); 4 lanes slowed the GRU step "
        "(its small kernels beside its GEMMs)"},
+      {TuningKnob::kFusionL2CacheSpeedup, "fusion_l2_cache_speedup", TuningKind::kReal, 2.5, 1, 100,
+       "how much faster the fusion cost model takes repeated reads of an operand that fits in L2 than DRAM reads",
+       "XLA's kL2CacheSpeedup (gpu_performance_model_base.h)"},
+      {TuningKnob::kFusionMemoryComputeOverlap, "fusion_memory_compute_overlap", TuningKind::kReal, 0.95, 0, 1,
+       "the fraction of the shorter of a kernel's memory and compute times the cost model hides behind the longer",
+       "XLA's kMemoryComputeParallelism (gpu_performance_model_base.h)"},
+      {TuningKnob::kFusionBlocksPerSmToSaturate, "fusion_blocks_per_sm_to_saturate", TuningKind::kReal, 4, 0.25, 64,
+       "blocks (of 128 threads) per SM at which the cost model takes a kernel to fill the GPU; fewer scale its "
+       "memory time down",
+       "a kernel saturates the H200's memory system with a few blocks per SM"},
+      {TuningKnob::kKernelLaunchOverhead, "kernel_launch_overhead_s", TuningKind::kReal, 1e-6, 0, 1e-3,
+       "seconds the fusion cost model charges each kernel (what fusing two kernels saves); the CPU profile's "
+       "\"kernel\" is a call",
+       "XLA's kKernelLaunchOverhead (1 us); cpu.yaml: 5e-8 s, a function call"},
   }};
   return decls;
 }
@@ -54,6 +68,6 @@ Tuning::Tuning() {
   for (const TuningDecl& d : TuningDecls()) values_[static_cast<size_t>(d.knob)] = d.default_value;
 }
 
-bool Tuning::IsDefault(TuningKnob k) const { return Get(k) == DeclOf(k).default_value; }
+bool Tuning::IsDefault(TuningKnob k) const { return GetReal(k) == DeclOf(k).default_value; }
 
 }  // namespace hloc

@@ -17,17 +17,22 @@ enum class TuningKnob {
   kGridStrideWaves,        // codegen/gpu/gpu_kernel_util.h (GpuDeviceInfo)
   kSplitReductionLightCost,  // codegen/gpu/gpu_reduction_split.h
   kCommandBufferLanes,     // codegen/gpu/command_buffer_conversion.h
+  kFusionL2CacheSpeedup,   // passes/fusion/gpu_cost_model.h (CostModelHardware)
+  kFusionMemoryComputeOverlap,   // passes/fusion/gpu_cost_model.h
+  kFusionBlocksPerSmToSaturate,  // passes/fusion/gpu_cost_model.h
+  kKernelLaunchOverhead,   // passes/fusion/gpu_cost_model.h
   kCount
 };
 
-enum class TuningKind { kCount, kBytes };
+// kCount and kBytes knobs hold integers (Get); kReal knobs any number in range (GetReal).
+enum class TuningKind { kCount, kBytes, kReal };
 
 struct TuningDecl {
   TuningKnob knob;
   std::string_view name;  // the YAML key
   TuningKind kind;
-  int64_t default_value;
-  int64_t min_value, max_value;
+  double default_value;
+  double min_value, max_value;
   std::string_view decides;      // what the number decides
   std::string_view measurement;  // where the default comes from
 };
@@ -41,12 +46,13 @@ const TuningDecl* FindTuningDecl(std::string_view name);  // null for an unknown
 class Tuning {
  public:
   Tuning();
-  int64_t Get(TuningKnob k) const { return values_[static_cast<size_t>(k)]; }
-  void Set(TuningKnob k, int64_t v) { values_[static_cast<size_t>(k)] = v; }
+  int64_t Get(TuningKnob k) const { return static_cast<int64_t>(values_[static_cast<size_t>(k)]); }
+  double GetReal(TuningKnob k) const { return values_[static_cast<size_t>(k)]; }
+  void Set(TuningKnob k, double v) { values_[static_cast<size_t>(k)] = v; }
   bool IsDefault(TuningKnob k) const;
 
  private:
-  std::array<int64_t, static_cast<size_t>(TuningKnob::kCount)> values_;
+  std::array<double, static_cast<size_t>(TuningKnob::kCount)> values_;  // integers exact below 2^53
 };
 
 }  // namespace hloc

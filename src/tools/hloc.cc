@@ -17,10 +17,13 @@ Commands:
   eval FILE --inputs IN.npz    run the module on the host reference evaluator
   opt FILE [--profile C]       run a pass pipeline (YAML manifest or profile) and print the
                                optimized module
-  compile FILE -o OUT.hlox     compile for the CPU into an executable file (--profile C,
-                               --dump-to DIR)
+  compile FILE -o OUT.hlox     compile into an executable file for the profile's hardware:
+                               the host CPU (default, --profile cpu: an ELF object) or a GPU
+                               (--profile h200|h100|a100: PTX, cuBLAS/cuDNN thunks, CUDA
+                               graphs; deviceless); --dump-to DIR writes XLA's dumps
   run FILE|EXE.hlox            compile (HLO text) or load an executable and run it on the
-                               CPU (--inputs, --expect, --outputs, --bench N)
+                               CPU or, with --backend gpu, on an NVIDIA GPU (--inputs,
+                               --expect, --outputs, --bench N, --per-thunk)
 
 Options:
   -h, --help                   show this help (also 'hloc <command> --help')

@@ -14,13 +14,9 @@ namespace {
 
 using O = HloOpcode;
 
-// XLA's constants (gpu_performance_model_base.h): repeated reads of an operand that fits in
-// L2 run about 2.5x faster than DRAM reads; memory and compute overlap almost completely.
-constexpr double kL2CacheSpeedup = 2.5;
-constexpr double kMemoryComputeParallelism = 0.95;
+// The block size the occupancy estimate assumes (the loop emitter's default; the L2 speedup,
+// the memory/compute overlap and the blocks per SM that fill the GPU are tuning knobs).
 constexpr double kThreadsPerBlock = 128;
-// A kernel saturates the memory system with a few blocks per SM.
-constexpr double kBlocksPerSmToSaturate = 4;
 
 double ParallelElements(const HloInstruction* node) {
   // Reductions spread their input over threads (a warp per row or column tile); other
@@ -43,8 +39,11 @@ CostModelHardware CostModelHardware::FromProfile(const HardwareProfile* profile)
   if (profile->sm_count > 0) hw.sm_count = profile->sm_count;
   if (profile->l2_cache_size > 0) hw.l2_cache_size = profile->l2_cache_size;
   if (profile->shared_memory_per_block > 0) hw.shared_memory_per_block = profile->shared_memory_per_block;
-  // A CPU "kernel" is a loop nest in one function: a call, not a launch.
-  if (hw.is_cpu) hw.launch_overhead = 5e-8;
+  // A CPU "kernel" is a loop nest in one function: a call, not a launch (cpu.yaml sets it).
+  hw.launch_overhead = profile->tuning.GetReal(TuningKnob::kKernelLaunchOverhead);
+  hw.l2_cache_speedup = profile->tuning.GetReal(TuningKnob::kFusionL2CacheSpeedup);
+  hw.memory_compute_overlap = profile->tuning.GetReal(TuningKnob::kFusionMemoryComputeOverlap);
+  hw.blocks_per_sm_to_saturate = profile->tuning.GetReal(TuningKnob::kFusionBlocksPerSmToSaturate);
   return hw;
 }
 
@@ -94,7 +93,7 @@ KernelEstimate GpuCostModel::FromParts(const std::vector<Operand>& operands,
     const double total = bytes * u;
     e.bytes_read += static_cast<int64_t>(distinct);
     e.bytes_read_total += static_cast<int64_t>(total);
-    const double speedup = bytes <= static_cast<double>(hw_.l2_cache_size) ? kL2CacheSpeedup : 1.0;
+    const double speedup = bytes <= static_cast<double>(hw_.l2_cache_size) ? hw_.l2_cache_speedup : 1.0;
     reread_time += (total - distinct) / (hw_.memory_bandwidth * speedup);
   }
   for (const HloInstruction* o : outputs_of) {
@@ -107,11 +106,11 @@ KernelEstimate GpuCostModel::FromParts(const std::vector<Operand>& operands,
   }
   e.flops = flops;
   const double blocks = std::ceil(parallel_elements / kThreadsPerBlock);
-  e.occupancy = std::min(1.0, blocks / (static_cast<double>(hw_.sm_count) * kBlocksPerSmToSaturate));
+  e.occupancy = std::min(1.0, blocks / (static_cast<double>(hw_.sm_count) * hw_.blocks_per_sm_to_saturate));
   const double occ = std::max(e.occupancy, 1e-3);
   e.memory_time = (static_cast<double>(e.bytes_read + e.bytes_written) / hw_.memory_bandwidth + reread_time) / occ;
   e.compute_time = flops / (hw_.peak_flops * occ);
-  e.exec_time = e.compute_time + e.memory_time - kMemoryComputeParallelism * std::min(e.compute_time, e.memory_time);
+  e.exec_time = e.compute_time + e.memory_time - hw_.memory_compute_overlap * std::min(e.compute_time, e.memory_time);
   return e;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/tuning.h"
 #include "ir/instruction.h"
 
 namespace hloc {
@@ -28,7 +29,11 @@ struct CostModelHardware {
   int64_t sm_count = 132;
   int64_t l2_cache_size = 50 << 20;
   int64_t shared_memory_per_block = 48 << 10;
-  double launch_overhead = 1e-6;      // s per kernel (XLA's kKernelLaunchOverhead)
+  // The profile's tuning block (engine/tuning.h declares each, with its source).
+  double launch_overhead = Tuning().GetReal(TuningKnob::kKernelLaunchOverhead);  // s per kernel
+  double l2_cache_speedup = Tuning().GetReal(TuningKnob::kFusionL2CacheSpeedup);
+  double memory_compute_overlap = Tuning().GetReal(TuningKnob::kFusionMemoryComputeOverlap);
+  double blocks_per_sm_to_saturate = Tuning().GetReal(TuningKnob::kFusionBlocksPerSmToSaturate);
   static CostModelHardware FromProfile(const HardwareProfile* profile);
 };
 

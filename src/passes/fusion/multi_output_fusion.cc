@@ -304,13 +304,12 @@ double ChainMergeBenefit(const fusion::GpuCostModel& cost, const HloInstruction*
     row_bytes += fusion::ByteSize(op->shape()) / rows;
   }
   if (reread == 0) return -1;  // nothing read twice: the merge would only add a pass
-  constexpr double kL2Speedup = 2.5;  // XLA's kL2CacheSpeedup, as GpuCostModel uses it
   const int64_t blocks_per_sm = row_len >= 8192 ? 2 : 4;
   const int64_t in_flight = std::min(rows, hw.sm_count * blocks_per_sm) * row_bytes;
   if (in_flight > hw.l2_cache_size) return -1;
   const double separate = 2 * hw.launch_overhead + cost.Estimate(producer).exec_time + cost.Estimate(consumer).exec_time;
   const double merged =
-      hw.launch_overhead + cost.EstimateMerged({producer, consumer}).exec_time + reread / (hw.memory_bandwidth * kL2Speedup);
+      hw.launch_overhead + cost.EstimateMerged({producer, consumer}).exec_time + reread / (hw.memory_bandwidth * hw.l2_cache_speedup);
   return separate - merged;
 }
 
