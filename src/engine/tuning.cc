@@ -48,6 +48,10 @@ const std::array<TuningDecl, static_cast<size_t>(TuningKnob::kCount)>& TuningDec
        "seconds the fusion cost model charges each kernel (what fusing two kernels saves); the CPU profile's "
        "\"kernel\" is a call",
        "XLA's kKernelLaunchOverhead (1 us); cpu.yaml: 5e-8 s, a function call"},
+      {TuningKnob::kCublasWorkspaceBytes, "cublas_workspace_bytes", TuningKind::kBytes, 4 << 20, 0, int64_t{1} << 32,
+       "the workspace a cuBLAS / cuBLASLt GEMM call gets (its custom call's s8[N] result; legacy cuBLAS at most its "
+       "operands' bytes)",
+       "XLA's GemmConfig::kDefaultWorkspace (4 MiB); Hopper profiles set kHopperWorkspace (32 MiB)"},
   }};
   return decls;
 }

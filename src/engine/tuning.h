@@ -21,6 +21,7 @@ enum class TuningKnob {
   kFusionMemoryComputeOverlap,   // passes/fusion/gpu_cost_model.h
   kFusionBlocksPerSmToSaturate,  // passes/fusion/gpu_cost_model.h
   kKernelLaunchOverhead,   // passes/fusion/gpu_cost_model.h
+  kCublasWorkspaceBytes,   // passes/library/gemm_rewriter.cc
   kCount
 };
 

@@ -290,8 +290,8 @@ absl::Status AddWorkspace(Rewrite& rw, HloInstruction* gemm) {
   } else if (!shape.IsArray()) {
     return absl::OkStatus();
   }
-  // GemmConfig::kHopperWorkspace / kDefaultWorkspace.
-  int64_t workspace = ComputeCapabilityAtLeast(*rw.pass, 9, 0) ? (int64_t{32} << 20) : (int64_t{4} << 20);
+  // The profile's cublas_workspace_bytes (XLA's GemmConfig::kDefaultWorkspace, kHopperWorkspace).
+  int64_t workspace = (rw.pass->profile != nullptr ? rw.pass->profile->tuning : Tuning()).Get(TuningKnob::kCublasWorkspaceBytes);
   if (!lt) {
     // Legacy cuBLAS at worst transposes its operands into the workspace.
     int64_t bytes = 0;
