@@ -108,13 +108,18 @@ absl::Status WriteCompileDumps(const std::string& dump_to, const HloModule& modu
 absl::Status LoadProfileAndPipeline(const std::string& name_or_path, const std::string& kind,
                                     const std::string& compiler, const std::vector<std::string>& config_dirs,
                                     const std::vector<std::string>& pipeline_dirs, std::optional<Profile>& profile,
-                                    std::optional<Pipeline>& pipeline) {
-  absl::StatusOr<std::string> path = FindProfileFile(name_or_path, config_dirs);
-  if (!path.ok()) return path.status();
-  absl::StatusOr<Profile> loaded = LoadProfileFile(*path);
-  if (!loaded.ok()) return loaded.status();
+                                    std::optional<Pipeline>& pipeline, const Profile* preloaded) {
+  absl::StatusOr<Profile> loaded = absl::InternalError("no profile");
+  if (preloaded != nullptr) {
+    loaded = *preloaded;
+  } else {
+    absl::StatusOr<std::string> path = FindProfileFile(name_or_path, config_dirs);
+    if (!path.ok()) return path.status();
+    loaded = LoadProfileFile(*path);
+    if (!loaded.ok()) return loaded.status();
+  }
   if (loaded->hardware.kind != kind)
-    return absl::InvalidArgumentError(absl::StrCat("profile '", *path, "' is for ", loaded->hardware.kind,
+    return absl::InvalidArgumentError(absl::StrCat("profile '", loaded->source, "' is for ", loaded->hardware.kind,
                                                    " hardware; the ", compiler, " compiler needs a ", kind,
                                                    " profile"));
   std::vector<std::string> dirs = pipeline_dirs;

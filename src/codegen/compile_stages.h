@@ -41,11 +41,13 @@ absl::StatusOr<std::unique_ptr<BufferAssignment>> RunHloStagesAndAssignBuffers(
 
 // Finds the profile `name_or_path` in `config_dirs`, checks it is for `kind` hardware ("cpu",
 // "gpu"; `compiler` names the caller in the error), finds the pipeline it names (first beside
-// it, ../pipelines, then `pipeline_dirs`) and applies its patches.
+// it, ../pipelines, then `pipeline_dirs`) and applies its patches. `preloaded`: the profile
+// the caller has already read (so a compile reads its profile once); then `name_or_path` and
+// `config_dirs` are not used.
 absl::Status LoadProfileAndPipeline(const std::string& name_or_path, const std::string& kind,
                                     const std::string& compiler, const std::vector<std::string>& config_dirs,
                                     const std::vector<std::string>& pipeline_dirs, std::optional<Profile>& profile,
-                                    std::optional<Pipeline>& pipeline);
+                                    std::optional<Pipeline>& pipeline, const Profile* preloaded = nullptr);
 
 // Writes the dumps every backend makes into `dump_to` (XLA's names, module_0000.NAME.SUFFIX):
 // after_optimizations, ...-buffer-assignment and thunk_sequence from `exe`, then `extra`

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include "absl/strings/numbers.h"
@@ -83,7 +84,7 @@ int WriteExecutable(const ParsedArgs& parsed, const runtime::Executable& exe) {
 }
 
 // The GPU branch: codegen/gpu/gpu_compiler.h, no GPU needed.
-int RunGpuCompile(const ParsedArgs& parsed, const std::vector<std::string>& config_dirs) {
+int RunGpuCompile(const ParsedArgs& parsed, const std::vector<std::string>& config_dirs, const Profile& profile) {
   if (parsed.Has("--target-cpu")) return UsageError("compile", "--target-cpu needs a CPU profile");
   codegen::gpu::GpuCompileOptions options;
   if (auto level = parsed.Get("--opt-level")) {
@@ -116,7 +117,7 @@ int RunGpuCompile(const ParsedArgs& parsed, const std::vector<std::string>& conf
   }
   absl::Status s = codegen::gpu::LoadGpuProfileAndPipeline(
       *parsed.Get("--profile"), config_dirs,
-      DataSearchDirs(parsed.Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), options);
+      DataSearchDirs(parsed.Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), options, &profile);
   if (!s.ok()) return Fail(std::string(s.message()));
   if (auto dir = parsed.Get("--dump-to")) options.dump_to = *dir;
   if (parsed.Has("--verbose")) options.log = &std::cerr;
@@ -156,13 +157,16 @@ int RunCompile(const std::vector<std::string>& args) {
   if (parsed->Has("--no-passes") && parsed->Has("--profile"))
     return UsageError("compile", "--no-passes and --profile cannot be combined");
 
-  // A GPU profile takes the GPU compiler.
+  // A GPU profile takes the GPU compiler. The profile is read once here and handed on (a profile
+  // that cannot be read is reported by the CPU branch, which reads it again).
+  std::optional<Profile> profile;
   if (!parsed->Has("--no-passes") && parsed->Has("--profile")) {
     const std::vector<std::string> config_dirs = DataSearchDirs(parsed->Get("--config-dir"), "HLOC_CONFIG_DIR", "configs");
     absl::StatusOr<std::string> path = FindProfileFile(*parsed->Get("--profile"), config_dirs);
     if (path.ok()) {
-      absl::StatusOr<Profile> profile = LoadProfileFile(*path);
-      if (profile.ok() && profile->hardware.kind == "gpu") return RunGpuCompile(*parsed, config_dirs);
+      absl::StatusOr<Profile> loaded = LoadProfileFile(*path);
+      if (loaded.ok()) profile = std::move(*loaded);
+      if (profile && profile->hardware.kind == "gpu") return RunGpuCompile(*parsed, config_dirs, *profile);
     }
   }
   if (parsed->Has("--command-buffers") || parsed->Has("--min-graph-size") || parsed->Has("--small-gemm-kernels") ||
@@ -181,7 +185,8 @@ int RunCompile(const std::vector<std::string>& args) {
   if (!parsed->Has("--no-passes")) {
     absl::Status s = codegen::cpu::LoadCpuProfileAndPipeline(
         parsed->Get("--profile").value_or("cpu"), DataSearchDirs(parsed->Get("--config-dir"), "HLOC_CONFIG_DIR", "configs"),
-        DataSearchDirs(parsed->Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), options);
+        DataSearchDirs(parsed->Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), options,
+        profile ? &*profile : nullptr);
     if (!s.ok()) return Fail(std::string(s.message()));
   }
   if (auto dir = parsed->Get("--dump-to")) options.dump_to = *dir;

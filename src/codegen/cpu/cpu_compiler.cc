@@ -182,7 +182,8 @@ absl::StatusOr<runtime::Executable> CpuCompiler::Compile(HloModule& module, cons
 
 absl::Status LoadCpuProfileAndPipeline(const std::string& profile_name_or_path,
                                        const std::vector<std::string>& config_dirs,
-                                       const std::vector<std::string>& pipeline_dirs, CpuCompileOptions& options) {
+                                       const std::vector<std::string>& pipeline_dirs, CpuCompileOptions& options,
+                                       const Profile* preloaded) {
   if (profile_name_or_path.empty()) {
     absl::StatusOr<std::string> path = FindPipelineFile("cpu", pipeline_dirs);
     if (!path.ok()) return path.status();
@@ -193,7 +194,7 @@ absl::Status LoadCpuProfileAndPipeline(const std::string& profile_name_or_path,
     return absl::OkStatus();
   }
   return LoadProfileAndPipeline(profile_name_or_path, "cpu", "CPU", config_dirs, pipeline_dirs, options.profile,
-                                options.pipeline);
+                                options.pipeline, preloaded);
 }
 
 }  // namespace hloc::codegen::cpu

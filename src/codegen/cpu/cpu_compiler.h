@@ -63,7 +63,8 @@ class CpuCompiler {
 // in ../pipelines), patched. With an empty name: pipelines/cpu.yaml unpatched and no profile.
 absl::Status LoadCpuProfileAndPipeline(const std::string& profile_name_or_path,
                                        const std::vector<std::string>& config_dirs,
-                                       const std::vector<std::string>& pipeline_dirs, CpuCompileOptions& options);
+                                       const std::vector<std::string>& pipeline_dirs, CpuCompileOptions& options,
+                                       const Profile* preloaded = nullptr);
 
 // The LLVM target triple the compiler emits for (the host's).
 std::string HostTargetTriple();

@@ -206,9 +206,11 @@ absl::StatusOr<runtime::Executable> GpuCompiler::Compile(HloModule& module, cons
 
 absl::Status LoadGpuProfileAndPipeline(const std::string& profile_name_or_path,
                                        const std::vector<std::string>& config_dirs,
-                                       const std::vector<std::string>& pipeline_dirs, GpuCompileOptions& options) {
+                                       const std::vector<std::string>& pipeline_dirs, GpuCompileOptions& options,
+                                       const Profile* preloaded) {
   const std::string name = profile_name_or_path.empty() ? std::string("h200") : profile_name_or_path;
-  return LoadProfileAndPipeline(name, "gpu", "GPU", config_dirs, pipeline_dirs, options.profile, options.pipeline);
+  return LoadProfileAndPipeline(name, "gpu", "GPU", config_dirs, pipeline_dirs, options.profile, options.pipeline,
+                                preloaded);
 }
 
 }  // namespace hloc::codegen::gpu

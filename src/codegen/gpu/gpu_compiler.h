@@ -59,8 +59,10 @@ class GpuCompiler {
 // Loads the GPU profile `profile_name_or_path` (a path or NAME.yaml in `config_dirs`; "h200"
 // when empty) and the pipeline it names (from `pipeline_dirs`, then ../pipelines beside the
 // profile), patched, into options.profile / options.pipeline. A non-GPU profile is an error.
+// `preloaded`: the profile already read by the caller (a compile reads it once).
 absl::Status LoadGpuProfileAndPipeline(const std::string& profile_name_or_path,
                                        const std::vector<std::string>& config_dirs,
-                                       const std::vector<std::string>& pipeline_dirs, GpuCompileOptions& options);
+                                       const std::vector<std::string>& pipeline_dirs, GpuCompileOptions& options,
+                                       const Profile* preloaded = nullptr);
 
 }  // namespace hloc::codegen::gpu
