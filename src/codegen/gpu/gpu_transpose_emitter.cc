@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/cpu/kernel_util.h"
 #include "codegen/gpu/gpu_emitters.h"
+#include "passes/fusion/fusion_analysis.h"
 #include "llvm/IR/Constants.h"
 
 namespace hloc::codegen::gpu {
@@ -108,11 +109,12 @@ std::optional<NormalizedTranspose> HeroForm(const HloInstruction* h) {
   return std::nullopt;
 }
 
-// Large enough to gain from tiling (XLA's kMinDimensionToTransposeTiled and a minimum size).
+// Large enough to gain from tiling: the fusion analysis's bound (fusion::WorthTransposeTiling),
+// so a transpose the fusion pass treats as a loop is emitted as one.
 bool WorthTiling(const NormalizedTranspose& t) {
   int64_t n = 1;
   for (int64_t d : t.dims) n *= d;
-  return t.dims[t.x()] >= 16 && t.dims[t.y()] >= 16 && n >= 4096;
+  return fusion::WorthTransposeTiling(t.dims[t.x()], t.dims[t.y()], n);
 }
 
 struct TileHero {

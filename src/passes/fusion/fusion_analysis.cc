@@ -214,10 +214,8 @@ bool IsTiledTranspose(const HloInstruction* inst) {
   for (int64_t d = rank - 1; d >= 0; --d)
     if (in.dimensions(d) > 1) { in_minor = d; break; }
   if (kept.back() == in_minor) return false;
-  // XLA's kMinDimensionToTransposeTiled: both swapped dimensions at least 16 long, and enough
-  // elements to tile; smaller transposes are plain loops.
-  const int64_t out_minor_size = in.dimensions(kept.back());
-  return in.dimensions(in_minor) >= 16 && out_minor_size >= 16 && ElementCount(in) >= 64 * 128;
+  // Smaller transposes are plain loops.
+  return WorthTransposeTiling(in.dimensions(in_minor), in.dimensions(kept.back()), ElementCount(in));
 }
 
 const HloInstruction* FindHero(const HloInstruction* root) {

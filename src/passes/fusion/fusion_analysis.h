@@ -31,8 +31,19 @@ bool IsInputFusibleReduction(const HloInstruction* inst);
 // A reduce whose reduced dimensions are the minor-most ones of its input in the input's layout
 // (default layout when none): each output element reduces one contiguous row.
 bool IsRowReduction(const HloInstruction* inst);
+// When a transpose is worth a shared-memory tile (XLA's kMinDimensionToTransposeTiled and
+// kMinTotalDimensionsToTransposeTiled): both swapped dimensions this long and this many
+// elements. The fusion analysis (IsTiledTranspose) and the transpose emitter ask the same
+// question, so they read the same numbers.
+inline constexpr int64_t kMinTiledTransposeDimension = 16;
+inline constexpr int64_t kMinTiledTransposeElements = 64 * 128;
+inline bool WorthTransposeTiling(int64_t minor_in, int64_t minor_out, int64_t elements) {
+  return minor_in >= kMinTiledTransposeDimension && minor_out >= kMinTiledTransposeDimension &&
+         elements >= kMinTiledTransposeElements;
+}
 // A transpose that moves the minor-most dimension (XLA's tiled transpose emitter; needs a tile
-// in shared memory). Transposes that only permute major dimensions are plain loops.
+// in shared memory) and is WorthTransposeTiling. Transposes that only permute major dimensions
+// are plain loops.
 bool IsTiledTranspose(const HloInstruction* inst);
 
 // The hero of one output: the instruction that decides the emitter (XLA's FindNonTrivialHero):
