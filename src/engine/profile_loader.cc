@@ -130,6 +130,7 @@ absl::Status ParseHardware(const yaml::Reader& reader, const YAML::Node& node, H
     } else if (k.key == "capabilities") {
       absl::StatusOr<std::vector<yaml::MapEntry>> caps = reader.Entries(k.value, "'capabilities'");
       if (!caps.ok()) return caps.status();
+      const std::map<std::string, std::string> known = KnownCapabilities();
       for (const yaml::MapEntry& c : *caps) {
         bool ident = std::isalpha(static_cast<unsigned char>(c.key[0]));
         for (char ch : c.key) ident = ident && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
@@ -137,7 +138,6 @@ absl::Status ParseHardware(const yaml::Reader& reader, const YAML::Node& node, H
           return reader.Error(c.key_node,
                               absl::StrCat("capability names are identifiers (HasTensorCores), got '", c.key, "'"));
         }
-        const std::map<std::string, std::string> known = KnownCapabilities();
         if (known.count(c.key) == 0) {
           std::vector<std::string> names;
           for (const auto& [name, where] : known) names.push_back(name);
