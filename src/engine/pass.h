@@ -56,6 +56,30 @@ struct PassContext {
   std::vector<std::string> enabled_rules;    // non-empty: only these rules/groups run
 };
 
+// Which records of one family (a pass's fusion vetoes, its layout rows) a pass's rule lists
+// leave on: a disabled name switches its record off; an enabled list keeps only the records it
+// names, when it names any of the family (one list then serves a pipeline whose passes have
+// other families), as RunRewriteRules treats rewrite rules.
+class RecordSwitch {
+ public:
+  RecordSwitch(const std::vector<std::string>& enabled, const std::vector<std::string>& disabled,
+               const std::vector<const char*>& family)
+      : enabled_(enabled), disabled_(disabled) {
+    for (const char* name : family) restrict_ = restrict_ || Named(enabled_, name);
+  }
+  bool On(const char* name) const { return (!restrict_ || Named(enabled_, name)) && !Named(disabled_, name); }
+
+ private:
+  static bool Named(const std::vector<std::string>& names, const char* name) {
+    for (const std::string& n : names)
+      if (n == name) return true;
+    return false;
+  }
+  const std::vector<std::string>& enabled_;
+  const std::vector<std::string>& disabled_;
+  bool restrict_ = false;
+};
+
 class HloPass {
  public:
   virtual ~HloPass() = default;

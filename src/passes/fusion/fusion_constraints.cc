@@ -282,7 +282,9 @@ bool ProducerPathsExceed(RewriteContext&, const HloInstruction* producer, const 
 }
 
 bool ComputedValueUsersExceed(RewriteContext&, const HloInstruction* producer, int64_t limit) {
-  // Users first: most producers have a few, and the walk below is over the whole fusion.
+  // Users first: most producers have a few (no set needed: distinct users are at most the
+  // uses), and the walk below is over the whole fusion.
+  if (static_cast<int64_t>(producer->users().size()) <= limit) return false;
   absl::flat_hash_set<const HloInstruction*> users(producer->users().begin(), producer->users().end());
   if (static_cast<int64_t>(users.size()) <= limit) return false;
   for (const HloInstruction* i : FusedInstructions(producer)) {

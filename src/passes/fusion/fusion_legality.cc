@@ -48,18 +48,12 @@ FusionLegality::FusionLegality(PassContext* context, const std::string& target)
     if (fusible_[row->opcode] == nullptr) fusible_[row->opcode] = row;
   }
   const std::vector<std::string> none;
-  const std::vector<std::string>& enabled = context_ != nullptr ? context_->enabled_rules : none;
-  const std::vector<std::string>& disabled = context_ != nullptr ? context_->disabled_rules : none;
-  auto named = [](const std::vector<std::string>& names, const char* name) {
-    return std::find(names.begin(), names.end(), name) != names.end();
-  };
-  // As for rewrite rules: an enabled list restricts the vetoes only when it names some of them.
-  bool restrict = false;
-  for (const FusionVetoInfo* row : tables.vetoes) restrict = restrict || named(enabled, row->name);
-  for (const FusionVetoInfo* row : tables.vetoes) {
-    if ((restrict && !named(enabled, row->name)) || named(disabled, row->name)) continue;
-    if (RequirementsHold(row->requirements, row->num_requires)) vetoes_.push_back(row);
-  }
+  std::vector<const char*> family;
+  for (const FusionVetoInfo* row : tables.vetoes) family.push_back(row->name);
+  const RecordSwitch on(context_ != nullptr ? context_->enabled_rules : none,
+                        context_ != nullptr ? context_->disabled_rules : none, family);
+  for (const FusionVetoInfo* row : tables.vetoes)
+    if (on.On(row->name) && RequirementsHold(row->requirements, row->num_requires)) vetoes_.push_back(row);
 }
 
 std::vector<std::string> FusionVetoNames() {

@@ -131,15 +131,11 @@ ConstraintSet ConstraintSet::Build(const HardwareProfile* profile, const std::ve
                                    const std::vector<std::string>& disabled) {
   ConstraintSet set;
   const auto& all = GeneratedTables::Global().layout;
-  auto named = [](const std::vector<std::string>& names, const char* name) {
-    return std::find(names.begin(), names.end(), name) != names.end();
-  };
-  bool restrict = false;
-  for (const LayoutConstraintInfo* row : all) restrict = restrict || named(enabled, row->name);
-  for (const LayoutConstraintInfo* row : all) {
-    if ((restrict && !named(enabled, row->name)) || named(disabled, row->name)) continue;
-    if (RequirementsMet(*row, profile)) set.rows_.push_back(row);
-  }
+  std::vector<const char*> family;
+  for (const LayoutConstraintInfo* row : all) family.push_back(row->name);
+  const RecordSwitch on(enabled, disabled, family);
+  for (const LayoutConstraintInfo* row : all)
+    if (on.On(row->name) && RequirementsMet(*row, profile)) set.rows_.push_back(row);
   std::stable_sort(set.rows_.begin(), set.rows_.end(), [](const LayoutConstraintInfo* a, const LayoutConstraintInfo* b) {
     if (a->required != b->required) return a->required;
     return a->priority > b->priority;
