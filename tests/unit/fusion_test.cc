@@ -249,14 +249,17 @@ ENTRY main {
   CHECK(fused.bytes_read == 4096 * 4096 * 4);
 }
 
-TEST_CASE("an expensive producer is not duplicated into a consumer that reuses its elements", "[fusion][vetoes]") {
-  auto module = Parse(R"(HloModule m
+// An expensive producer (tanh) whose consumer reads each element 64 times (a broadcast).
+constexpr char kReusedTanh[] = R"(HloModule m
 ENTRY main {
   x = f32[64] parameter(0)
   t = f32[64] tanh(x)
   b = f32[64,64] broadcast(t), dimensions={0}
   ROOT a = f32[64,64] add(b, b)
-})");
+})";
+
+TEST_CASE("an expensive producer is not duplicated into a consumer that reuses its elements", "[fusion][vetoes]") {
+  auto module = Parse(kReusedTanh);
   PassContext context;
   auto fused = RunPasses(*module, {"priority-fusion"}, context);
   REQUIRE(fused.ok());
@@ -269,13 +272,7 @@ ENTRY main {
 }
 
 TEST_CASE("a fusion veto is switched off or selected by name through the context's rule lists", "[fusion][vetoes]") {
-  auto module = Parse(R"(HloModule m
-ENTRY main {
-  x = f32[64] parameter(0)
-  t = f32[64] tanh(x)
-  b = f32[64,64] broadcast(t), dimensions={0}
-  ROOT a = f32[64,64] add(b, b)
-})");
+  auto module = Parse(kReusedTanh);
   HloComputation* entry = module->entry_computation();
   HloInstruction* t = entry->GetInstructionWithName("t");
   HloInstruction* b = entry->GetInstructionWithName("b");
