@@ -27,6 +27,7 @@
 // Shared slots are padded one word every 32 so the thread-contiguous accesses (lane stride
 // 8 words) hit 32 different banks.
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -154,6 +155,8 @@ class RegisterSort {
   // The slots live in allocas between loop iterations (promoted to registers).
   std::vector<Slot> LoadSlots();
   void StoreSlots(const std::vector<Slot>& slots);
+  // `step` on the slots loaded from their allocas, stored back after.
+  absl::Status WithSlots(const std::function<absl::Status(std::vector<Slot>&)>& step);
 
   GpuKernel& k_;
   llvm::IRBuilderBase& b_;
@@ -289,6 +292,13 @@ void RegisterSort::StoreSlots(const std::vector<Slot>& slots) {
   }
 }
 
+absl::Status RegisterSort::WithSlots(const std::function<absl::Status(std::vector<Slot>&)>& step) {
+  std::vector<Slot> slots = LoadSlots();
+  if (absl::Status s = step(slots); !s.ok()) return s;
+  StoreSlots(slots);
+  return absl::OkStatus();
+}
+
 // Stages kk = 2E..P (lk = log2 kk): the cross-thread steps j = kk/2..E, partner thread t^d
 // with d = j/E (a shuffle inside a warp, shared memory beyond), then the in-thread steps.
 absl::Status RegisterSort::LaterStages() {
@@ -302,25 +312,14 @@ absl::Status RegisterSort::LaterStages() {
       // d = (kk >> (u + 1)) / E
       llvm::Value* shift = b_.CreateAdd(b_.CreateTrunc(u64, b_.getInt32Ty()), I32(1 + log_e));
       llvm::Value* d = b_.CreateLShr(kk, shift);
-      auto shuffle = [&]() -> absl::Status {
-        std::vector<Slot> slots = LoadSlots();
-        if (absl::Status st = ShuffleStep(slots, d, kk); !st.ok()) return st;
-        StoreSlots(slots);
-        return absl::OkStatus();
-      };
+      auto shuffle = [&]() { return WithSlots([&](std::vector<Slot>& slots) { return ShuffleStep(slots, d, kk); }); };
       if (!HasSharedSteps()) return shuffle();
-      return cpu::EmitIfElse(b_, b_.CreateICmpULT(d, I32(32)), "sort.warp", shuffle, [&]() -> absl::Status {
-        std::vector<Slot> slots = LoadSlots();
-        if (absl::Status st = SharedStep(slots, d, kk); !st.ok()) return st;
-        StoreSlots(slots);
-        return absl::OkStatus();
+      return cpu::EmitIfElse(b_, b_.CreateICmpULT(d, I32(32)), "sort.warp", shuffle, [&]() {
+        return WithSlots([&](std::vector<Slot>& slots) { return SharedStep(slots, d, kk); });
       });
     });
     if (!s.ok()) return s;
-    std::vector<Slot> slots = LoadSlots();
-    if (absl::Status st = ThreadSteps(slots, 0, kk, E_ / 2); !st.ok()) return st;
-    StoreSlots(slots);
-    return absl::OkStatus();
+    return WithSlots([&](std::vector<Slot>& slots) { return ThreadSteps(slots, 0, kk, E_ / 2); });
   });
 }
 
