@@ -10,12 +10,18 @@
 
 namespace hloc {
 
+class SpmdRendezvous;  // eval/spmd_eval.h
+
 struct EvaluatorOptions {
   // Collectives run as on one device of a group of this many (all-reduce of one copy, ...).
   int64_t replica_count = 1;
   // What replica-id and partition-id return (the evaluator runs as this one device).
   int64_t replica_id = 0;
   int64_t partition_id = 0;
+  // Where the devices of a multi-device run meet at collectives (EvaluatePartitioned in
+  // eval/spmd_eval.h sets it; the device is replica_id * num_partitions + partition_id). Null:
+  // this is the only device and collectives run in groups of one, as described above.
+  SpmdRendezvous* rendezvous = nullptr;
   // Guard against runaway loops in bad input: a while loop stops with an error after this many trips.
   int64_t max_loop_iterations = int64_t{1} << 31;
   // Largest value (one instruction's result, tuples summed) the evaluator allocates; a bigger
