@@ -23,7 +23,7 @@ namespace {
 
 absl::Status MultiDevice(const HloInstruction& inst, const std::string& why) {
   return absl::UnimplementedError(absl::StrCat(std::string(HloOpcodeString(inst.opcode())), " ", inst.name(),
-                                               ": multi-device collectives need EvaluatePartitioned (", why, ")"));
+                                               ": multi-device collectives need the SPMD runtime, EvaluatePartitioned (", why, ")"));
 }
 
 // Error unless every replica group has at most one member.

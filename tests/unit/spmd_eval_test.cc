@@ -509,7 +509,7 @@ TEST_CASE("spmd eval: without a rendezvous collectives stay groups of one", "[sp
   args.push_back(Vec(P::F32, {1, 2}));
   auto r = EvaluateModule(**m, args);
   REQUIRE_FALSE(r.ok());
-  CHECK(r.status().message().find("need EvaluatePartitioned") != std::string::npos);
+  CHECK(r.status().message().find("need the SPMD runtime, EvaluatePartitioned") != std::string::npos);
 }
 
 // ---- XLA's partitioned corpus programs -------------------------------------------------------
