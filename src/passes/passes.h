@@ -8,6 +8,8 @@ namespace hloc {
 // src/passes/simplify/: dce, cse, constant_folding, tuple-simplifier, call-inliner,
 // flatten-call-graph, zero_sized_hlo_elimination.
 void RegisterSimplifyPasses(PassRegistry& registry);
+// sharding-propagation, spmd-partitioning, sharding-remover (src/passes/spmd/).
+void RegisterSpmdPasses(PassRegistry& registry);
 // src/passes/simplify/: simplify-while-loops, simplify-conditional, simplify-sorts,
 // reshape-mover, convert-mover.
 void RegisterControlFlowAndMoverPasses(PassRegistry& registry);

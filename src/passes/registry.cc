@@ -4,6 +4,7 @@
 namespace hloc {
 
 void RegisterAllPasses(PassRegistry& registry) {
+  RegisterSpmdPasses(registry);
   RegisterSimplifyPasses(registry);
   RegisterControlFlowAndMoverPasses(registry);
   RegisterExpanderPasses(registry);

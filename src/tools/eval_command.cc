@@ -17,10 +17,18 @@
 #include "io/npy.h"
 #include "ir/hlo_printer.h"
 #include "ir/verifier.h"
+#include "eval/spmd_eval.h"
 #include "tools/cli.h"
+#include "passes/spmd/device_io.h"
 
 namespace hloc::cli {
 namespace {
+
+using spmd::IsMultiDevice;
+using spmd::JoinOutputs;
+using spmd::PrepareSpmd;
+using spmd::SpmdLayout;
+using spmd::SplitInputs;
 
 // `hloc run`'s seeded inputs (run_command.cc RandomLiteral), for the parameter's row-major
 // array: the same distributions in the same order, so a seed means the same values in both.
@@ -48,11 +56,29 @@ absl::StatusOr<Literal> RandomParameter(const Shape& param, std::mt19937_64& rng
   return std::move(*literal);
 }
 
+// Every device of the per-device program on its own thread (EvaluatePartitioned), the inputs
+// cut into shards and the outputs joined.
+absl::StatusOr<Literal> EvaluateOnDevices(const HloModule& module, const SpmdLayout& layout,
+                                          const std::vector<Literal>& inputs, const EvaluatorOptions& options) {
+  auto args = SplitInputs(layout, inputs);
+  if (!args.ok()) return args.status();
+  auto results = EvaluatePartitioned(module, *args, options);
+  if (!results.ok()) return results.status();
+  return JoinOutputs(layout, *results);
+}
+
 constexpr char kHelp[] = R"HELP(Usage: hloc eval [options] FILE --inputs IN.npz
 
 Runs the entry computation of the HLO module in FILE on the host reference evaluator and
 prints one line per output: its name, type and shape, and with --expect the relative-norm
 error ||out - ref|| / ||ref||, the threshold and the verdict.
+
+A module for several devices (num_partitions or replica_count above 1) runs on that many
+simulated devices, one thread each: a module with global shapes (as JAX hands it to XLA) is
+partitioned first (sharding-propagation, spmd-partitioning); the inputs are the global arrays,
+cut into each device's shard by the entry parameters' shardings, and the outputs are joined
+by the result's. A per-device module (hloc's partitioned output, or XLA's optimized dump) is
+run as it is, its global shapes being the local ones times the tiles.
 
 Options:
   --inputs IN.npz     the entry parameters, in order: arrays named arg0..argN, or, when no
@@ -154,6 +180,21 @@ int RunEval(const std::vector<std::string>& args) {
     return kExitFailure;
   }
 
+  // A module for several devices becomes the per-device program first; inputs and outputs
+  // stay global (spmd_driver.h).
+  std::optional<spmd::SpmdLayout> spmd;
+  if (IsMultiDevice(*module)) {
+    auto layout = PrepareSpmd(*module, /*partition=*/true);
+    if (!layout.ok()) {
+      std::cerr << path << ": SPMD partitioning failed: " << layout.status().message() << "\n";
+      return kExitFailure;
+    }
+    spmd = std::move(*layout);
+  }
+  auto param_shape = [&](size_t i) -> const Shape& {
+    return spmd ? spmd->global_params.at(i) : entry->parameter_instruction(static_cast<int64_t>(i))->shape();
+  };
+
   // Inputs, matched to parameters by position and reinterpreted by the parameter's type.
   std::vector<Literal> inputs;
   const size_t num_params = static_cast<size_t>(entry->num_parameters());
@@ -174,7 +215,7 @@ int RunEval(const std::vector<std::string>& args) {
       return kExitFailure;
     }
     for (size_t i = 0; i < num_params; ++i) {
-      const Shape& shape = entry->parameter_instruction(static_cast<int64_t>(i))->shape();
+      const Shape& shape = param_shape(i);
       auto lit = ReinterpretAs(*(*matched)[i], shape);
       if (!lit.ok()) {
         std::cerr << "hloc: error: " << *inputs_path << ": parameter " << i << ": " << lit.status().message()
@@ -186,7 +227,7 @@ int RunEval(const std::vector<std::string>& args) {
   } else if (random_inputs) {
     std::mt19937_64 rng(static_cast<uint64_t>(seed));
     for (size_t i = 0; i < num_params; ++i) {
-      auto lit = RandomParameter(entry->parameter_instruction(static_cast<int64_t>(i))->shape(), rng);
+      auto lit = RandomParameter(param_shape(i), rng);
       if (!lit.ok()) {
         std::cerr << "hloc: error: " << path << ": parameter " << i << ": " << lit.status().message() << "\n";
         return kExitFailure;
@@ -202,7 +243,8 @@ int RunEval(const std::vector<std::string>& args) {
   absl::StatusOr<Literal> result = absl::UnknownError("not evaluated");
   for (int64_t run = 0; run < std::max<int64_t>(bench, 1); ++run) {
     const auto start = std::chrono::steady_clock::now();
-    result = EvaluateModule(*module, inputs, eval_options);
+    result = spmd ? EvaluateOnDevices(*module, *spmd, inputs, eval_options)
+                  : EvaluateModule(*module, inputs, eval_options);
     times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     if (!result.ok()) {
       std::cerr << path << ": evaluation failed: " << result.status().message() << "\n";
