@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/cpu/collectives.h"
 #include "runtime/cpu/fft.h"
 #include "runtime/cpu/gemm.h"
 #include "runtime/cpu/jit_loader.h"
@@ -108,6 +109,22 @@ std::vector<int64_t> DefaultLayout(size_t rank) {
   return m2m;
 }
 
+// One device's state: its buffers (allocations of the executable, constants filled in), each
+// kernel's argument array and each FFT's plan bound to those buffers, and its collective scratch.
+struct DeviceState {
+  int64_t id = 0;
+  std::vector<AlignedBuffer> buffers;
+  struct Bound {
+    HlocCpuKernel kernel = nullptr;
+    std::vector<void*> args;
+  };
+  absl::flat_hash_map<const Thunk*, Bound> bound;
+  absl::flat_hash_map<const Thunk*, std::unique_ptr<CpuFft>> ffts;
+  std::vector<uint8_t> staging;
+  Rendezvous* rendezvous = nullptr;  // null when this device runs alone (Run)
+  uint8_t* Address(const BufferSlice& s) { return buffers[s.allocation].data + s.offset; }
+};
+
 class CpuExecutableImpl : public CpuExecutable {
  public:
   explicit CpuExecutableImpl(Executable exe, const CpuRunOptions& options)
@@ -128,18 +145,6 @@ class CpuExecutableImpl : public CpuExecutable {
       jit_ = std::move(*jit);
       RT_RETURN_IF_ERROR(ResolveKernels(exe_.thunks));
     }
-    for (const BufferAllocation& a : exe_.allocations) {
-      buffers_.emplace_back(a.size);
-      if (buffers_.back().data == nullptr) {
-        return absl::ResourceExhaustedError(
-            absl::StrCat(origin_, ": cannot allocate ", a.size, " bytes for allocation ", a.index));
-      }
-      if (a.is_constant && !a.constant_data.empty()) {
-        std::memcpy(buffers_.back().data, a.constant_data.data(), a.constant_data.size());
-      }
-    }
-    BindArguments(exe_.thunks);
-    RT_RETURN_IF_ERROR(PlanFfts(exe_.thunks));
     for (size_t i = 0; i < exe_.parameter_shapes.size(); ++i) {
       if (exe_.parameter_slices[i].valid() && exe_.parameter_slices[i].size < exe_.parameter_shapes[i].byte_size()) {
         return absl::InvalidArgumentError(absl::StrCat(origin_, ": parameter ", i, " (",
@@ -154,24 +159,107 @@ class CpuExecutableImpl : public CpuExecutable {
                                                        ") has no slice that holds it"));
       }
     }
-    return absl::OkStatus();
+    return EnsureDevices(1);  // device 0 is made at load time, as before RunPartitioned existed
   }
 
   absl::StatusOr<std::vector<HostBuffer>> Run(const std::vector<HostBuffer>& arguments) override {
     std::lock_guard<std::mutex> lock(run_mu_);  // one set of buffers: runs take turns
+    DeviceState& device = *devices_[0];
+    RT_RETURN_IF_ERROR(CopyArguments(device, arguments, ""));
+    device.rendezvous = nullptr;
+    RT_RETURN_IF_ERROR(Execute(device, exe_.thunks));
+    return Results(device);
+  }
+
+  absl::StatusOr<std::vector<std::vector<HostBuffer>>> RunPartitioned(
+      const std::vector<std::vector<HostBuffer>>& arguments_per_device) override {
+    std::lock_guard<std::mutex> lock(run_mu_);
+    const int64_t n = exe_.num_devices();
+    if (static_cast<int64_t>(arguments_per_device.size()) != n) {
+      return absl::InvalidArgumentError(absl::StrCat(origin_, ": runs on ", n, " devices (", exe_.num_partitions,
+                                                     " partitions x ", exe_.replica_count, " replicas) but ",
+                                                     arguments_per_device.size(), " argument lists were given"));
+    }
+    RT_RETURN_IF_ERROR(EnsureDevices(n));
+    for (int64_t d = 0; d < n; ++d)
+      RT_RETURN_IF_ERROR(CopyArguments(*devices_[d], arguments_per_device[d], absl::StrCat("device ", d, ": ")));
+    Rendezvous rendezvous(n);
+    std::vector<std::thread> threads;
+    threads.reserve(n);
+    // One thread per device: a device blocks in collectives until its group arrives, so devices
+    // cannot share threads (nor run on the kernel pool, whose workers must never block).
+    for (int64_t d = 0; d < n; ++d) {
+      threads.emplace_back([this, d, &rendezvous] {
+        DeviceState& device = *devices_[d];
+        device.rendezvous = &rendezvous;
+        absl::Status s = Execute(device, exe_.thunks);
+        device.rendezvous = nullptr;
+        if (s.ok()) {
+          rendezvous.Finished(d);
+        } else {
+          rendezvous.Abort(absl::Status(s.code(), absl::StrCat(DeviceName(d), ": ", s.message())));
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    RT_RETURN_IF_ERROR(rendezvous.error());
+    std::vector<std::vector<HostBuffer>> results;
+    for (int64_t d = 0; d < n; ++d) {
+      absl::StatusOr<std::vector<HostBuffer>> r = Results(*devices_[d]);
+      if (!r.ok()) return r.status();
+      results.push_back(std::move(*r));
+    }
+    return results;
+  }
+
+  const Executable& executable() const override { return exe_; }
+
+ private:
+  std::string DeviceName(int64_t d) const {
+    return absl::StrCat(origin_, ": device ", d, " (replica ", d / exe_.num_partitions, ", partition ",
+                        d % exe_.num_partitions, ")");
+  }
+
+  // Devices 0..n-1 with their buffers and bindings (kept for later runs).
+  absl::Status EnsureDevices(int64_t n) {
+    while (static_cast<int64_t>(devices_.size()) < n) {
+      auto device = std::make_unique<DeviceState>();
+      device->id = static_cast<int64_t>(devices_.size());
+      for (const BufferAllocation& a : exe_.allocations) {
+        device->buffers.emplace_back(a.size);
+        if (device->buffers.back().data == nullptr) {
+          return absl::ResourceExhaustedError(absl::StrCat(origin_, ": cannot allocate ", a.size,
+                                                           " bytes for allocation ", a.index, " of device ",
+                                                           device->id));
+        }
+        if (a.is_constant && !a.constant_data.empty()) {
+          std::memcpy(device->buffers.back().data, a.constant_data.data(), a.constant_data.size());
+        }
+      }
+      BindArguments(*device, exe_.thunks);
+      RT_RETURN_IF_ERROR(PlanFfts(*device, exe_.thunks));
+      devices_.push_back(std::move(device));
+    }
+    return absl::OkStatus();
+  }
+
+  // The entry parameters into `device`'s buffers (checked against parameter_shapes).
+  absl::Status CopyArguments(DeviceState& device, const std::vector<HostBuffer>& arguments,
+                             const std::string& who) {
     if (arguments.size() != exe_.parameter_shapes.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(origin_, ": expects ", exe_.parameter_shapes.size(),
+      return absl::InvalidArgumentError(absl::StrCat(origin_, ": ", who, "expects ", exe_.parameter_shapes.size(),
                                                      " arguments, got ", arguments.size()));
     }
     for (size_t i = 0; i < arguments.size(); ++i) {
       const ArrayShape& want = exe_.parameter_shapes[i];
       const HostBuffer& arg = arguments[i];
       if (arg.shape.element_type != want.element_type || !SameDims(arg.shape, want)) {
-        return absl::InvalidArgumentError(absl::StrCat(origin_, ": argument ", i, " is ", ShapeString(arg.shape),
-                                                       " but parameter ", i, " is ", ShapeString(want)));
+        return absl::InvalidArgumentError(absl::StrCat(origin_, ": ", who, "argument ", i, " is ",
+                                                       ShapeString(arg.shape), " but parameter ", i, " is ",
+                                                       ShapeString(want)));
       }
       if (static_cast<int64_t>(arg.data.size()) != want.byte_size()) {
-        return absl::InvalidArgumentError(absl::StrCat(origin_, ": argument ", i, " holds ", arg.data.size(),
+        return absl::InvalidArgumentError(absl::StrCat(origin_, ": ", who, "argument ", i, " holds ", arg.data.size(),
                                                        " bytes; ", ShapeString(want), " needs ", want.byte_size()));
       }
       const BufferSlice& slice = exe_.parameter_slices[i];
@@ -180,7 +268,7 @@ class CpuExecutableImpl : public CpuExecutable {
           arg.shape.minor_to_major.empty() ? DefaultLayout(arg.shape.dimensions.size()) : arg.shape.minor_to_major;
       const std::vector<int64_t> want_layout =
           want.minor_to_major.empty() ? DefaultLayout(want.dimensions.size()) : want.minor_to_major;
-      uint8_t* dst = Address(slice);
+      uint8_t* dst = device.Address(slice);
       if (have_layout == want_layout) {
         if (!arg.data.empty()) std::memcpy(dst, arg.data.data(), arg.data.size());
       } else {
@@ -189,21 +277,19 @@ class CpuExecutableImpl : public CpuExecutable {
         if (!moved->data.empty()) std::memcpy(dst, moved->data.data(), moved->data.size());
       }
     }
-    RT_RETURN_IF_ERROR(Execute(exe_.thunks));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::vector<HostBuffer>> Results(DeviceState& device) {
     std::vector<HostBuffer> results(exe_.result_shapes.size());
     for (size_t i = 0; i < results.size(); ++i) {
       results[i].shape = exe_.result_shapes[i];
       const int64_t bytes = results[i].shape.byte_size();
-      const uint8_t* src = Address(exe_.result_slices[i]);
+      const uint8_t* src = device.Address(exe_.result_slices[i]);
       results[i].data.assign(src, src + bytes);
     }
     return results;
   }
-
-  const Executable& executable() const override { return exe_; }
-
- private:
-  uint8_t* Address(const BufferSlice& s) { return buffers_[s.allocation].data + s.offset; }
 
   absl::Status ThunkError(const Thunk& t, const std::string& what) const {
     return absl::InvalidArgumentError(
@@ -280,6 +366,12 @@ class CpuExecutableImpl : public CpuExecutable {
           break;
         }
         case ThunkKind::kCollective: {
+          if (!t.collective.op.empty()) {  // over devices (collectives.h)
+            absl::StatusOr<CollectivePlan> plan = PlanCollective(t, exe_.num_devices());
+            if (!plan.ok()) return ThunkError(t, std::string(plan.status().message()));
+            plans_[&t] = std::move(*plan);
+            break;
+          }
           // One device: each operand is copied to the result at the same position.
           size_t reads = 0, writes = 0;
           for (size_t i = 0; i < t.arguments.size(); ++i) {
@@ -325,60 +417,61 @@ class CpuExecutableImpl : public CpuExecutable {
 
   // Buffers live as long as the executable, so each kernel's argument array (and its function)
   // is built once here rather than on every call.
-  void BindArguments(const ThunkSequence& seq) {
+  void BindArguments(DeviceState& device, const ThunkSequence& seq) {
     for (const Thunk& t : seq) {
       if (t.kind == ThunkKind::kKernel) {
-        Bound& b = bound_[&t];
+        DeviceState::Bound& b = device.bound[&t];
         b.kernel = kernels_.at(t.kernel_name);
-        for (const BufferSlice& s : t.arguments) b.args.push_back(Address(s));
+        for (const BufferSlice& s : t.arguments) b.args.push_back(device.Address(s));
       }
-      BindArguments(t.condition);
-      BindArguments(t.body);
-      for (const ThunkSequence& br : t.branches) BindArguments(br);
+      BindArguments(device, t.condition);
+      BindArguments(device, t.body);
+      for (const ThunkSequence& br : t.branches) BindArguments(device, br);
     }
   }
 
   // FFTW plans for the executable's buffers, made once (fft.h).
-  absl::Status PlanFfts(const ThunkSequence& seq) {
+  absl::Status PlanFfts(DeviceState& device, const ThunkSequence& seq) {
     for (const Thunk& t : seq) {
       if (t.kind == ThunkKind::kFft) {
         absl::StatusOr<std::unique_ptr<CpuFft>> fft =
-            CpuFft::Create(t.fft, Address(t.arguments[0]), t.arguments[0].size, Address(t.arguments[1]),
-                           t.arguments[1].size, std::min<int64_t>(t.launch.partitions, pool_->num_threads()));
+            CpuFft::Create(t.fft, device.Address(t.arguments[0]), t.arguments[0].size,
+                           device.Address(t.arguments[1]), t.arguments[1].size,
+                           std::min<int64_t>(t.launch.partitions, pool_->num_threads()));
         if (!fft.ok()) return ThunkError(t, std::string(fft.status().message()));
-        ffts_[&t] = std::move(*fft);
+        device.ffts[&t] = std::move(*fft);
       }
-      RT_RETURN_IF_ERROR(PlanFfts(t.condition));
-      RT_RETURN_IF_ERROR(PlanFfts(t.body));
-      for (const ThunkSequence& b : t.branches) RT_RETURN_IF_ERROR(PlanFfts(b));
+      RT_RETURN_IF_ERROR(PlanFfts(device, t.condition));
+      RT_RETURN_IF_ERROR(PlanFfts(device, t.body));
+      for (const ThunkSequence& b : t.branches) RT_RETURN_IF_ERROR(PlanFfts(device, b));
     }
     return absl::OkStatus();
   }
 
-  absl::Status Execute(const ThunkSequence& seq) {
+  absl::Status Execute(DeviceState& device, const ThunkSequence& seq) {
     for (const Thunk& t : seq) {
-      RT_RETURN_IF_ERROR(ExecuteThunk(t));
-      RT_RETURN_IF_ERROR(CheckRedZones(t));
+      RT_RETURN_IF_ERROR(ExecuteThunk(device, t));
+      RT_RETURN_IF_ERROR(CheckRedZones(device, t));
     }
     return absl::OkStatus();
   }
 
-  absl::Status CheckRedZones(const Thunk& t) const {
+  absl::Status CheckRedZones(const DeviceState& device, const Thunk& t) const {
     for (const BufferSlice& s : t.arguments) {
-      if (!buffers_[s.allocation].RedZonesIntact()) {
+      if (!device.buffers[s.allocation].RedZonesIntact()) {
         return absl::InternalError(absl::StrCat(origin_, ": thunk ", ThunkKindName(t.kind), " '", t.name, "'",
                                                 t.kind == ThunkKind::kKernel ? " (kernel " + t.kernel_name + ")" : "",
                                                 " wrote outside allocation ", s.allocation, " of ",
-                                                buffers_[s.allocation].size, " bytes (a compiler bug)"));
+                                                device.buffers[s.allocation].size, " bytes (a compiler bug)"));
       }
     }
     return absl::OkStatus();
   }
 
-  absl::Status ExecuteThunk(const Thunk& t) {
+  absl::Status ExecuteThunk(DeviceState& device, const Thunk& t) {
     switch (t.kind) {
       case ThunkKind::kKernel: {
-        Bound& b = bound_.at(&t);
+        DeviceState::Bound& b = device.bound.at(&t);
         HlocCpuKernel kernel = b.kernel;
         void** args = b.args.data();
         const int64_t parts = t.launch.partitions;
@@ -391,15 +484,15 @@ class CpuExecutableImpl : public CpuExecutable {
       }
       case ThunkKind::kGemm: {
         const bool has_c = t.arguments.size() == 4;
-        RunGemm(t.gemm, Address(t.arguments[0]), Address(t.arguments[1]), has_c ? Address(t.arguments[2]) : nullptr,
-                Address(t.arguments.back()), pool_.get());
+        RunGemm(t.gemm, device.Address(t.arguments[0]), device.Address(t.arguments[1]),
+                has_c ? device.Address(t.arguments[2]) : nullptr, device.Address(t.arguments.back()), pool_.get());
         return absl::OkStatus();
       }
       case ThunkKind::kCopy:
-        std::memmove(Address(t.arguments[1]), Address(t.arguments[0]), t.size);
+        std::memmove(device.Address(t.arguments[1]), device.Address(t.arguments[0]), t.size);
         return absl::OkStatus();
       case ThunkKind::kMemset: {
-        uint8_t* dst = Address(t.arguments[0]);
+        uint8_t* dst = device.Address(t.arguments[0]);
         uint8_t pattern[4];
         std::memcpy(pattern, &t.memset_value, 4);
         for (int64_t i = 0; i < t.arguments[0].size; ++i) dst[i] = pattern[i % 4];
@@ -407,32 +500,43 @@ class CpuExecutableImpl : public CpuExecutable {
       }
       case ThunkKind::kWhile:
         if (t.trip_count >= 0) {  // as XLA's WhileThunk: a known trip count skips the condition
-          for (int64_t i = 0; i < t.trip_count; ++i) RT_RETURN_IF_ERROR(Execute(t.body));
+          for (int64_t i = 0; i < t.trip_count; ++i) RT_RETURN_IF_ERROR(Execute(device, t.body));
           return absl::OkStatus();
         }
         for (;;) {
-          RT_RETURN_IF_ERROR(Execute(t.condition));
-          if (*Address(t.predicate) == 0) break;
-          RT_RETURN_IF_ERROR(Execute(t.body));
+          RT_RETURN_IF_ERROR(Execute(device, t.condition));
+          if (*device.Address(t.predicate) == 0) break;
+          RT_RETURN_IF_ERROR(Execute(device, t.body));
         }
         return absl::OkStatus();
       case ThunkKind::kConditional: {
         size_t branch;
         if (t.predicate.size == 1) {
-          branch = *Address(t.predicate) != 0 ? 0 : 1;  // pred: true runs branches[0]
+          branch = *device.Address(t.predicate) != 0 ? 0 : 1;  // pred: true runs branches[0]
         } else {
           int32_t index;
-          std::memcpy(&index, Address(t.predicate), 4);
+          std::memcpy(&index, device.Address(t.predicate), 4);
           // Out-of-range indices run the last branch, as XLA's conditional does.
           branch = index < 0 || static_cast<size_t>(index) >= t.branches.size() ? t.branches.size() - 1
                                                                                   : static_cast<size_t>(index);
         }
-        return Execute(t.branches[branch]);
+        return Execute(device, t.branches[branch]);
       }
       case ThunkKind::kSequential:
       case ThunkKind::kCommandBuffer:
-        return Execute(t.body);
+        return Execute(device, t.body);
       case ThunkKind::kCollective: {
+        if (!t.collective.op.empty()) {
+          std::vector<uint8_t*> args;
+          for (const BufferSlice& s : t.arguments) args.push_back(device.Address(s));
+          absl::Status s = RunCollective(t, plans_.at(&t), device.id, exe_.num_partitions, args, device.rendezvous,
+                                         device.staging);
+          // RunPartitioned reports the run's first error (Rendezvous::error): a device woken by
+          // another's failure returns it too, but that copy is dropped. Aborted errors are the
+          // rendezvous' own (they name the devices and the collective already).
+          if (!s.ok() && s.code() != absl::StatusCode::kAborted) return ThunkError(t, std::string(s.message()));
+          return s;
+        }
         std::vector<const BufferSlice*> reads, writes;
         for (size_t i = 0; i < t.arguments.size(); ++i) {
           bool w = i < t.written.size() ? t.written[i] : i >= t.arguments.size() / 2;
@@ -440,8 +544,8 @@ class CpuExecutableImpl : public CpuExecutable {
         }
         for (size_t i = 0; i < reads.size(); ++i) {
           const int64_t bytes = std::min(reads[i]->size, writes[i]->size);
-          uint8_t* src = Address(*reads[i]);
-          uint8_t* dst = Address(*writes[i]);
+          uint8_t* src = device.Address(*reads[i]);
+          uint8_t* dst = device.Address(*writes[i]);
           if (src != dst) std::memmove(dst, src, bytes);
         }
         return absl::OkStatus();
@@ -450,7 +554,7 @@ class CpuExecutableImpl : public CpuExecutable {
         std::vector<void*> args(t.arguments.size());
         std::vector<int64_t> sizes(t.arguments.size());
         for (size_t i = 0; i < args.size(); ++i) {
-          args[i] = Address(t.arguments[i]);
+          args[i] = device.Address(t.arguments[i]);
           sizes[i] = t.arguments[i].size;
         }
         absl::Status s = custom_calls_.at(t.target)(args.data(), sizes, t.backend_config);
@@ -458,7 +562,7 @@ class CpuExecutableImpl : public CpuExecutable {
         return absl::OkStatus();
       }
       case ThunkKind::kFft:
-        ffts_.at(&t)->Run(pool_.get());
+        device.ffts.at(&t)->Run(pool_.get());
         return absl::OkStatus();
       case ThunkKind::kConvolution:
         break;
@@ -472,13 +576,8 @@ class CpuExecutableImpl : public CpuExecutable {
   std::unique_ptr<JitLoader> jit_;
   absl::flat_hash_map<std::string, HlocCpuKernel> kernels_;
   absl::flat_hash_map<std::string, CpuCustomCall> custom_calls_;
-  struct Bound {
-    HlocCpuKernel kernel = nullptr;
-    std::vector<void*> args;
-  };
-  absl::flat_hash_map<const Thunk*, Bound> bound_;
-  absl::flat_hash_map<const Thunk*, std::unique_ptr<CpuFft>> ffts_;
-  std::vector<AlignedBuffer> buffers_;
+  absl::flat_hash_map<const Thunk*, CollectivePlan> plans_;
+  std::vector<std::unique_ptr<DeviceState>> devices_;  // device 0 from Load; more from RunPartitioned
   std::mutex run_mu_;
 };
 
@@ -553,6 +652,14 @@ absl::StatusOr<std::unique_ptr<CpuExecutable>> CpuExecutable::Load(Executable ex
   absl::Status s = impl->Init();
   if (!s.ok()) return s;
   return std::unique_ptr<CpuExecutable>(std::move(impl));
+}
+
+absl::StatusOr<std::vector<std::vector<HostBuffer>>> RunPartitioned(
+    Executable executable, const std::vector<std::vector<HostBuffer>>& arguments_per_device,
+    const CpuRunOptions& options) {
+  absl::StatusOr<std::unique_ptr<CpuExecutable>> loaded = CpuExecutable::Load(std::move(executable), options);
+  if (!loaded.ok()) return loaded.status();
+  return (*loaded)->RunPartitioned(arguments_per_device);
 }
 
 }  // namespace hloc::runtime

@@ -42,9 +42,30 @@ class CpuExecutable {
 
   // Runs once. `arguments` are the entry parameter leaves in order (shapes must match
   // parameter_shapes; errors say which argument differs). Returns the result leaves in order.
+  // An executable for several devices runs as device 0 alone here (partition-id and replica-id
+  // read 0); a collective that needs other devices is then an error naming RunPartitioned.
   virtual absl::StatusOr<std::vector<HostBuffer>> Run(const std::vector<HostBuffer>& arguments) = 0;
+
+  // Runs every device of the executable once: Executable::num_devices() = num_partitions x
+  // replica_count (the module's config, recorded at compile time), device d = replica *
+  // num_partitions + partition. arguments_per_device[d] are device d's entry parameter leaves (as
+  // for Run); returns each device's result leaves, indexed the same way. Every device runs on its
+  // own thread with its own buffers (made on the first call and kept); partition-id and
+  // replica-id read the running device's ids; collectives meet in process (collectives.h) and are
+  // exact and deterministic (reductions in group order). An error on any device ends the run:
+  // devices waiting in or reaching a collective stop, and the first error is returned (naming
+  // the device and the thunk); so do devices that finish or stand at different collectives
+  // while others wait for them. No timeouts, no hangs. Runs take turns.
+  virtual absl::StatusOr<std::vector<std::vector<HostBuffer>>> RunPartitioned(
+      const std::vector<std::vector<HostBuffer>>& arguments_per_device) = 0;
 
   virtual const Executable& executable() const = 0;
 };
+
+// Loads `executable` (CpuExecutable::Load) and runs every device of it once (RunPartitioned):
+// outputs[d] are device d's result leaves. For `hloc run` of an executable for several devices.
+absl::StatusOr<std::vector<std::vector<HostBuffer>>> RunPartitioned(
+    Executable executable, const std::vector<std::vector<HostBuffer>>& arguments_per_device,
+    const CpuRunOptions& options = {});
 
 }  // namespace hloc::runtime

@@ -87,6 +87,32 @@ struct FftConfig {
   std::vector<int64_t> input_dimensions, output_dimensions;  // logical, row-major in memory
 };
 
+// A collective over devices (kCollective thunks of executables for several devices), decided at
+// compile time so the runtime reads no HLO: device ids are global (replica * num_partitions +
+// partition), the HLO's replica groups already resolved for its group mode.
+// Arguments: the operand leaves (read) then as many result leaves (written), pairwise.
+//   "all-reduce": result i = operand i reduced over the group, in group order.
+//   "all-gather": result i = the group's operand i concatenated in group order: viewed as
+//     [outer[i], group size, chunk_bytes[i]], member k's operand ([outer, chunk]) fills [., k, .].
+//   "reduce-scatter": operand i viewed as [outer, group size, chunk]; member k gets the reduction
+//     of every member's [., k, .].
+//   "all-to-all": with dimension >= 0, operand and result viewed as [outer, group size, chunk]:
+//     result[., j, .] of member k = member j's operand[., k, .]. With dimension -1 (the tuple form)
+//     result j of member k = member j's operand k.
+//   "collective-permute": the result of a target is its source's operand; zero where no pair
+//     names the device as target. "collective-broadcast": every member gets group[0]'s operand.
+//   "partition-id" / "replica-id": one argument, the running device's id as u32.
+struct CollectiveConfig {
+  std::string op;                          // XLA's opcode name (above); empty: a one-device copy
+  std::string reduction;                   // "add", "mul", "min", "max", "and", "or", "xor"
+  std::vector<std::string> element_types;  // per operand leaf
+  std::vector<std::vector<int64_t>> groups;  // participants, every device in at most one group
+  std::vector<std::pair<int64_t, int64_t>> source_target_pairs;  // collective-permute (devices)
+  int64_t dimension = -1;                  // the HLO's dimension (all-gather, reduce-scatter, all-to-all)
+  std::vector<int64_t> outer;              // per operand leaf (see above)
+  std::vector<int64_t> chunk_bytes;        // per operand leaf
+};
+
 enum class ThunkKind {
   kKernel,       // a compiled kernel: kernel_name over `arguments`
   kGemm,         // GemmConfig over arguments {A, B, (C or bias), D}
@@ -97,7 +123,8 @@ enum class ThunkKind {
   kConditional,  // read the branch index (s32) or pred at `predicate`, run branches[i]
   kSequential,   // run `body` in order
   kCustomCall,   // a runtime-registered custom call `target` over arguments (results last)
-  kCollective,   // collectives (one device today; SPMD later): `collective_op`, arguments
+  kCollective,   // a collective: `collective` (several devices), or with collective.op empty a
+                 // one-device collective that copies operand i to result i; `target` names the op
   kCommandBuffer,  // `body` (kernel/GEMM thunks, CommandBufferConversionPass) captured once into a
                    // CUDA graph and replayed; arguments = the union of body's slices
   kFft,          // FftConfig over arguments {input, output}; on the GPU `kernel_name` (if set) is
@@ -124,6 +151,8 @@ struct Thunk {
   // kConvolution, kCustomCall, kCollective
   std::string backend_config;
   std::string target;                   // kCustomCall target / kCollective op name
+  // kCollective
+  CollectiveConfig collective;
   // kMemset
   uint32_t memset_value = 0;
   // kCopy
@@ -162,6 +191,11 @@ struct Executable {
   std::vector<BufferSlice> parameter_slices;  // where each parameter leaf lives
   std::vector<BufferSlice> result_slices;     // where each result leaf lives
   bool result_is_tuple = false;
+  // The devices one run spans (the module's config): CpuExecutable::RunPartitioned runs
+  // num_partitions * replica_count of them, device = replica * num_partitions + partition.
+  int64_t num_partitions = 1;
+  int64_t replica_count = 1;
+  int64_t num_devices() const { return num_partitions * replica_count; }
   ThunkSequence thunks;
   std::string hlo_text;                 // the optimized, scheduled module
   std::string buffer_assignment_text;   // the ...buffer-assignment.txt dump
@@ -180,5 +214,8 @@ absl::Status ValidateExecutable(const Executable& executable, const std::string&
 
 // thunk_sequence.txt, in the form of XLA's dumps: one line per thunk, nested sequences indented.
 std::string ThunkSequenceToString(const ThunkSequence& thunks);
+// The same for a whole executable: an executable for several devices starts with the line
+// "devices: num_partitions=P replica_count=R" (a one-device one prints exactly as above).
+std::string ExecutableThunksToString(const Executable& executable);
 
 }  // namespace hloc::runtime

@@ -26,6 +26,7 @@ constexpr char kMagic[4] = {'H', 'L', 'O', 'X'};
 constexpr uint32_t kFormatVersion = 1;
 constexpr int kMaxThunkNesting = 64;
 constexpr int64_t kMaxPartitions = 1 << 16;  // parts of one kernel; far above any core count
+constexpr int64_t kMaxDevices = 1 << 12;     // devices of one run (each gets a thread and its buffers)
 
 enum SectionTag : uint32_t {
   kHeaderSection = 1,
@@ -110,6 +111,26 @@ void WriteFft(Writer& w, const FftConfig& f) {
   w.End(rec);
 }
 
+// A record appended after the command buffer lanes (readers of files without it see defaults).
+void WriteCollective(Writer& w, const CollectiveConfig& c) {
+  size_t rec = w.Begin();
+  w.Str(c.op);
+  w.Str(c.reduction);
+  w.U64(c.element_types.size());
+  for (const std::string& t : c.element_types) w.Str(t);
+  w.U64(c.groups.size());
+  for (const std::vector<int64_t>& g : c.groups) w.I64s(g);
+  w.U64(c.source_target_pairs.size());
+  for (const auto& [source, target] : c.source_target_pairs) {
+    w.I64(source);
+    w.I64(target);
+  }
+  w.I64(c.dimension);
+  w.I64s(c.outer);
+  w.I64s(c.chunk_bytes);
+  w.End(rec);
+}
+
 void WriteThunk(Writer& w, const Thunk& t) {
   size_t rec = w.Begin();
   w.U32(static_cast<uint32_t>(t.kind));
@@ -152,6 +173,7 @@ void WriteThunk(Writer& w, const Thunk& t) {
   w.I64(t.trip_count);
   WriteFft(w, t.fft);
   w.I64(t.lanes);
+  WriteCollective(w, t.collective);
   w.End(rec);
 }
 
@@ -312,6 +334,29 @@ absl::Status ReadFft(Reader& r, FftConfig* f) {
   return absl::OkStatus();
 }
 
+absl::Status ReadCollective(Reader& r, CollectiveConfig* c) {
+  HLOX_ASSIGN_OR_RETURN(rec, r.Record("collective config"));
+  HLOX_RETURN_IF_ERROR(rec.Str(&c->op, "collective op"));
+  HLOX_RETURN_IF_ERROR(rec.Str(&c->reduction, "collective reduction"));
+  uint64_t n;
+  HLOX_RETURN_IF_ERROR(rec.Count(&n, 8, "collective element types"));
+  c->element_types.resize(n);
+  for (std::string& t : c->element_types) HLOX_RETURN_IF_ERROR(rec.Str(&t, "collective element type"));
+  HLOX_RETURN_IF_ERROR(rec.Count(&n, 8, "collective groups"));
+  c->groups.resize(n);
+  for (std::vector<int64_t>& g : c->groups) HLOX_RETURN_IF_ERROR(rec.I64s(&g, "collective group"));
+  HLOX_RETURN_IF_ERROR(rec.Count(&n, 16, "source-target pairs"));
+  c->source_target_pairs.resize(n);
+  for (auto& [source, target] : c->source_target_pairs) {
+    HLOX_RETURN_IF_ERROR(rec.I64(&source, "permute source"));
+    HLOX_RETURN_IF_ERROR(rec.I64(&target, "permute target"));
+  }
+  HLOX_RETURN_IF_ERROR(rec.I64(&c->dimension, "collective dimension"));
+  HLOX_RETURN_IF_ERROR(rec.I64s(&c->outer, "collective outer counts"));
+  HLOX_RETURN_IF_ERROR(rec.I64s(&c->chunk_bytes, "collective chunk sizes"));
+  return absl::OkStatus();
+}
+
 absl::Status ReadThunk(Reader& r, Thunk* t, int depth) {
   HLOX_ASSIGN_OR_RETURN(rec, r.Record("thunk"));
   uint32_t kind;
@@ -375,6 +420,7 @@ absl::Status ReadThunk(Reader& r, Thunk* t, int depth) {
   if (rec.remaining() > 0) HLOX_RETURN_IF_ERROR(ReadFft(rec, &t->fft));
   if (rec.remaining() > 0) HLOX_RETURN_IF_ERROR(rec.I64(&t->lanes, "command buffer lanes"));
   if (t->lanes < 1 || t->lanes > 16) return rec.Error(absl::StrCat("command buffer lanes ", t->lanes, " not in [1, 16]"));
+  if (rec.remaining() > 0) HLOX_RETURN_IF_ERROR(ReadCollective(rec, &t->collective));
   return absl::OkStatus();  // trailing bytes: fields of a later version
 }
 
@@ -435,6 +481,29 @@ absl::Status CheckShape(const ArrayShape& s, const std::string& where) {
   return absl::OkStatus();
 }
 
+// Device ids inside [0, num_devices), no device in two groups, non-negative geometry; whether
+// the sizes fit the op is the CPU runtime's load-time check (runtime/cpu/collectives.h).
+absl::Status CheckCollective(const Executable& e, const CollectiveConfig& c, const std::string& where) {
+  const int64_t n = e.num_devices();
+  std::vector<bool> seen(static_cast<size_t>(n), false);
+  for (const std::vector<int64_t>& g : c.groups) {
+    for (int64_t d : g) {
+      if (d < 0 || d >= n) return absl::DataLossError(absl::StrCat(where, ": device ", d, " of ", n, " devices"));
+      if (seen[d]) return absl::DataLossError(absl::StrCat(where, ": device ", d, " is in two groups"));
+      seen[d] = true;
+    }
+  }
+  for (const auto& [source, target] : c.source_target_pairs) {
+    if (source < 0 || source >= n || target < 0 || target >= n)
+      return absl::DataLossError(absl::StrCat(where, ": pair {", source, ",", target, "} outside ", n, " devices"));
+  }
+  for (int64_t v : c.outer)
+    if (v < 0) return absl::DataLossError(absl::StrCat(where, ": negative outer count"));
+  for (int64_t v : c.chunk_bytes)
+    if (v < 0) return absl::DataLossError(absl::StrCat(where, ": negative chunk size"));
+  return absl::OkStatus();
+}
+
 absl::Status CheckSequence(const Executable& e, const ThunkSequence& seq, const std::string& origin) {
   for (const Thunk& t : seq) {
     std::string where = absl::StrCat(origin, ": thunk ", ThunkKindName(t.kind), " '", t.name, "'");
@@ -447,6 +516,7 @@ absl::Status CheckSequence(const Executable& e, const ThunkSequence& seq, const 
     if (t.launch.partitions < 1 || t.launch.partitions > kMaxPartitions) {
       return absl::DataLossError(absl::StrCat(where, ": launch partitions ", t.launch.partitions));
     }
+    HLOX_RETURN_IF_ERROR(CheckCollective(e, t.collective, where));
     HLOX_RETURN_IF_ERROR(CheckSequence(e, t.condition, origin));
     HLOX_RETURN_IF_ERROR(CheckSequence(e, t.body, origin));
     for (const ThunkSequence& b : t.branches) HLOX_RETURN_IF_ERROR(CheckSequence(e, b, origin));
@@ -457,6 +527,11 @@ absl::Status CheckSequence(const Executable& e, const ThunkSequence& seq, const 
 }  // namespace
 
 absl::Status ValidateExecutable(const Executable& e, const std::string& origin) {
+  if (e.num_partitions < 1 || e.replica_count < 1 || e.num_partitions > kMaxDevices ||
+      e.replica_count > kMaxDevices / e.num_partitions) {
+    return absl::DataLossError(absl::StrCat(origin, ": ", e.num_partitions, " partitions x ", e.replica_count,
+                                            " replicas (at most ", kMaxDevices, " devices)"));
+  }
   for (size_t i = 0; i < e.allocations.size(); ++i) {
     const BufferAllocation& a = e.allocations[i];
     if (a.index != static_cast<int64_t>(i) || a.size < 0) {
@@ -500,6 +575,8 @@ std::string Executable::Serialize() const {
     w.Str(target);
     w.Str(profile);
     w.Bool(result_is_tuple);
+    w.I64(num_partitions);  // appended fields: older files end before them (one device)
+    w.I64(replica_count);
   });
   section(kCodeSection, [&] { w.Bytes(code.data(), code.size()); });
   section(kAllocationsSection, [&] {
@@ -570,6 +647,8 @@ absl::StatusOr<Executable> Executable::Deserialize(const std::string& bytes, con
         HLOX_RETURN_IF_ERROR(s.Str(&e.target, "target"));
         HLOX_RETURN_IF_ERROR(s.Str(&e.profile, "profile"));
         HLOX_RETURN_IF_ERROR(s.Bool(&e.result_is_tuple, "result_is_tuple"));
+        if (s.remaining() > 0) HLOX_RETURN_IF_ERROR(s.I64(&e.num_partitions, "num_partitions"));
+        if (s.remaining() > 0) HLOX_RETURN_IF_ERROR(s.I64(&e.replica_count, "replica_count"));
         break;
       case kCodeSection:
         HLOX_RETURN_IF_ERROR(s.Blob(&e.code, "code"));

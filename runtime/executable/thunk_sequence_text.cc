@@ -129,6 +129,25 @@ class Printer {
   }
 
  private:
+  // replica_groups and pairs in device ids, as XLA prints them (only for several devices).
+  static std::string CollectiveDetails(const CollectiveConfig& c) {
+    if (c.op.empty()) return "";
+    std::string s;
+    if (!c.groups.empty()) {
+      std::vector<std::string> groups;
+      for (const std::vector<int64_t>& g : c.groups) groups.push_back(absl::StrCat("{", absl::StrJoin(g, ","), "}"));
+      absl::StrAppend(&s, " replica_groups={", absl::StrJoin(groups, ","), "}");
+    }
+    if (!c.source_target_pairs.empty()) {
+      std::vector<std::string> pairs;
+      for (const auto& [a, b] : c.source_target_pairs) pairs.push_back(absl::StrCat("{", a, ",", b, "}"));
+      absl::StrAppend(&s, " source_target_pairs={", absl::StrJoin(pairs, ","), "}");
+    }
+    if (c.dimension >= 0) absl::StrAppend(&s, " dimensions={", c.dimension, "}");
+    if (!c.reduction.empty()) absl::StrAppend(&s, " reduction=", c.reduction);
+    return s;
+  }
+
   std::string Details(const Thunk& t, int indent, int depth) const {
     const std::string pad(2 * indent, ' ');
     const LaunchDimensions& l = t.launch;
@@ -160,8 +179,9 @@ class Printer {
       case ThunkKind::kCommandBuffer:
         return absl::StrCat("lanes=", t.lanes, "\n", Sequence(t.body, indent + 1, depth + 1));
       case ThunkKind::kCustomCall:
-      case ThunkKind::kCollective:
         return absl::StrCat(t.target, " ", t.name);
+      case ThunkKind::kCollective:
+        return absl::StrCat(t.target, " ", t.name, CollectiveDetails(t.collective));
       case ThunkKind::kFft:
         return absl::StrCat(t.fft.fft_type, " fft_length={", absl::StrJoin(t.fft.fft_length, ","), "} ", t.name,
                             t.kernel_name.empty() ? "" : absl::StrCat(" scaled by ", t.kernel_name));
@@ -178,6 +198,13 @@ class Printer {
 std::string ThunkSequenceToString(const ThunkSequence& thunks) {
   Printer printer(thunks);
   return printer.Sequence(thunks, 0, 0) + "\n";
+}
+
+std::string ExecutableThunksToString(const Executable& executable) {
+  std::string text = ThunkSequenceToString(executable.thunks);
+  if (executable.num_devices() == 1) return text;
+  return absl::StrCat("devices: num_partitions=", executable.num_partitions, " replica_count=",
+                      executable.replica_count, "\n", text);
 }
 
 }  // namespace hloc::runtime

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "codegen/collective_thunks.h"
 #include "codegen/fft_thunk.h"
 #include "ir/opcode.h"
 
@@ -230,30 +231,135 @@ class Walker {
     return CopyIfDifferent(callee->root_instruction(), {}, &call, {}, out);
   }
 
-  // One-device collectives leave each participant's data as it is: a copy per leaf.
-  absl::Status EmitOneDeviceCollective(const HloInstruction& inst, runtime::ThunkSequence& out) {
-    if (options_.num_devices != 1)
-      return absl::UnimplementedError(absl::StrCat("collectives over ", options_.num_devices,
-                                                   " devices are not supported by this backend yet"));
-    std::vector<std::pair<const HloInstruction*, ShapeIndex>> ins;
-    for (const HloInstruction* op : inst.operands())
+  // The operand leaves of collective `inst` and its result leaves (below CollectiveResultIndex),
+  // as (instruction, index) pairs. `value` holds the buffers: `inst` itself, or a fusion whose
+  // fused computation is `inst` over parameters (XLA:GPU's collective fusions), whose parameter
+  // k is the fusion's operand k.
+  using Leaf = std::pair<const HloInstruction*, ShapeIndex>;
+  absl::Status CollectiveLeaves(const HloInstruction& inst, const HloInstruction& value, std::vector<Leaf>& ins,
+                                std::vector<Leaf>& outs) {
+    for (const HloInstruction* op : inst.operands()) {
+      if (&value != &inst) op = value.operand(op->attrs().parameter_number);
       for (const auto& [index, shape] : ArrayLeaves(op->shape())) ins.push_back({op, index});
-    auto outs = ArrayLeaves(inst.shape());
-    // *-start ops of async collectives carry (operands, results) tuples; the results come last.
-    if (outs.size() > ins.size()) outs.erase(outs.begin(), outs.begin() + (outs.size() - ins.size()));
+    }
+    const ShapeIndex result = CollectiveResultIndex(inst);
+    absl::StatusOr<const Shape*> results = GetSubshape(value.shape(), result);
+    if (!results.ok()) return results.status();
+    for (const auto& [index, shape] : ArrayLeaves(**results)) {
+      ShapeIndex full = result;
+      full.insert(full.end(), index.begin(), index.end());
+      outs.push_back({&value, full});
+    }
     if (outs.size() != ins.size())
       return absl::UnimplementedError("collective with a different number of inputs and outputs");
+    return absl::OkStatus();
+  }
+
+  // The collective a fusion wraps: its fused root when that is a collective of the fusion's
+  // parameters (nothing to compute around it), else null.
+  static const HloInstruction* WrappedCollective(const HloInstruction& fusion) {
+    if (fusion.called_computations().empty()) return nullptr;
+    const HloComputation* fused = fusion.fused_instructions_computation();
+    const HloInstruction* root = fused->root_instruction();
+    if (root == nullptr || !IsCollective(root->opcode())) return nullptr;
+    for (const HloInstruction* op : root->operands()) {
+      if (op->opcode() != HloOpcode::kParameter || op->attrs().parameter_number >= fusion.operand_count())
+        return nullptr;
+    }
+    return root;
+  }
+
+  absl::Status EmitCollective(const HloInstruction& inst, const HloInstruction& value, runtime::ThunkSequence& out) {
+    if (inst.opcode() == HloOpcode::kRaggedAllToAll)
+      return absl::UnimplementedError("ragged-all-to-all is not supported by the code generator");
+    if (options_.num_devices == 1) return EmitOneDeviceCollective(inst, value, out);
+    if (!options_.device_collectives)
+      return absl::UnimplementedError(absl::StrCat("collectives over ", options_.num_devices,
+                                                   " devices are not supported by this backend yet"));
+    std::vector<Leaf> ins, outs;
+    if (absl::Status s = CollectiveLeaves(inst, value, ins, outs); !s.ok()) return s;
+    runtime::Thunk t;
+    t.kind = runtime::ThunkKind::kCollective;
+    t.name = value.name();
+    std::vector<Shape> in_shapes, out_shapes;
+    for (const std::vector<Leaf>* leaves : {&ins, &outs}) {
+      for (const auto& [holder, index] : *leaves) {
+        absl::StatusOr<const Shape*> shape = GetSubshape(holder->shape(), index);
+        if (!shape.ok()) return shape.status();
+        Shape s = **shape;
+        if (!s.has_layout()) s.SetDefaultLayout();
+        absl::StatusOr<runtime::BufferSlice> slice = Slice(holder, index);
+        if (!slice.ok()) return slice.status();
+        if (slice->size < s.byte_size())
+          return absl::InternalError(absl::StrCat("buffer assignment gave %", holder->name(), ShapeIndexToString(index),
+                                                  " ", slice->size, " bytes but it needs ", s.byte_size()));
+        (leaves == &ins ? in_shapes : out_shapes).push_back(std::move(s));
+        t.arguments.push_back(*slice);
+        t.written.push_back(leaves == &outs);
+      }
+    }
+    DeviceCounts counts{options_.num_devices / options_.num_partitions, options_.num_partitions};
+    absl::StatusOr<runtime::CollectiveConfig> config = CollectiveConfigFor(inst, in_shapes, out_shapes, counts);
+    if (!config.ok()) return config.status();
+    t.collective = std::move(*config);
+    t.target = t.collective.op;
+    out.push_back(std::move(t));
+    return absl::OkStatus();
+  }
+
+  // async-start runs its wrapped computation (whose parameters and root buffer assignment shares
+  // with the start's operands and {1}, as for a call) where it stands; update and done only pass
+  // that result on. The runtime has no streams to overlap on, so nothing is lost.
+  absl::Status EmitAsyncStart(const HloInstruction& start, runtime::ThunkSequence& out, int depth) {
+    if (start.called_computations().empty()) return absl::InvalidArgumentError("async-start without a computation");
+    const HloComputation& callee = *start.called_computations()[0];
+    if (callee.num_parameters() != start.operand_count())
+      return absl::InvalidArgumentError("async-start operands do not match its computation's parameters");
+    for (int64_t i = 0; i < start.operand_count(); ++i) {
+      if (absl::Status s = CopyIfDifferent(start.operand(i), {}, callee.parameter_instruction(i), {}, out); !s.ok())
+        return s;
+    }
+    if (absl::Status s = EmitComputation(callee, out, depth + 1); !s.ok()) return s;
+    return CopyIfDifferent(callee.root_instruction(), {}, &start, {1}, out);
+  }
+
+  // partition-id / replica-id over several devices: the runtime writes the running device's id.
+  absl::Status EmitDeviceId(const HloInstruction& inst, runtime::ThunkSequence& out) {
+    absl::StatusOr<runtime::BufferSlice> to = Slice(&inst, {});
+    if (!to.ok()) return to.status();
+    runtime::Thunk t;
+    t.name = inst.name();
+    t.arguments = {*to};
+    t.written = {true};
+    if (options_.num_devices == 1) {
+      t.kind = runtime::ThunkKind::kMemset;  // device 0 of one
+    } else if (!options_.device_collectives) {
+      return absl::UnimplementedError("replica/partition id over several devices");
+    } else {
+      t.kind = runtime::ThunkKind::kCollective;
+      t.collective.op = std::string(HloOpcodeString(inst.opcode()));
+      t.target = t.collective.op;
+    }
+    out.push_back(std::move(t));
+    return absl::OkStatus();
+  }
+
+  // One-device collectives leave each participant's data as it is: a copy per leaf.
+  absl::Status EmitOneDeviceCollective(const HloInstruction& inst, const HloInstruction& value,
+                                       runtime::ThunkSequence& out) {
+    std::vector<Leaf> ins, outs;
+    if (absl::Status s = CollectiveLeaves(inst, value, ins, outs); !s.ok()) return s;
     bool self_pair = inst.opcode() != HloOpcode::kCollectivePermute &&
                      inst.opcode() != HloOpcode::kCollectivePermuteStart;
     for (const auto& [s, t] : inst.attrs().source_target_pairs)
       if (s == 0 && t == 0) self_pair = true;
     for (size_t i = 0; i < ins.size(); ++i) {
       absl::StatusOr<runtime::BufferSlice> from = Slice(ins[i].first, ins[i].second);
-      absl::StatusOr<runtime::BufferSlice> to = Slice(&inst, outs[i].first);
+      absl::StatusOr<runtime::BufferSlice> to = Slice(outs[i].first, outs[i].second);
       if (!from.ok()) return from.status();
       if (!to.ok()) return to.status();
       runtime::Thunk t;
-      t.name = inst.name();
+      t.name = value.name();
       if (!self_pair) {
         // A permute that sends nothing to device 0 leaves its output zero (XLA's semantics).
         t.kind = runtime::ThunkKind::kMemset;
@@ -368,38 +474,20 @@ class Walker {
       case HloOpcode::kAllToAll:
       case HloOpcode::kCollectivePermute:
       case HloOpcode::kCollectiveBroadcast:
+      case HloOpcode::kRaggedAllToAll:
+        return EmitCollective(inst, inst, out);
       case HloOpcode::kAllReduceStart:
       case HloOpcode::kAllGatherStart:
       case HloOpcode::kCollectivePermuteStart:
-        return EmitOneDeviceCollective(inst, out);
+        return EmitCollective(inst, inst, out);  // async pairs run synchronously at the start
       case HloOpcode::kAllReduceDone:
       case HloOpcode::kAllGatherDone:
-      case HloOpcode::kCollectivePermuteDone: {
-        // The start op already wrote the result leaves; done aliases them.
-        const HloInstruction* start = inst.operand(0);
-        auto start_leaves = ArrayLeaves(start->shape());
-        auto leaves = ArrayLeaves(inst.shape());
-        size_t skip = start_leaves.size() - std::min(start_leaves.size(), leaves.size());
-        for (size_t i = 0; i < leaves.size() && skip + i < start_leaves.size(); ++i) {
-          if (absl::Status s = CopyIfDifferent(start, start_leaves[skip + i].first, &inst, leaves[i].first, out);
-              !s.ok())
-            return s;
-        }
-        return absl::OkStatus();
-      }
+      case HloOpcode::kCollectivePermuteDone:
+        // The start op already wrote the results; done aliases them.
+        return CopyIfDifferent(inst.operand(0), CollectiveResultIndex(*inst.operand(0)), &inst, {}, out);
       case HloOpcode::kReplicaId:
-      case HloOpcode::kPartitionId: {
-        if (options_.num_devices != 1) return absl::UnimplementedError("replica/partition id over several devices");
-        absl::StatusOr<runtime::BufferSlice> to = Slice(&inst, {});
-        if (!to.ok()) return to.status();
-        runtime::Thunk t;
-        t.kind = runtime::ThunkKind::kMemset;
-        t.name = inst.name();
-        t.arguments = {*to};
-        t.written = {true};
-        out.push_back(std::move(t));
-        return absl::OkStatus();
-      }
+      case HloOpcode::kPartitionId:
+        return EmitDeviceId(inst, out);
       case HloOpcode::kRng:
       case HloOpcode::kRngGetAndUpdateState:
       case HloOpcode::kRngBitGenerator:
@@ -411,11 +499,16 @@ class Walker {
       case HloOpcode::kSendDone:
       case HloOpcode::kRecv:
       case HloOpcode::kRecvDone:
+        return absl::UnimplementedError("not supported by the code generator (host transfers)");
       case HloOpcode::kAsyncStart:
+        return EmitAsyncStart(inst, out, depth);
       case HloOpcode::kAsyncUpdate:
+        return CopyIfDifferent(inst.operand(0), {}, &inst, {}, out);
       case HloOpcode::kAsyncDone:
-        return absl::UnimplementedError("not supported by the code generator (host transfers and async "
-                                        "computations)");
+        return CopyIfDifferent(inst.operand(0), {1}, &inst, {}, out);
+      case HloOpcode::kFusion:
+        if (const HloInstruction* collective = WrappedCollective(inst)) return EmitCollective(*collective, inst, out);
+        return EmitKernel(inst, out);
       case HloOpcode::kCholesky:
       case HloOpcode::kTriangularSolve:  // library thunks where the backend has them (LAPACK, cuSOLVER)
       case HloOpcode::kCustomCall: {

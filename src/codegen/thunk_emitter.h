@@ -6,12 +6,14 @@
 //     the alias in a different slice, then a kCopy;
 //   - kWhile / kConditional with nested sequences (condition, body, branches), the predicate or
 //     branch-index slice, and copies where the loop state or a branch result does not already
-//     share its buffer; calls are inlined into the sequence;
+//     share its buffer; calls and async-start's computation are inlined into the sequence;
 //   - kGemm for a dot the backend's GEMM library takes (GemmFor), kFft for an fft (FftThunk,
 //     then the backend's FinishFft), kCopy for a copy that
-//     only moves bytes, kCollective for one-device collectives, kMemset for replica/partition id;
-//   - a kernel (the backend's EmitKernel) for every fusion and every other instruction that
-//     computes.
+//     only moves bytes, kCollective for collectives, also those a fusion only wraps (copies on
+//     one device; over several devices with ThunkEmitterOptions::device_collectives), kMemset
+//     for replica/partition id on one device;
+//   - a kernel (the backend's EmitKernel) for every other fusion and every other instruction
+//     that computes.
 // Kernel arguments are the operands' array leaves in operand order, then the result's leaves.
 #pragma once
 #include <optional>
@@ -64,8 +66,15 @@ class ThunkEmitterBackend {
 };
 
 struct ThunkEmitterOptions {
-  // Devices the module runs on (replica_count * num_partitions); collectives are emitted only for 1.
+  // Devices the module runs on (replica_count * num_partitions). With one device collectives are
+  // copies and partition-id / replica-id zero.
   int64_t num_devices = 1;
+  int64_t num_partitions = 1;  // of num_devices; replica_count = num_devices / num_partitions
+  // Whether the backend's runtime runs collectives over several devices (the CPU runtime does, on
+  // threads): then each collective is a kCollective thunk with its runtime::CollectiveConfig
+  // (codegen/collective_thunks.h) and partition-id / replica-id read the running device's ids;
+  // otherwise a module for several devices with collectives is an Unimplemented error.
+  bool device_collectives = false;
 };
 
 // Walks the entry computation (and the computations it calls sequentially).

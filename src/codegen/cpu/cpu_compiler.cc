@@ -134,6 +134,8 @@ absl::StatusOr<runtime::Executable> CpuCompiler::Compile(HloModule& module, cons
   ThunkEmitterOptions thunk_options;
   thunk_options.num_devices = std::max<int64_t>(1, module.config().replica_count) *
                               std::max<int64_t>(1, module.config().num_partitions);
+  thunk_options.num_partitions = std::max<int64_t>(1, module.config().num_partitions);
+  thunk_options.device_collectives = true;  // CpuExecutable::RunPartitioned runs them on threads
   absl::StatusOr<runtime::ThunkSequence> thunks = EmitThunks(module, **assignment, kernels, thunk_options);
   if (!thunks.ok()) return WithStage(thunks.status(), "code generation");
   {
@@ -159,6 +161,8 @@ absl::StatusOr<runtime::Executable> CpuCompiler::Compile(HloModule& module, cons
   exe.code = std::move(*object);
   if (absl::Status s = FillExecutableBuffers(module, **assignment, exe); !s.ok()) return WithStage(s, "executable");
   exe.thunks = std::move(*thunks);
+  exe.num_partitions = thunk_options.num_partitions;
+  exe.replica_count = std::max<int64_t>(1, module.config().replica_count);
   exe.hlo_text = PrintModule(module);
   exe.buffer_assignment_text = (*assignment)->ToString();
 
@@ -168,7 +172,7 @@ absl::StatusOr<runtime::Executable> CpuCompiler::Compile(HloModule& module, cons
     llvm_module->print(os, nullptr);
     os.flush();
   }
-  const std::string thunk_text = runtime::ThunkSequenceToString(exe.thunks);
+  const std::string thunk_text = runtime::ExecutableThunksToString(exe);
   if (absl::Status s = WriteCompileDumps(options.dump_to, module, exe, thunk_text, {{"ll", &ir}}); !s.ok()) return s;
   if (artifacts != nullptr) {
     artifacts->optimized_hlo = exe.hlo_text;
