@@ -101,6 +101,10 @@ class Runner {
         const std::string next = i + 1 < entries.size() ? entries[i + 1]->name() : kPipelineEnd;
         if (absl::Status s = MaybeDumpBetween(pipeline_name, e.name(), next); !s.ok()) return s;
       }
+      // The per-device program is worth a look on its own whenever dumps are on (a sharded
+      // module's after_optimizations is already per device, but after many more passes).
+      if (*c && !e.is_group() && e.pass == "spmd-partitioning" && !options_.dump.dump_to.empty())
+        if (absl::Status s = Write("after_spmd-partitioning"); !s.ok()) return s;
       changed = changed || *c;
     }
     return changed;

@@ -8,6 +8,7 @@
 //   module_0000.NAME.before_optimizations.txt
 //   module_0000.NAME.0003.PIPELINE.after_PASS.before_NEXT.txt   (xla/service/dump.cc's names)
 //   module_0000.NAME.after_optimizations.txt
+//   module_0000.NAME.after_spmd-partitioning.txt   (when spmd-partitioning changed the module)
 #pragma once
 #include <cstdint>
 #include <map>

@@ -149,7 +149,10 @@ std::optional<HloSharding> Propagation::FromLinks(const HloInstruction* inst) co
       links = {caller->operand(inst->attrs().parameter_number)};
     }
   }
-  if (caller != nullptr && inst == c->root_instruction()) links.push_back(caller);
+  // A callee's root is the caller's value, except a while condition's (a predicate).
+  if (caller != nullptr && inst == c->root_instruction() &&
+      !(caller->opcode() == O::kWhile && caller->while_condition() == c))
+    links.push_back(caller);
   std::optional<HloSharding> best;
   for (const HloInstruction* l : links) {
     auto it = known_.find(l);

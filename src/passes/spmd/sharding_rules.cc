@@ -292,6 +292,10 @@ std::optional<HloSharding> InferFromOperands(const HloInstruction& inst, const S
     case O::kWhile: case O::kOptimizationBarrier: return Pass(s0);
     case O::kSlice: case O::kPad: case O::kDynamicSlice: case O::kDynamicUpdateSlice: case O::kReverse:
     case O::kScan: {
+      // A dynamic-update-slice's buffer takes the update's split where the update has one.
+      if (inst.opcode() == O::kDynamicUpdateSlice)
+        if (const HloSharding* s1 = Known(known, inst.operand(1)); s1 && (!s0 || Specificity(*s1) > Specificity(*s0)))
+          s0 = s1;
       if (!s0 || shape.IsTuple()) return std::nullopt;
       return Unsplit(*s0, DimsNeedingWholeOperand(inst), shape.rank(), n);
     }
