@@ -20,7 +20,9 @@
 #include "absl/strings/str_format.h"
 #include "codegen/cpu/cpu_compiler.h"
 #include "codegen/gpu/gpu_compiler.h"
+#include "eval/compare.h"
 #include "ir/hlo_parser.h"
+#include "passes/spmd/device_io.h"
 #include "ir/verifier.h"
 #include "runtime/cpu/cpu_executable.h"
 #include "runtime/gpu/gpu_executable.h"
@@ -34,6 +36,12 @@ namespace hloc::cli {
 namespace {
 
 constexpr char kHelp[] = R"HELP(Usage: hloc run [options] FILE|EXE.hlox [--inputs IN.npz]
+
+A module for several devices (num_partitions x replica_count above 1) runs on that many
+devices of the CPU backend, one thread each, with in-process collectives: HLO text as JAX
+hands it to XLA is partitioned by the pipeline (sharding-propagation, spmd-partitioning);
+--inputs and --expect hold the global arrays, cut into each device's shards by the entry
+parameters' shardings and joined from them by the result's.
 
 Runs an HLO module on a backend. FILE is HLO text (compiled first, as `hloc compile` does) or
 an executable written by `hloc compile -o EXE.hlox` (recognised by its "HLOX" header). Prints
@@ -217,6 +225,12 @@ class Runner {
     }
     return times;
   }
+  // Every device of a multi-device executable once: args[d] are device d's parameter leaves.
+  virtual absl::StatusOr<std::vector<std::vector<runtime::HostBuffer>>> RunDevices(
+      const std::vector<std::vector<runtime::HostBuffer>>& args) {
+    return absl::UnimplementedError(absl::StrCat("this backend runs one device; the executable is for ", args.size(),
+                                                 " (num_partitions x replica_count): use --backend cpu"));
+  }
   virtual std::string bench_fields() const { return ""; }  // extra "key=value" for the bench line
   // --per-thunk: each thunk's time per call beside its floor (tools/per_thunk.h).
   virtual absl::StatusOr<std::string> PerThunk(const std::vector<runtime::HostBuffer>&, int64_t) {
@@ -242,6 +256,10 @@ class CpuRunner : public Runner {
   CpuRunner(std::unique_ptr<runtime::CpuExecutable> exe, int threads) : exe_(std::move(exe)), threads_(threads) {}
   absl::StatusOr<std::vector<runtime::HostBuffer>> Run(const std::vector<runtime::HostBuffer>& args) override {
     return exe_->Run(args);
+  }
+  absl::StatusOr<std::vector<std::vector<runtime::HostBuffer>>> RunDevices(
+      const std::vector<std::vector<runtime::HostBuffer>>& args) override {
+    return exe_->RunPartitioned(args);
   }
   std::string bench_fields() const override { return absl::StrCat("threads=", threads_); }
 
@@ -419,6 +437,38 @@ absl::StatusOr<Backend> MakeBackend(const std::string& name) {
 
 }  // namespace
 
+// Runs every device once and joins their results into the global result.
+static absl::StatusOr<Literal> RunAndJoin(Runner& runner, const spmd::SpmdLayout& layout,
+                                   const std::vector<std::vector<runtime::HostBuffer>>& args) {
+  auto results = runner.RunDevices(args);
+  if (!results.ok()) return results.status();
+  std::vector<Literal> per_device;
+  for (size_t d = 0; d < results->size(); ++d) {
+    std::vector<Literal> leaves;
+    for (size_t i = 0; i < (*results)[d].size(); ++i) {
+      auto literal = ToLiteral((*results)[d][i]);
+      if (!literal.ok()) return absl::InvalidArgumentError(absl::StrCat("device ", d, ", output ", i, ": ",
+                                                                        literal.status().message()));
+      leaves.push_back(std::move(*literal));
+    }
+    if (layout.global_result.IsTuple()) per_device.push_back(Literal::MakeTuple(std::move(leaves)));
+    else if (!leaves.empty()) per_device.push_back(std::move(leaves[0]));
+  }
+  return spmd::JoinOutputs(layout, per_device);
+}
+
+static absl::StatusOr<std::vector<double>> TimeDevices(Runner& runner, const std::vector<std::vector<runtime::HostBuffer>>& args,
+                                                int64_t runs) {
+  std::vector<double> times;
+  for (int64_t i = 0; i < runs; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    auto r = runner.RunDevices(args);
+    times.push_back(Millis(std::chrono::steady_clock::now() - start));
+    if (!r.ok()) return r.status();
+  }
+  return times;
+}
+
 int RunRun(const std::vector<std::string>& args) {
   auto parsed = ParseArgs("run", args,
                           {{"--backend", "", true},
@@ -512,6 +562,7 @@ int RunRun(const std::vector<std::string>& args) {
   auto bytes = ReadFileBytes(file);
   if (!bytes.ok()) return Fail(std::string(bytes.status().message()));
   Loaded loaded;
+  std::optional<spmd::SpmdLayout> spmd_layout;  // set for an executable of several devices
   if (bytes->compare(0, 4, "HLOX") == 0) {
     if (parsed->Has("--profile") || parsed->Has("--no-passes")) {
       return UsageError("run", absl::StrCat("--profile and --no-passes apply when compiling HLO text; ", path,
@@ -524,6 +575,11 @@ int RunRun(const std::vector<std::string>& args) {
       auto module = ParseHloModule(loaded.executable.hlo_text, path + " (embedded HLO)");
       if (module.ok()) loaded.module = std::move(*module);
     }
+    if (loaded.module && spmd::IsMultiDevice(*loaded.module)) {
+      spmd_layout = spmd::BeginSpmd(*loaded.module);
+      if (absl::Status st = spmd::FinishSpmd(*spmd_layout, *loaded.module); !st.ok())
+        return Fail(absl::StrCat(path, ": ", st.message()));
+    }
   } else {
     auto module = ParseHloModule(*bytes, path);
     if (!module.ok()) {
@@ -534,10 +590,16 @@ int RunRun(const std::vector<std::string>& args) {
     if (absl::Status s = VerifyModule(**module); !s.ok()) {
       return Fail(absl::StrCat(path, ": verification failed: ", s.message()));
     }
+    // A module for several devices: its global shapes now, its shardings once the pipeline
+    // has partitioned it (spmd-partitioning).
+    if (spmd::IsMultiDevice(**module)) spmd_layout = spmd::BeginSpmd(**module);
     const auto start = std::chrono::steady_clock::now();
     auto exe = backend->compile(**module, *parsed);
     loaded.compile_ms = Millis(std::chrono::steady_clock::now() - start);
     if (!exe.ok()) return Fail(absl::StrCat(path, ": ", exe.status().message()));
+    if (spmd_layout)
+      if (absl::Status st = spmd::FinishSpmd(*spmd_layout, **module); !st.ok())
+        return Fail(absl::StrCat(path, ": ", st.message()));
     loaded.executable = std::move(*exe);
     loaded.module = std::move(*module);
   }
@@ -545,7 +607,17 @@ int RunRun(const std::vector<std::string>& args) {
   const std::vector<runtime::ArrayShape> params = exe_ref.parameter_shapes;
   const std::string module_name = exe_ref.module_name;
 
-  // --- inputs ---
+  // --- inputs (global arrays; cut into each device's shards for several devices) ---
+  // The shape the user's input for parameter i has.
+  auto global_param = [&](size_t i) -> runtime::ArrayShape {
+    runtime::ArrayShape a = params[i];
+    if (spmd_layout && i < spmd_layout->global_params.size()) {
+      a.dimensions = spmd_layout->global_params[i].dimensions();
+      a.minor_to_major.clear();
+    }
+    return a;
+  };
+  std::vector<Literal> global_inputs;
   std::vector<runtime::HostBuffer> arguments;
   if (auto inputs_path = parsed->Get("--inputs")) {
     auto arrays = ReadArrays(*inputs_path);
@@ -553,11 +625,15 @@ int RunRun(const std::vector<std::string>& args) {
     auto matched = MatchArrays(*arrays, params.size(), "arg", *inputs_path, "parameters");
     if (!matched.ok()) return Fail(std::string(matched.status().message()));
     for (size_t i = 0; i < params.size(); ++i) {
-      auto shape = IrShape(params[i]);
+      auto shape = IrShape(global_param(i));
       if (!shape.ok()) return Fail(absl::StrCat(path, ": parameter ", i, ": ", shape.status().message()));
       auto literal = ReinterpretAs(*(*matched)[i], *shape);
       if (!literal.ok()) {
         return Fail(absl::StrCat(*inputs_path, ": parameter ", i, ": ", literal.status().message()));
+      }
+      if (spmd_layout) {
+        global_inputs.push_back(std::move(*literal));
+        continue;
       }
       auto buffer = ToHostBuffer(*literal, params[i]);
       if (!buffer.ok()) return Fail(absl::StrCat("parameter ", i, ": ", buffer.status().message()));
@@ -572,11 +648,29 @@ int RunRun(const std::vector<std::string>& args) {
       ranges = std::move(*read);
     }
     for (size_t i = 0; i < params.size(); ++i) {
-      auto literal = RandomLiteral(params[i], rng, ranges.empty() ? std::nullopt : std::optional(ranges[i]));
+      auto literal = RandomLiteral(global_param(i), rng, ranges.empty() ? std::nullopt : std::optional(ranges[i]));
       if (!literal.ok()) return Fail(absl::StrCat(path, ": parameter ", i, ": ", literal.status().message()));
+      if (spmd_layout) {
+        global_inputs.push_back(std::move(*literal));
+        continue;
+      }
       auto buffer = ToHostBuffer(*literal, params[i]);
       if (!buffer.ok()) return Fail(absl::StrCat("parameter ", i, ": ", buffer.status().message()));
       arguments.push_back(std::move(*buffer));
+    }
+  }
+
+  std::vector<std::vector<runtime::HostBuffer>> device_arguments;
+  if (spmd_layout) {
+    auto shards = spmd::SplitInputs(*spmd_layout, global_inputs);
+    if (!shards.ok()) return Fail(absl::StrCat(path, ": ", shards.status().message()));
+    for (size_t d = 0; d < shards->size(); ++d) {
+      device_arguments.emplace_back();
+      for (size_t i = 0; i < params.size(); ++i) {
+        auto buffer = ToHostBuffer((*shards)[d][i], params[i]);
+        if (!buffer.ok()) return Fail(absl::StrCat("parameter ", i, ", device ", d, ": ", buffer.status().message()));
+        device_arguments.back().push_back(std::move(*buffer));
+      }
     }
   }
 
@@ -585,11 +679,19 @@ int RunRun(const std::vector<std::string>& args) {
   auto runner = backend->load(std::move(loaded.executable), *parsed);
   const double load_ms = Millis(std::chrono::steady_clock::now() - load_start);
   if (!runner.ok()) return Fail(std::string(runner.status().message()));
-  auto results = (*runner)->Run(arguments);
-  if (!results.ok()) return Fail(absl::StrCat(path, ": run failed: ", results.status().message()));
+  absl::StatusOr<std::vector<runtime::HostBuffer>> results = std::vector<runtime::HostBuffer>();
+  std::optional<Literal> joined;
+  if (spmd_layout) {
+    auto per_device = RunAndJoin(**runner, *spmd_layout, device_arguments);
+    if (!per_device.ok()) return Fail(absl::StrCat(path, ": run failed: ", per_device.status().message()));
+    joined = std::move(*per_device);
+  } else {
+    results = (*runner)->Run(arguments);
+    if (!results.ok()) return Fail(absl::StrCat(path, ": run failed: ", results.status().message()));
+  }
 
   if (bench > 0) {
-    auto times = (*runner)->Time(arguments, bench);
+    auto times = spmd_layout ? TimeDevices(**runner, device_arguments, bench) : (*runner)->Time(arguments, bench);
     if (!times.ok()) return Fail(absl::StrCat(path, ": run failed: ", times.status().message()));
     std::vector<double> sorted = *times;
     std::sort(sorted.begin(), sorted.end());
@@ -618,6 +720,7 @@ int RunRun(const std::vector<std::string>& args) {
   }
   std::vector<const Literal*> outputs;
   for (const Literal& l : literals) outputs.push_back(&l);
+  if (joined) outputs = FlattenLeaves(*joined);
   if (auto out_path = parsed->Get("--outputs")) {
     absl::Status status = WriteOutputsNpz(*out_path, outputs);
     if (!status.ok()) return Fail(std::string(status.message()));

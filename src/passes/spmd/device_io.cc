@@ -51,28 +51,32 @@ bool IsMultiDevice(const HloModule& module) {
   return module.config().num_partitions > 1 || module.config().replica_count > 1;
 }
 
-absl::StatusOr<SpmdLayout> PrepareSpmd(HloModule& module, bool partition) {
+SpmdLayout BeginSpmd(const HloModule& module) {
   SpmdLayout layout;
   layout.num_partitions = std::max<int64_t>(1, module.config().num_partitions);
   layout.replica_count = std::max<int64_t>(1, module.config().replica_count);
-  const bool global = !IsPartitioned(module);
-  if (global) {
+  if (!IsPartitioned(module)) {
     const HloComputation* entry = module.entry_computation();
     for (const HloInstruction* p : entry->parameters()) layout.global_params.push_back(p->shape());
     layout.global_result = entry->root_instruction()->shape();
-    if (partition && layout.num_partitions > 1) {
-      if (auto st = PropagateShardings(module); !st.ok()) return st.status();
-      if (auto st = PartitionModule(module, SpmdOptions{}); !st.ok()) return st.status();
-    }
+    layout.global_known = true;
   }
-  const HloModuleConfig& c = module.config();
-  const HloComputation* entry = module.entry_computation();
+  return layout;
+}
+
+absl::Status FinishSpmd(SpmdLayout& layout, const HloModule& partitioned) {
+  const HloModuleConfig& c = partitioned.config();
+  const HloComputation* entry = partitioned.entry_computation();
+  const bool global = layout.global_known;
+  layout.params.clear();
   for (const HloInstruction* p : entry->parameters()) {
     int64_t i = p->attrs().parameter_number;
     std::optional<HloSharding> s = p->attrs().sharding;
     if (i < (int64_t)c.spmd_parameters_shardings.size()) s = c.spmd_parameters_shardings[i];
     if (layout.num_partitions == 1) s.reset();  // one partition: every replica holds it all
-    auto n = Normalized(s, global ? layout.global_params.at(i) : p->shape());
+    if (global && i >= (int64_t)layout.global_params.size())
+      return absl::InvalidArgumentError(absl::StrCat("parameter ", i, " was not in the module before partitioning"));
+    auto n = Normalized(s, global ? layout.global_params[i] : p->shape());
     if (!n.ok()) return absl::InvalidArgumentError(absl::StrCat("parameter ", i, ": ", n.status().message()));
     layout.params.push_back(*n);
   }
@@ -83,10 +87,21 @@ absl::StatusOr<SpmdLayout> PrepareSpmd(HloModule& module, bool partition) {
   if (!r.ok()) return absl::InvalidArgumentError(absl::StrCat("result: ", r.status().message()));
   layout.result = *r;
   if (!global) {
+    layout.global_params.clear();
     for (const HloInstruction* p : entry->parameters())
       layout.global_params.push_back(GlobalOf(p->shape(), layout.params[p->attrs().parameter_number]));
     layout.global_result = GlobalOf(root->shape(), layout.result);
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SpmdLayout> PrepareSpmd(HloModule& module, bool partition) {
+  SpmdLayout layout = BeginSpmd(module);
+  if (partition && layout.global_known && layout.num_partitions > 1) {
+    if (auto st = PropagateShardings(module); !st.ok()) return st.status();
+    if (auto st = PartitionModule(module, SpmdOptions{}); !st.ok()) return st.status();
+  }
+  if (absl::Status st = FinishSpmd(layout, module); !st.ok()) return st;
   return layout;
 }
 

@@ -20,6 +20,7 @@ struct SpmdLayout {
   std::vector<HloSharding> params;    // normalized, one per entry parameter
   Shape global_result;
   HloSharding result;                 // normalized (a tuple sharding for a tuple result)
+  bool global_known = false;          // the global shapes were recorded before partitioning
   int64_t num_devices() const { return num_partitions * replica_count; }
 };
 
@@ -28,9 +29,14 @@ bool IsMultiDevice(const HloModule& module);
 
 // The global shapes and shardings of the entry's parameters and result, recorded before
 // partitioning (`partition`: runs the SPMD passes when the module is not per-device yet) or,
-// for a per-device module XLA wrote, read from its parameters' and root's shardings (global
-// dims = local dims x tiles).
+// for a per-device module, read from its recorded shardings (global dims = local dims x tiles).
 absl::StatusOr<SpmdLayout> PrepareSpmd(HloModule& module, bool partition);
+
+// The same in two steps, for callers whose compiler partitions in its pipeline: BeginSpmd on
+// the module as given (it records the global shapes unless the module is per-device already),
+// FinishSpmd on the module once compiled.
+SpmdLayout BeginSpmd(const HloModule& module);
+absl::Status FinishSpmd(SpmdLayout& layout, const HloModule& partitioned);
 
 // args[d] = device d's shard of each global input (device d = replica * num_partitions + partition).
 absl::StatusOr<std::vector<std::vector<Literal>>> SplitInputs(const SpmdLayout& layout,
