@@ -66,6 +66,8 @@ class Partitioner {
   absl::Status HandleDot(SpmdBuilder& b, const HloInstruction& inst);
   absl::Status HandleConvolution(SpmdBuilder& b, const HloInstruction& inst);
   absl::Status HandleReduce(SpmdBuilder& b, const HloInstruction& inst);
+  absl::Status HandleGather(SpmdBuilder& b, const HloInstruction& inst);   // spmd_gather_scatter.cc
+  absl::Status HandleScatter(SpmdBuilder& b, const HloInstruction& inst);
 
  private:
   HloModule& module_;
