@@ -72,6 +72,27 @@ std::optional<HloSharding> Unsplit(const HloSharding& s, const std::vector<int64
   return RemapOrNone(s, src, n);
 }
 
+// s with `dims` unsplit, each one's split moved to another dim that is whole and divides by it
+// (one all-to-all, as XLA's sort handler does, instead of gathering the dim on every device).
+std::optional<HloSharding> MoveSplitOff(const HloSharding& s, const std::vector<int64_t>& dims, const Shape& shape,
+                                        int64_t n) {
+  if (!IsTiled(s)) return RemapOrNone(s, Identity(shape.rank()), n);
+  std::vector<int64_t> src = Identity(shape.rank());
+  auto in = [&](int64_t d) { return std::find(dims.begin(), dims.end(), d) != dims.end(); };
+  for (int64_t d : dims) {
+    if (d < 0 || d >= shape.rank()) continue;
+    int64_t t = TilesAlong(s, d);
+    src[d] = -1;
+    if (t == 1 || shape.dimensions(d) % t != 0) continue;
+    for (int64_t e = 0; e < shape.rank(); ++e) {
+      if (in(e) || src[e] != e || TilesAlong(s, e) != 1 || shape.dimensions(e) % t != 0) continue;
+      src[e] = d;
+      break;
+    }
+  }
+  return RemapOrNone(s, src, n);
+}
+
 // Reshape sources, dropping a dim whose tiles do not divide both sizes.
 std::vector<int64_t> ReshapeSources(const HloSharding& s, const Shape& in, const Shape& out) {
   std::vector<int64_t> src = ReshapeDimSources(in, out);
@@ -308,7 +329,7 @@ std::optional<HloSharding> InferFromOperands(const HloInstruction& inst, const S
     }
     case O::kSort: {
       if (!s0) return std::nullopt;
-      auto r = Unsplit(*s0, inst.attrs().dimensions, inst.operand(0)->shape().rank(), n);
+      auto r = MoveSplitOff(*s0, inst.attrs().dimensions, inst.operand(0)->shape(), n);
       if (!r || !shape.IsTuple()) return r;
       return TupleOf(std::vector<HloSharding>(LeafCount(shape), *r));
     }
