@@ -231,6 +231,8 @@ absl::StatusOr<Literal> EvalControl(const HloInstruction& inst, Operands ops, In
       if (IsSolverCallTarget(target)) return EvalSolverCall(inst, ops);
       // hloc's radix sort (gpu-sort-rewriter's output): eval_sort_calls.cc.
       if (IsRadixSortCallTarget(target)) return EvalRadixSortCall(inst, ops);
+      // XLA:CPU's TopK call (its optimized modules have it): eval_sort.cc.
+      if (target == "TopK") return EvalXlaTopKCall(inst, ops, ctx);
       if (!IsIdentityTarget(target))
         return absl::UnimplementedError(absl::StrCat("unsupported custom-call target \"", target, "\""));
       if (static_cast<int64_t>(ops.size()) != inst.operand_count() || !IdentityShapeFits(inst))

@@ -316,4 +316,39 @@ absl::StatusOr<Literal> EvalScan(const HloInstruction& inst, Operands ops, EvalC
   return out;
 }
 
+absl::StatusOr<Literal> EvalXlaTopKCall(const HloInstruction& inst, Operands ops, EvalContext& ctx) {
+  if (ops.size() != 1 || !ops[0]->shape().IsArray() || ops[0]->shape().rank() < 1 ||
+      inst.called_computations().size() != 1 || !inst.shape().IsTuple() || inst.shape().tuple_shapes().size() != 2)
+    return evalops::Malformed(inst, "TopK takes one array and a comparator and returns (values, indices)");
+  const Literal& x = *ops[0];
+  const DimVec& dims = x.shape().dimensions();
+  const int64_t last = static_cast<int64_t>(dims.size()) - 1;
+  const Shape& is = inst.shape().tuple_shapes(1);
+  if (!is.IsArray() || is.rank() != x.shape().rank()) return evalops::Malformed(inst, "indices shape");
+  const int64_t k = is.dimensions(last);
+  if (k < 0 || k > dims[last]) return evalops::Malformed(inst, "k exceeds the row length");
+  // The positions along the last dim, in the indices' type.
+  absl::StatusOr<Literal> iota = Literal::Create(Shape(is.element_type(), dims));
+  if (!iota.ok()) return iota.status();
+  for (int64_t i = 0; i < iota->element_count(); ++i) iota->SetInt(i, i % dims[last]);
+  HloInstruction sort(HloOpcode::kSort, Shape::Tuple({Shape(x.element_type(), dims), Shape(is.element_type(), dims)}),
+                      inst.name());
+  sort.mutable_attrs().dimensions = {last};
+  sort.mutable_attrs().is_stable = true;
+  sort.mutable_called_computations().push_back(inst.called_computations()[0]);
+  const Literal* sort_ops[] = {&x, &*iota};
+  absl::StatusOr<Literal> sorted = EvalSort(sort, Operands(sort_ops, 2), ctx);
+  if (!sorted.ok()) return sorted.status();
+  std::vector<Literal> parts;
+  for (int64_t leaf = 0; leaf < 2; ++leaf) {
+    const Literal& full = sorted->tuple_element(leaf);
+    absl::StatusOr<Literal> cut = Literal::Create(inst.shape().tuple_shapes(leaf));
+    if (!cut.ok()) return cut.status();
+    for (int64_t row = 0, n = full.element_count() / std::max<int64_t>(1, dims[last]); row < n; ++row)
+      for (int64_t j = 0; j < k; ++j) evalops::CopyElement(full, row * dims[last] + j, *cut, row * k + j);
+    parts.push_back(std::move(*cut));
+  }
+  return Literal::MakeTuple(std::move(parts));
+}
+
 }  // namespace hloc

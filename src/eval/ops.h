@@ -28,6 +28,10 @@ absl::StatusOr<Literal> EvalSelectAndScatter(const HloInstruction& inst, Operand
 absl::StatusOr<Literal> EvalGather(const HloInstruction& inst, Operands ops, EvalContext& ctx);
 absl::StatusOr<Literal> EvalScatter(const HloInstruction& inst, Operands ops, EvalContext& ctx);
 absl::StatusOr<Literal> EvalSort(const HloInstruction& inst, Operands ops, EvalContext& ctx);
+// XLA:CPU's custom_call_target="TopK" (values, s32 indices of the k first elements of each
+// row along the last dim under the called comparator; k from the result shape): a stable sort
+// of (x, iota) by the comparator, cut to k.
+absl::StatusOr<Literal> EvalXlaTopKCall(const HloInstruction& inst, Operands ops, EvalContext& ctx);
 absl::StatusOr<Literal> EvalTopK(const HloInstruction& inst, Operands ops, EvalContext& ctx);
 absl::StatusOr<Literal> EvalScan(const HloInstruction& inst, Operands ops, EvalContext& ctx);
 absl::StatusOr<Literal> EvalMap(const HloInstruction& inst, Operands ops, EvalContext& ctx);

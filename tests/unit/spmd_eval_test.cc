@@ -599,8 +599,8 @@ std::string RunCorpusModule(const std::string& dir, const std::string& name) {
   return why;
 }
 
-// The modules whose per-device programs the evaluator runs, all but spmd2/sharded_sort (its
-// XLA:CPU "TopK" custom-call has no evaluator kernel): every output matches JAX's.
+// Every corpus module's per-device program (spmd2/sharded_sort's through XLA:CPU's "TopK"
+// custom call): every output matches JAX's.
 TEST_CASE("spmd eval: XLA's partitioned corpus programs match JAX's outputs", "[spmd_eval]") {
   const std::vector<std::pair<std::string, std::string>> modules = {
       {"spmd2", "tp_mlp"},          {"spmd2", "fsdp_train"},       {"spmd2", "dp_tp_block"},
@@ -608,6 +608,7 @@ TEST_CASE("spmd eval: XLA's partitioned corpus programs match JAX's outputs", "[
       {"spmd2", "transpose_reshard"}, {"spmd2", "sharded_scan"},   {"spmd2", "shmap_2d"},
       {"spmd2", "dp_reduce_scatter"}, {"spmd2", "sharded_cond"},   {"spmd", "spmd_rows"},
       {"spmd", "spmd_contract"},    {"spmd", "spmd_dp_train"},     {"spmd", "shmap_collectives"},
+      {"spmd2", "sharded_sort"},
   };
   for (const auto& [dir, name] : modules) {
     INFO(dir << "/" << name);
