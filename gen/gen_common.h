@@ -53,6 +53,8 @@ std::vector<std::string> CppHeaders(const llvm::RecordKeeper& records);
 bool EmitRules(llvm::raw_ostream& os, const llvm::RecordKeeper& records);
 bool EmitLayout(llvm::raw_ostream& os, const llvm::RecordKeeper& records);
 bool EmitFusion(llvm::raw_ostream& os, const llvm::RecordKeeper& records);
+// --gen-spmd: SpmdStrategy records (rules/base/Spmd.td) as a table of names (tables_backend.cpp).
+bool EmitSpmd(llvm::raw_ostream& os, const llvm::RecordKeeper& records);
 // The file preamble shared by all backends.
 void EmitPreamble(llvm::raw_ostream& os, const llvm::RecordKeeper& records, llvm::StringRef what);
 

@@ -15,7 +15,7 @@
 
 namespace {
 
-enum Action { kPrintRecords, kGenRules, kGenLayout, kGenFusion, kGenAll };
+enum Action { kPrintRecords, kGenRules, kGenLayout, kGenFusion, kGenSpmd, kGenAll };
 
 llvm::cl::opt<Action> action(
     llvm::cl::desc("Action to perform:"),
@@ -23,7 +23,8 @@ llvm::cl::opt<Action> action(
                      clEnumValN(kGenRules, "gen-rules", "Rewrite rules: one C++ function per Rule record"),
                      clEnumValN(kGenLayout, "gen-layout", "LayoutConstraint records as a C++ table"),
                      clEnumValN(kGenFusion, "gen-fusion", "FusionRule records as C++ tables"),
-                     clEnumValN(kGenAll, "gen-all", "--gen-rules, --gen-layout and --gen-fusion in one file")),
+                     clEnumValN(kGenSpmd, "gen-spmd", "SpmdStrategy records as a C++ table"),
+                     clEnumValN(kGenAll, "gen-all", "--gen-rules, --gen-layout, --gen-fusion and --gen-spmd in one file")),
     llvm::cl::init(kPrintRecords));
 
 llvm::cl::opt<std::string> source_root(
@@ -49,12 +50,16 @@ bool Run(llvm::raw_ostream& os, llvm::RecordKeeper& records) {
     case kGenFusion:
       EmitPreamble(os, records, "--gen-fusion");
       return EmitFusion(os, records);
+    case kGenSpmd:
+      EmitPreamble(os, records, "--gen-spmd");
+      return EmitSpmd(os, records);
     case kGenAll: {
       // Run every backend even after an error, so one run reports all of a file's mistakes.
       EmitPreamble(os, records, "--gen-all");
       bool failed = EmitRules(os, records);
       failed = EmitLayout(os, records) || failed;
       failed = EmitFusion(os, records) || failed;
+      failed = EmitSpmd(os, records) || failed;
       return failed;
     }
   }

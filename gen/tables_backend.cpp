@@ -234,4 +234,17 @@ bool EmitFusion(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
   return false;
 }
 
+bool EmitSpmd(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
+  const std::string stem = FileStem(records);
+  std::string rows;
+  for (const Record* r : MainFileRecords(records, "SpmdStrategy"))
+    rows += "    {" + CppString(r->getName()) + ", " + CppString(SummaryOf(r)) + ", " + CppString(RecordFile(r)) + ", " +
+            std::to_string(RecordLine(r)) + "},\n";
+  os << "#include \"engine/rule_tables.h\"\n\nnamespace hloc {\n";
+  if (!rows.empty()) os << "namespace {\nconst SpmdStrategyInfo kSpmdStrategies[] = {\n" << rows << "};\n}  // namespace\n\n";
+  EmitRegistration(os, "RegisterSpmd_" + stem, "kSpmdStrategies", "spmd_strategies", rows.empty());
+  os << "\n}  // namespace hloc\n";
+  return false;
+}
+
 }  // namespace hloc_gen

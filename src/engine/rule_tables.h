@@ -72,6 +72,15 @@ struct FusionVetoInfo {
   bool queue_only = false;   // not applied by the scalar-constant sweep (FusionVeto's QueueOnly bit)
 };
 
+// A strategy the SPMD partitioner may use (rules/spmd/*.td, class SpmdStrategy in
+// rules/base/Spmd.td): a pipeline switches it off by name (`rules: {disable: [NAME]}`).
+struct SpmdStrategyInfo {
+  const char* name;
+  const char* summary;
+  const char* file;
+  int line;
+};
+
 // Every generated layout and fusion table of the build.
 struct GeneratedTables {
   // The tables of all generated rule files (filled once, on first use).
@@ -80,6 +89,7 @@ struct GeneratedTables {
   std::vector<const FusibleInfo*> fusible;
   std::vector<const OpCostInfo*> op_costs;
   std::vector<const FusionVetoInfo*> vetoes;
+  std::vector<const SpmdStrategyInfo*> spmd_strategies;
 };
 
 // Defined in generated code (build/gen/rules/all_rules.cc).

@@ -68,6 +68,7 @@ class Partitioner {
   absl::Status HandleReduce(SpmdBuilder& b, const HloInstruction& inst);
   absl::Status HandleGather(SpmdBuilder& b, const HloInstruction& inst);   // spmd_gather_scatter.cc
   absl::Status HandleScatter(SpmdBuilder& b, const HloInstruction& inst);
+  absl::Status HandleTopK(SpmdBuilder& b, const HloInstruction& inst);  // spmd_topk.cc
 
  private:
   HloModule& module_;

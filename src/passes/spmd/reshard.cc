@@ -42,7 +42,10 @@ std::optional<Plan> TryPermute(const TileCoords& a, const TileCoords& b, const H
   for (const auto& [tile, srcs] : holders_a) {
     const std::vector<int64_t>& dsts = holders_b[tile];
     if (dsts.size() != srcs.size()) return std::nullopt;
-    // Holders that keep the tile need nothing; the others are paired in order.
+    // Holders that keep the tile send it to themselves (a device no pair targets would receive
+    // zeros); the others are paired in order.
+    for (int64_t x : srcs)
+      if (std::find(dsts.begin(), dsts.end(), x) != dsts.end()) p.pairs.push_back({x, x});
     std::vector<int64_t> s, d;
     for (int64_t x : srcs)
       if (std::find(dsts.begin(), dsts.end(), x) == dsts.end()) s.push_back(x);
@@ -115,7 +118,11 @@ double ReshardCost(const Shape& shape, const HloSharding& from, const HloShardin
   Plan p = MakePlan(shape, from, to, n, strategies);
   switch (p.step) {
     case Step::kNone: return 0;
-    case Step::kPermute: return p.pairs.empty() ? 0 : LocalBytes(shape, from);
+    case Step::kPermute: {
+      bool moves = false;
+      for (const auto& [src, dst] : p.pairs) moves = moves || src != dst;
+      return moves ? LocalBytes(shape, from) : 0;
+    }
     case Step::kAllToAll: {
       int64_t k = TilesAlong(from, p.from_dim);
       return LocalBytes(shape, from) * (k - 1) / k;
@@ -184,7 +191,11 @@ absl::StatusOr<ReshardResult> Reshard(SpmdBuilder& sb, HloInstruction* x, const 
   HloSharding current = from;
   switch (p.step) {
     case Step::kPermute:
-      if (!p.pairs.empty()) r.value = sb.CollectivePermute(x, p.pairs);
+      for (const auto& [src, dst] : p.pairs)
+        if (src != dst) {
+          r.value = sb.CollectivePermute(x, p.pairs);
+          break;
+        }
       return r;
     case Step::kAllToAll: {
       int64_t k = TilesAlong(from, p.from_dim);

@@ -46,7 +46,8 @@ bool Partitioned(const HloInstruction& inst) {
 
 class Propagation {
  public:
-  Propagation(HloModule& module) : module_(module), n_(std::max<int64_t>(1, module.config().num_partitions)) {}
+  Propagation(HloModule& module, const RuleOptions& options)
+      : module_(module), options_(options), n_(std::max<int64_t>(1, module.config().num_partitions)) {}
 
   absl::StatusOr<bool> Run();
 
@@ -59,6 +60,7 @@ class Propagation {
   void FixOutput();
 
   HloModule& module_;
+  const RuleOptions& options_;
   int64_t n_;
   std::vector<HloComputation*> computations_;
   ShardingMap known_;
@@ -180,7 +182,7 @@ bool Propagation::Sweep(bool backward) {
   for (HloComputation* c : computations_) {
     std::vector<HloInstruction*> order = c->MakeInstructionPostOrder();
     for (HloInstruction* inst : order) {
-      changed |= Update(inst, InferFromOperands(*inst, known_, n_));
+      changed |= Update(inst, InferFromOperands(*inst, known_, n_, options_));
       changed |= Update(inst, FromLinks(inst));
     }
     if (!backward) continue;
@@ -240,9 +242,9 @@ std::vector<HloComputation*> PartitionedComputations(const HloModule& module) {
   return out;
 }
 
-absl::StatusOr<bool> PropagateShardings(HloModule& module) {
+absl::StatusOr<bool> PropagateShardings(HloModule& module, const RuleOptions& options) {
   if (module.config().num_partitions <= 1 && module.config().replica_count <= 1) return false;
-  return Propagation(module).Run();
+  return Propagation(module, options).Run();
 }
 
 }  // namespace hloc::spmd

@@ -13,6 +13,7 @@
 #pragma once
 #include "absl/status/statusor.h"
 #include "ir/module.h"
+#include "passes/spmd/sharding_rules.h"
 
 namespace hloc::spmd {
 
@@ -21,6 +22,6 @@ namespace hloc::spmd {
 std::vector<HloComputation*> PartitionedComputations(const HloModule& module);
 
 // Runs the propagation; returns whether any sharding attribute changed.
-absl::StatusOr<bool> PropagateShardings(HloModule& module);
+absl::StatusOr<bool> PropagateShardings(HloModule& module, const RuleOptions& options = {});
 
 }  // namespace hloc::spmd

@@ -252,7 +252,8 @@ std::vector<int64_t> DimsNeedingWholeOperand(const HloInstruction& inst) {
   return dims;
 }
 
-std::optional<HloSharding> InferFromOperands(const HloInstruction& inst, const ShardingMap& known, int64_t n) {
+std::optional<HloSharding> InferFromOperands(const HloInstruction& inst, const ShardingMap& known, int64_t n,
+                                             const RuleOptions& options) {
   if (inst.operand_count() == 0) return std::nullopt;
   for (const HloInstruction* op : inst.operands())
     if (const HloSharding* s = Known(known, op); s && IsManual(*s) && inst.opcode() != O::kCustomCall)
@@ -285,13 +286,22 @@ std::optional<HloSharding> InferFromOperands(const HloInstruction& inst, const S
     }
     case O::kDot: return DotForward(inst, known, n);
     case O::kConvolution: {
-      if (!s0) return std::nullopt;
+      // Batch and spatial splits from the input, the output-feature split from the kernel
+      // (ungrouped convolutions only).
+      const HloSharding* k = Known(known, inst.operand(1));
+      if (!s0 && !k) return std::nullopt;
       const ConvolutionDimensionNumbers& c = *inst.attrs().convolution_dimension_numbers;
-      std::vector<int64_t> src(shape.rank(), -1);
-      src[c.output_batch_dimension] = c.input_batch_dimension;
+      std::vector<std::pair<const HloSharding*, int64_t>> src(shape.rank(), {nullptr, -1});
+      src[c.output_batch_dimension] = {s0, c.input_batch_dimension};
       for (size_t i = 0; i < c.input_spatial_dimensions.size(); ++i)
-        src[c.output_spatial_dimensions[i]] = c.input_spatial_dimensions[i];
-      return RemapOrNone(*s0, src, n);
+        src[c.output_spatial_dimensions[i]] = {s0, c.input_spatial_dimensions[i]};
+      if (inst.attrs().feature_group_count == 1 && inst.attrs().batch_group_count == 1)
+        src[c.output_feature_dimension] = {k, c.kernel_output_feature_dimension};
+      auto combined = Combine(src, n);
+      if (combined) return combined;
+      if (!s0) return std::nullopt;
+      src[c.output_feature_dimension] = {nullptr, -1};
+      return Combine(src, n);
     }
     case O::kGetTupleElement:
       if (!s0) return std::nullopt;
@@ -329,7 +339,8 @@ std::optional<HloSharding> InferFromOperands(const HloInstruction& inst, const S
     }
     case O::kSort: {
       if (!s0) return std::nullopt;
-      auto r = MoveSplitOff(*s0, inst.attrs().dimensions, inst.operand(0)->shape(), n);
+      auto r = options.sort_move_split ? MoveSplitOff(*s0, inst.attrs().dimensions, inst.operand(0)->shape(), n)
+                                       : Unsplit(*s0, inst.attrs().dimensions, inst.operand(0)->shape().rank(), n);
       if (!r || !shape.IsTuple()) return r;
       return TupleOf(std::vector<HloSharding>(LeafCount(shape), *r));
     }
@@ -394,6 +405,13 @@ std::optional<HloSharding> InferForOperand(const HloInstruction& user, int64_t o
       return Unsplit(*s, DimsNeedingWholeOperand(user), in.rank(), n);
     case O::kConcatenate:
       return Unsplit(*s, user.attrs().dimensions, in.rank(), n);
+    case O::kSort: {
+      // Every operand as the result (leaf `operand`), the sorted dims whole.
+      HloSharding leaf = s->kind == HloSharding::Kind::kTuple
+                             ? (operand < (int64_t)s->tuple_elements.size() ? s->tuple_elements[operand] : *s)
+                             : *s;
+      return Unsplit(leaf, user.attrs().dimensions, in.rank(), n);
+    }
     case O::kCustomCall:
       if (user.attrs().custom_call_target == "Sharding") return *s;
       return std::nullopt;

@@ -12,9 +12,15 @@ namespace hloc::spmd {
 
 using ShardingMap = absl::flat_hash_map<const HloInstruction*, HloSharding>;
 
+// Strategy records the rules consult (rules/spmd/SpmdStrategies.td).
+struct RuleOptions {
+  bool sort_move_split = true;  // SortMoveSplit: a sorted dim's split moves to a whole dim
+};
+
 // The result sharding `inst` gets from its operands' shardings in `known`; nullopt when the op
 // has no rule or its operands have none yet.
-std::optional<HloSharding> InferFromOperands(const HloInstruction& inst, const ShardingMap& known, int64_t num_devices);
+std::optional<HloSharding> InferFromOperands(const HloInstruction& inst, const ShardingMap& known, int64_t num_devices,
+                                             const RuleOptions& options = {});
 
 // The sharding `user` (whose sharding is known) wants for its operand number `operand`.
 std::optional<HloSharding> InferForOperand(const HloInstruction& user, int64_t operand, const ShardingMap& known,

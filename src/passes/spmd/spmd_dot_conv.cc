@@ -362,15 +362,13 @@ absl::Status Partitioner::HandleConvolution(SpmdBuilder& b, const HloInstruction
         // Left halo: the previous device's last padding_low rows; right: the next one's first
         // padding_high rows; devices at the edges receive zeros (the convolution's padding).
         int64_t chunk = v->shape().dimensions(id);
+        // Neighbours along the split dim among devices holding the same tiles elsewhere (each
+        // group one replica's row of tiles, in coordinate order).
         std::vector<std::pair<int64_t, int64_t>> to_next, to_prev;
-        for (int64_t dev = 0; dev < n(); ++dev)
-          for (int64_t other = 0; other < n(); ++other) {
-            bool same_else = true;
-            for (size_t d = 0; d < coords->tiles.size(); ++d)
-              if ((int64_t)d != id && coords->of_device[dev][d] != coords->of_device[other][d]) same_else = false;
-            if (!same_else) continue;
-            if (coords->of_device[other][id] == coords->of_device[dev][id] + 1) to_next.push_back({dev, other});
-            if (coords->of_device[other][id] + 1 == coords->of_device[dev][id]) to_prev.push_back({dev, other});
+        for (const std::vector<int64_t>& g : GroupsAlong(plan->lhs, {id}, n()))
+          for (size_t j = 0; j + 1 < g.size(); ++j) {
+            to_next.push_back({g[j], g[j + 1]});
+            to_prev.push_back({g[j + 1], g[j]});
           }
         std::vector<HloInstruction*> parts;
         auto slice = [&](int64_t start, int64_t limit) {

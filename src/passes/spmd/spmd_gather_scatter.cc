@@ -96,7 +96,8 @@ absl::Status Partitioner::HandleGather(SpmdBuilder& sb, const HloInstruction& in
     if (inst.attrs().dynamic_slice_sizes[d] == 1) single.push_back(d);
   auto dims = IndexedSplitDims(s, operand->shape(), g.start_index_map, single);
   PrimitiveType t = inst.shape().element_type();
-  if (!dims || dims->empty() || !g.operand_batching_dims.empty() || t == PrimitiveType::PRED || IsComplex(t))
+  if (!options().gather_scatter_indexed_split || !dims || dims->empty() || !g.operand_batching_dims.empty() ||
+      t == PrimitiveType::PRED || IsComplex(t))
     return HandleReplicated(sb, inst, true);
   auto& b = sb.b();
   auto table = Get(sb, operand, s);
@@ -137,7 +138,7 @@ absl::Status Partitioner::HandleGather(SpmdBuilder& sb, const HloInstruction& in
 }
 
 absl::Status Partitioner::HandleScatter(SpmdBuilder& sb, const HloInstruction& inst) {
-  if (inst.operand_count() != 3) return HandleReplicated(sb, inst, true);
+  if (inst.operand_count() != 3 || !options().gather_scatter_indexed_split) return HandleReplicated(sb, inst, true);
   const ScatterDimensionNumbers& sc = *inst.attrs().scatter_dimension_numbers;
   const HloInstruction* operand = inst.operand(0);
   // The result's split when it qualifies (the operand is often a fresh zeros), else the operand's.

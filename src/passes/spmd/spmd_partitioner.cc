@@ -361,6 +361,7 @@ absl::Status Partitioner::Handle(SpmdBuilder& b, const HloInstruction& inst) {
     case O::kReduce: return HandleReduce(b, inst);
     case O::kGather: return HandleGather(b, inst);
     case O::kScatter: return HandleScatter(b, inst);
+    case O::kTopK: return HandleTopK(b, inst);
     case O::kConstant: case O::kIota: case O::kRng: case O::kRngBitGenerator: case O::kPartitionId:
     case O::kReplicaId: case O::kAfterAll:
       return HandleReplicated(b, inst, false);

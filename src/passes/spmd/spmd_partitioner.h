@@ -27,6 +27,8 @@ struct SpmdOptions {
   bool dot_combine_operands = true;
   // Convolution spatial splits exchange halos with collective-permute; off: all-gather.
   bool conv_halo_exchange = true;
+  // Gather/scatter on an operand split along indexed dims look up locally; off: replicated.
+  bool gather_scatter_indexed_split = true;
   // Where "[SPMD] Involuntary full rematerialization" warnings go (null: std::cerr).
   std::ostream* warnings = nullptr;
 };
