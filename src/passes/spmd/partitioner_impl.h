@@ -29,8 +29,10 @@ HloSharding SubSharding(const HloSharding& s, const Shape& tuple_shape, int64_t 
 
 class Partitioner {
  public:
-  Partitioner(HloModule& module, SpmdContext& ctx, const SpmdOptions& options)
-      : module_(module), ctx_(ctx), options_(options) {}
+  // `whole`: every device runs every op on whole arrays (the fallback when partitioning failed);
+  // only shard_map bodies stay per device.
+  Partitioner(HloModule& module, SpmdContext& ctx, const SpmdOptions& options, bool whole = false)
+      : module_(module), ctx_(ctx), options_(options), whole_(whole) {}
 
   // A new per-device computation for `c`, its parameters in `params`, its root in `root`.
   absl::StatusOr<HloComputation*> PartitionComputation(const HloComputation& c, const std::vector<HloSharding>& params,
@@ -74,6 +76,7 @@ class Partitioner {
   HloModule& module_;
   SpmdContext& ctx_;
   const SpmdOptions& options_;
+  bool whole_ = false;
   absl::flat_hash_map<const HloInstruction*, PValue> values_;
   std::map<std::pair<const HloInstruction*, std::string>, HloInstruction*> reshard_cache_;
 };

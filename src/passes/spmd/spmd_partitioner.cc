@@ -71,10 +71,25 @@ bool AnyTiled(const HloSharding& s) {
   return false;
 }
 
+bool AnyManualOperand(const HloInstruction& inst) {
+  for (const HloInstruction* op : inst.operands())
+    if (op->attrs().sharding && AllManual(ExpandSharding(*op->attrs().sharding, op->shape()))) return true;
+  return false;
+}
+
 HloSharding Partitioner::ShardingOf(const HloInstruction* orig) const {
   HloSharding s = orig->attrs().sharding ? *orig->attrs().sharding : ReplicatedSharding();
   if (s.kind == Kind::kMaximal) s = ReplicatedSharding();
-  return ExpandSharding(s, orig->shape());
+  s = ExpandSharding(s, orig->shape());
+  if (whole_) {
+    if (s.kind == Kind::kTuple) {
+      for (HloSharding& e : s.tuple_elements)
+        if (!IsManual(e)) e = ReplicatedSharding();
+    } else if (!IsManual(s)) {
+      s = ReplicatedSharding();
+    }
+  }
+  return s;
 }
 
 void Partitioner::Set(const HloInstruction* orig, HloInstruction* hlo, HloSharding s) {
@@ -348,6 +363,16 @@ absl::Status Partitioner::HandleCalls(SpmdBuilder& b, const HloInstruction& inst
 
 absl::Status Partitioner::Handle(SpmdBuilder& b, const HloInstruction& inst) {
   HloSharding s = ShardingOf(&inst);
+  if (whole_ && !AllManual(s) && inst.opcode() != O::kWhile && inst.opcode() != O::kConditional &&
+      inst.opcode() != O::kCall) {
+    if (inst.opcode() == O::kCustomCall && inst.attrs().custom_call_target == "Sharding") {
+      auto x = Get(b, inst.operand(0), s);
+      if (!x.ok()) return x.status();
+      Set(&inst, *x, s);
+      return absl::OkStatus();
+    }
+    if (inst.opcode() != O::kCustomCall || !AnyManualOperand(inst)) return HandleReplicated(b, inst, false);
+  }
   switch (inst.opcode()) {
     case O::kCustomCall: return HandleCustomCall(b, inst);
     case O::kWhile: return HandleWhile(b, inst);
@@ -453,7 +478,20 @@ absl::StatusOr<bool> PartitionModule(HloModule& module, const SpmdOptions& optio
   for (const HloInstruction* param : entry->parameters()) params.push_back(p.ShardingOf(param));
   HloSharding root = p.ShardingOf(entry->root_instruction());
   auto partitioned = p.PartitionComputation(*entry, params, root);
-  if (!partitioned.ok()) return partitioned.status();
+  if (!partitioned.ok()) {
+    // Never a wrong answer and never a crash: a module the partitioner cannot handle runs whole
+    // on every device (shard_map bodies, written per device, still run per device), loudly.
+    const std::string why(partitioned.status().message());
+    Partitioner whole(module, ctx, options, /*whole=*/true);
+    params.clear();
+    for (const HloInstruction* param : entry->parameters()) params.push_back(whole.ShardingOf(param));
+    root = whole.ShardingOf(entry->root_instruction());
+    partitioned = whole.PartitionComputation(*entry, params, root);
+    if (!partitioned.ok()) return absl::Status(partitioned.status().code(), absl::StrCat("SPMD partitioning: ", why));
+    (options.warnings ? *options.warnings : std::cerr)
+        << "[SPMD] hloc could not partition " << module.name() << " (" << why
+        << "); every device runs it on whole arrays, which is correct but not faster.\n";
+  }
   std::string name = entry->name();
   module.set_entry_computation(*partitioned);
   if (absl::Status st = RemoveUnreachable(module); !st.ok()) return st;
