@@ -10,6 +10,8 @@ namespace hloc {
 void RegisterSimplifyPasses(PassRegistry& registry);
 // sharding-propagation, spmd-partitioning, sharding-remover (src/passes/spmd/).
 void RegisterSpmdPasses(PassRegistry& registry);
+// reduce-scatter-creator (src/passes/collectives/).
+void RegisterCollectivePasses(PassRegistry& registry);
 // src/passes/simplify/: simplify-while-loops, simplify-conditional, simplify-sorts,
 // reshape-mover, convert-mover.
 void RegisterControlFlowAndMoverPasses(PassRegistry& registry);

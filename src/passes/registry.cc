@@ -5,6 +5,7 @@ namespace hloc {
 
 void RegisterAllPasses(PassRegistry& registry) {
   RegisterSpmdPasses(registry);
+  RegisterCollectivePasses(registry);
   RegisterSimplifyPasses(registry);
   RegisterControlFlowAndMoverPasses(registry);
   RegisterExpanderPasses(registry);

@@ -806,7 +806,7 @@ TEST_CASE("pipelines/*.yaml load and list only registered passes", "[pipeline][m
   for (const PipelineEntry& e : gpu->passes) top.push_back(e.name());
   // XLA:GPU's order: sharding, optimization, conv canonicalization (cuDNN calls), layout
   // assignment, normalization + library rewrites, fusion, copy insertion, scheduling.
-  CHECK(top == std::vector<std::string>{"spmd-partitioner", "sharding-removal", "optimization", "conv_canonicalization", "layout assignment",
+  CHECK(top == std::vector<std::string>{"spmd-partitioner", "collective-optimizations", "sharding-removal", "optimization", "conv_canonicalization", "layout assignment",
                                         "hlo normalization", "post-layout_assignment", "fusion",
                                         "multi-output-fusion", "horizontal-fusion", "rename_fusions", "fusion-wrapper",
                                         "GPU-ir-emit-prepare", "scheduling"});
