@@ -9,6 +9,7 @@
 #include "ir/computation.h"
 #include "passes/spmd/spmd_builder.h"
 #include "passes/spmd/spmd_partitioner.h"
+#include "passes/spmd/tile_coords.h"
 
 namespace hloc::spmd {
 
@@ -19,9 +20,6 @@ struct PValue {
   HloSharding sharding;
 };
 
-int64_t LeafCount(const Shape& s);
-HloSharding UniformSharding(const Shape& shape, const HloSharding& leaf);
-HloSharding ExpandSharding(const HloSharding& s, const Shape& shape);
 // The per-device shape of a value of `shape` (tuples leaf by leaf).
 Shape LocalShape(const Shape& shape, const HloSharding& s);
 // The sharding of leaf range [begin, begin + LeafCount(element)) of a tuple sharding.

@@ -7,33 +7,13 @@
 #include "ir/computation.h"
 #include "ir/sharding_util.h"
 #include "passes/spmd/sharding_rules.h"
+#include "passes/spmd/tile_coords.h"
 
 namespace hloc::spmd {
 namespace {
 
 using O = HloOpcode;
 using Kind = HloSharding::Kind;
-
-int64_t Leaves(const Shape& s) {
-  if (!s.IsTuple()) return 1;
-  int64_t n = 0;
-  for (const Shape& e : s.tuple_shapes()) n += Leaves(e);
-  return n;
-}
-
-HloSharding Uniform(const Shape& shape, const HloSharding& leaf) {
-  if (!shape.IsTuple()) return leaf;
-  HloSharding t;
-  t.kind = Kind::kTuple;
-  t.tuple_elements.assign(Leaves(shape), leaf);
-  return t;
-}
-
-// Tuple shardings spelled leaf by leaf, so two of them can be merged leaf-wise.
-HloSharding Expand(const HloSharding& s, const Shape& shape) {
-  if (!shape.IsTuple() || s.kind == Kind::kTuple) return s;
-  return Uniform(shape, s);
-}
 
 // Calls of the computations the program runs per device, for linking parameters and roots.
 struct CallSites {
@@ -82,7 +62,7 @@ absl::Status Propagation::Seed() {
       if (v.kind == Kind::kMaximal) v = ReplicatedSharding();
       for (HloSharding& e : v.tuple_elements)
         if (e.kind == Kind::kMaximal) e = ReplicatedSharding();
-      known_[inst] = Expand(v, inst->shape());
+      known_[inst] = ExpandSharding(v, inst->shape());
       fixed_.insert(inst);
     }
   }
@@ -94,7 +74,7 @@ absl::Status Propagation::Seed() {
     int64_t i = p->attrs().parameter_number;
     bool allowed = !allow.empty() && (allow.size() == 1 ? allow[0] : (i < (int64_t)allow.size() && allow[i]));
     if (allowed) continue;
-    known_[p] = Uniform(p->shape(), ReplicatedSharding());
+    known_[p] = UniformSharding(p->shape(), ReplicatedSharding());
     fixed_.insert(p);
   }
   return absl::OkStatus();
@@ -103,10 +83,10 @@ absl::Status Propagation::Seed() {
 // Keeps the more specific of the two, leaf by leaf for tuples; returns whether it changed.
 bool Propagation::Update(const HloInstruction* inst, const std::optional<HloSharding>& cand_in) {
   if (!cand_in || fixed_.contains(inst)) return false;
-  HloSharding cand = Expand(*cand_in, inst->shape());
+  HloSharding cand = ExpandSharding(*cand_in, inst->shape());
   auto it = known_.find(inst);
   if (it == known_.end()) {
-    if (cand.kind == Kind::kTuple && (int64_t)cand.tuple_elements.size() != Leaves(inst->shape())) return false;
+    if (cand.kind == Kind::kTuple && (int64_t)cand.tuple_elements.size() != LeafCount(inst->shape())) return false;
     known_[inst] = cand;
     return true;
   }
@@ -199,7 +179,7 @@ void Propagation::FixOutput() {
   const auto& allow = module_.config().allow_spmd_sharding_propagation_to_output;
   if (fixed_.contains(root)) return;
   HloSharding& s = known_[root];
-  s = Expand(s, root->shape());
+  s = ExpandSharding(s, root->shape());
   auto allowed = [&](size_t i) { return !allow.empty() && (allow.size() == 1 ? allow[0] : i < allow.size() && allow[i]); };
   if (s.kind != Kind::kTuple) {
     if (!allowed(0)) s = ReplicatedSharding();
@@ -219,7 +199,7 @@ absl::StatusOr<bool> Propagation::Run() {
   for (HloComputation* c : computations_) {
     for (HloInstruction* inst : c->MakeInstructionPostOrder()) {
       auto it = known_.find(inst);
-      HloSharding s = it == known_.end() ? Uniform(inst->shape(), ReplicatedSharding()) : it->second;
+      HloSharding s = it == known_.end() ? UniformSharding(inst->shape(), ReplicatedSharding()) : it->second;
       if (inst->attrs().sharding != s) {
         inst->mutable_attrs().sharding = s;
         changed = true;

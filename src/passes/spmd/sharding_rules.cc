@@ -17,13 +17,6 @@ const HloSharding* Known(const ShardingMap& known, const HloInstruction* inst) {
   return it == known.end() ? nullptr : &it->second;
 }
 
-int64_t LeafCount(const Shape& s) {
-  if (!s.IsTuple()) return 1;
-  int64_t n = 0;
-  for (const Shape& e : s.tuple_shapes()) n += LeafCount(e);
-  return n;
-}
-
 // The sharding of element `index` of a tuple value of `shape` with sharding `s`.
 std::optional<HloSharding> Element(const HloSharding& s, const Shape& shape, int64_t index) {
   if (s.kind != HloSharding::Kind::kTuple) return s;  // one sharding for every leaf

@@ -17,26 +17,6 @@ namespace hloc::spmd {
 using O = HloOpcode;
 using Kind = HloSharding::Kind;
 
-int64_t LeafCount(const Shape& s) {
-  if (!s.IsTuple()) return 1;
-  int64_t n = 0;
-  for (const Shape& e : s.tuple_shapes()) n += LeafCount(e);
-  return n;
-}
-
-HloSharding UniformSharding(const Shape& shape, const HloSharding& leaf) {
-  if (!shape.IsTuple()) return leaf;
-  HloSharding t;
-  t.kind = Kind::kTuple;
-  t.tuple_elements.assign(LeafCount(shape), leaf);
-  return t;
-}
-
-HloSharding ExpandSharding(const HloSharding& s, const Shape& shape) {
-  if (!shape.IsTuple() || s.kind == Kind::kTuple) return s;
-  return UniformSharding(shape, s);
-}
-
 HloSharding SubSharding(const HloSharding& s, const Shape& tuple_shape, int64_t index) {
   if (s.kind != Kind::kTuple) return s;
   int64_t begin = 0;

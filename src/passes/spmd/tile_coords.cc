@@ -113,6 +113,26 @@ std::optional<HloSharding> CombineSources(const std::vector<std::pair<const HloS
   return *r;
 }
 
+int64_t LeafCount(const Shape& s) {
+  if (!s.IsTuple()) return 1;
+  int64_t n = 0;
+  for (const Shape& e : s.tuple_shapes()) n += LeafCount(e);
+  return n;
+}
+
+HloSharding UniformSharding(const Shape& shape, const HloSharding& leaf) {
+  if (!shape.IsTuple()) return leaf;
+  HloSharding t;
+  t.kind = HloSharding::Kind::kTuple;
+  t.tuple_elements.assign(LeafCount(shape), leaf);
+  return t;
+}
+
+HloSharding ExpandSharding(const HloSharding& s, const Shape& shape) {
+  if (!shape.IsTuple() || s.kind == HloSharding::Kind::kTuple) return s;
+  return UniformSharding(shape, s);
+}
+
 int64_t TileCount(const HloSharding& s) {
   int64_t t = 1;
   for (int64_t d = 0; d < DataRank(s); ++d) t *= s.tile_dims[d];

@@ -44,6 +44,12 @@ std::vector<std::vector<int64_t>> GroupsAlong(const HloSharding& s, const std::v
 std::optional<HloSharding> CombineSources(const std::vector<std::pair<const HloSharding*, int64_t>>& sources,
                                           int64_t n);
 
+// Array leaves of a shape (1 for an array), and tuple shardings spelled leaf by leaf: the same
+// leaf for every array of `shape`, or `s` itself expanded when it is one sharding for a tuple.
+int64_t LeafCount(const Shape& s);
+HloSharding UniformSharding(const Shape& shape, const HloSharding& leaf);
+HloSharding ExpandSharding(const HloSharding& s, const Shape& shape);
+
 // Total tiles (product over data dims).
 int64_t TileCount(const HloSharding& s);
 
