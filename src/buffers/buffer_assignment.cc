@@ -27,6 +27,11 @@ bool RunsCalleesInline(HloOpcode op) {
          op == HloOpcode::kAsyncStart;
 }
 
+bool ReadsOperandsUntilDone(HloOpcode op) {
+  return op == HloOpcode::kAllReduceStart || op == HloOpcode::kAllGatherStart ||
+         op == HloOpcode::kCollectivePermuteStart;
+}
+
 }  // namespace
 
 // Builds a BufferAssignment; a friend of BufferAssignment and BufferAllocation.
@@ -91,6 +96,11 @@ class BufferAssigner {
         for (const HloInstruction* u : inst->users()) {
           auto ut = time_.find(u);
           if (ut != time_.end()) end = std::max(end, ut->second);
+          // An async collective reads its operands until its done: the GPU runs it on a stream
+          // of its own while the instructions between start and done run.
+          if (ReadsOperandsUntilDone(u->opcode()))
+            for (const HloInstruction* done : u->users())
+              if (auto dt = time_.find(done); dt != time_.end()) end = std::max(end, dt->second);
         }
         if (inst == entry_root) end = kLiveOut;
         if (inst->IsRoot() && inst->parent() != module_.entry_computation()) {
@@ -256,6 +266,7 @@ class BufferAssigner {
         stats.parameter_bytes += i->size;
       } else if (i->kind == kConstant) {
         alloc.constant_ = i->constant_value->defining_instruction();
+        alloc.constant_shape_index_ = i->constant_value->defining_index();
         stats.constant_bytes += i->size;
       } else {
         stats.output_bytes += i->size;

@@ -54,6 +54,9 @@ struct PassContext {
   // passes with PassInfo::records their records).
   std::vector<std::string> disabled_rules;
   std::vector<std::string> enabled_rules;    // non-empty: only these rules/groups run
+  // Writes a pass's own dump file (module_NNNN.<module>.<suffix>.txt, in --dump-to's folder);
+  // null when dumps are off. The latency-hiding scheduler writes its schedule with it.
+  std::function<absl::Status(const std::string& suffix, const std::string& text)> write_dump;
 };
 
 // Which records of one family (a pass's fusion vetoes, its layout rows) a pass's rule lists

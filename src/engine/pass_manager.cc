@@ -3,7 +3,6 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -13,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ir/verifier.h"
+#include "support/file_io.h"
 
 namespace hloc {
 namespace {
@@ -60,6 +60,9 @@ class Runner {
     }
     if (!options_.dump.dump_to.empty()) {
       if (absl::Status s = Write("before_optimizations"); !s.ok()) return s;
+      context_.write_dump = [this](const std::string& suffix, const std::string& text) {
+        return WriteText(suffix, text);
+      };
     }
     if (pipeline_.verify.at_start) {
       if (absl::Status s = VerifyModule(module_, verifier_); !s.ok()) {
@@ -188,6 +191,12 @@ class Runner {
   }
 
   absl::Status Write(const std::string& suffix) {
+    std::string text = PrintModule(module_, options_.dump.print_options);
+    if (!text.empty() && text.back() != '\n') text.push_back('\n');
+    return WriteText(suffix, text);
+  }
+
+  absl::Status WriteText(const std::string& suffix, const std::string& text) {
     const DumpOptions& d = options_.dump;
     std::error_code ec;
     fs::create_directories(d.dump_to, ec);
@@ -195,12 +204,8 @@ class Runner {
       return absl::InvalidArgumentError(absl::StrCat("cannot create dump folder '", d.dump_to, "'"));
     }
     const std::string path = (fs::path(d.dump_to) / DumpFileName(d.module_id, module_.name(), suffix)).string();
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    std::string text = PrintModule(module_, d.print_options);
-    if (!text.empty() && text.back() != '\n') text.push_back('\n');
-    out << text;
-    out.close();
-    if (!out) return absl::InvalidArgumentError(absl::StrCat("cannot write dump file '", path, "'"));
+    if (absl::Status s = WriteFileAtomically(path, text); !s.ok())
+      return absl::InvalidArgumentError(absl::StrCat("cannot write dump file: ", s.message()));
     if (report_ != nullptr) report_->dumped_files.push_back(path);
     return absl::OkStatus();
   }
@@ -240,7 +245,9 @@ std::string DumpFileName(int64_t module_id, const std::string& module_name, cons
 absl::StatusOr<bool> RunPipeline(const Pipeline& pipeline, HloModule& module, PassContext& context,
                                  const PassManagerOptions& options, PassManagerReport* report) {
   Runner runner(pipeline, module, context, options, report);
-  return runner.Run();
+  absl::StatusOr<bool> changed = runner.Run();
+  context.write_dump = nullptr;  // it refers to the runner
+  return changed;
 }
 
 }  // namespace hloc

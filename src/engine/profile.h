@@ -19,8 +19,14 @@ struct HardwareProfile {
   int64_t shared_memory_per_block = 0;  // bytes
   int64_t l2_cache_size = 0;      // bytes
   int compute_capability_major = 0, compute_capability_minor = 0;
+  std::string compute_capability_location;  // "FILE:LINE:COL" of the profile's value (errors)
   int64_t memory_size = 0;        // bytes of device (or host) memory
   bool has_tensor_cores = false;
+  // The link between devices collectives cross (NVLink on one host; the CPU's shared memory):
+  // bytes/s one device sends, and the fixed time of one collective step. The latency-hiding
+  // scheduler estimates a collective from them. 0: unknown (the scheduler's unit costs).
+  double link_bandwidth = 0;
+  double link_latency = 0;
   // The launch check's limits (profile key `launch_check:`; codegen/gpu/launch_check.h): a kernel
   // touching more than min_bytes with more than max_bytes_per_thread per launched thread is
   // reported. 0: the compiler's defaults (1 MiB, 64 KiB).

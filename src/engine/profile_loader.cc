@@ -35,6 +35,10 @@ const std::vector<Unit>& BandwidthUnits() {
                                           {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0}, {"TiB/s", 1099511627776.0}};
   return units;
 }
+const std::vector<Unit>& TimeUnits() {
+  static const std::vector<Unit> units = {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}};
+  return units;
+}
 const std::vector<Unit>& FlopUnits() {
   static const std::vector<Unit> units = {
       {"FLOP/s", 1}, {"MFLOP/s", 1e6}, {"GFLOP/s", 1e9}, {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}};
@@ -66,6 +70,15 @@ absl::StatusOr<double> Quantity(const yaml::Reader& reader, const YAML::Node& no
                                          " (units: ", absl::StrJoin(names, ", "), ")"));
 }
 
+// A hardware fact the cost models divide by: 0 is no hardware's value (a key left out means
+// unknown; the models then use their defaults), so it is refused where it is written.
+absl::StatusOr<double> PositiveQuantity(const yaml::Reader& reader, const YAML::Node& node, const std::string& what,
+                                        const std::vector<Unit>& units) {
+  absl::StatusOr<double> v = Quantity(reader, node, what, units);
+  if (v.ok() && *v == 0) return reader.Error(node, absl::StrCat(what, " must be positive (leave the key out when unknown)"));
+  return v;
+}
+
 absl::StatusOr<int64_t> ByteCount(const yaml::Reader& reader, const YAML::Node& node, const std::string& what) {
   absl::StatusOr<double> v = Quantity(reader, node, what, ByteUnits());
   if (!v.ok()) return v.status();
@@ -85,8 +98,12 @@ absl::Status ParseComputeCapability(const yaml::Reader& reader, const YAML::Node
       !std::isdigit(static_cast<unsigned char>((*text)[0]))) {
     return reader.Error(node, absl::StrCat("expected MAJOR.MINOR for compute_capability (\"9.0\"), got '", *text, "'"));
   }
+  if (major == 0) return reader.Error(node, absl::StrCat("compute_capability ", *text, " is no GPU's (0 means unset)"));
   hw->compute_capability_major = static_cast<int>(major);
   hw->compute_capability_minor = static_cast<int>(minor);
+  // Whether LLVM can compile for it is known only to the GPU compiler (codegen/gpu), which
+  // reports a target it cannot build for at this place.
+  hw->compute_capability_location = reader.Where(node.Mark());
   return absl::OkStatus();
 }
 
@@ -96,7 +113,8 @@ absl::Status ParseHardware(const yaml::Reader& reader, const YAML::Node& node, H
   if (absl::Status s = reader.CheckKeys(
           *keys,
           {"sm_count", "memory_bandwidth", "peak_flops_f32", "peak_flops_bf16", "shared_memory_per_block",
-           "l2_cache_size", "compute_capability", "memory_size", "tensor_cores", "capabilities"},
+           "l2_cache_size", "compute_capability", "memory_size", "tensor_cores", "capabilities", "link_bandwidth",
+           "link_latency"},
           "'hardware'");
       !s.ok())
     return s;
@@ -105,19 +123,29 @@ absl::Status ParseHardware(const yaml::Reader& reader, const YAML::Node& node, H
     if (k.key == "sm_count") {
       absl::StatusOr<int64_t> n = reader.Int(k.value, what);
       if (!n.ok()) return n.status();
-      if (*n < 0 || *n > 1000000) return reader.Error(k.value, "sm_count must be between 0 and 1000000");
+      if (*n < 1 || *n > 1000000) return reader.Error(k.value, "sm_count must be between 1 and 1000000");
       hw->sm_count = *n;
     } else if (k.key == "memory_bandwidth") {
-      absl::StatusOr<double> v = Quantity(reader, k.value, what, BandwidthUnits());
+      absl::StatusOr<double> v = PositiveQuantity(reader, k.value, what, BandwidthUnits());
       if (!v.ok()) return v.status();
       hw->memory_bandwidth = *v;
+    } else if (k.key == "link_bandwidth") {
+      absl::StatusOr<double> v = Quantity(reader, k.value, what, BandwidthUnits());
+      if (!v.ok()) return v.status();
+      hw->link_bandwidth = *v;
+    } else if (k.key == "link_latency") {
+      absl::StatusOr<double> v = Quantity(reader, k.value, what, TimeUnits());
+      if (!v.ok()) return v.status();
+      if (*v > 1) return reader.Error(k.value, "link_latency above 1 s is not a link's latency");
+      hw->link_latency = *v;
     } else if (k.key == "peak_flops_f32" || k.key == "peak_flops_bf16") {
-      absl::StatusOr<double> v = Quantity(reader, k.value, what, FlopUnits());
+      absl::StatusOr<double> v = PositiveQuantity(reader, k.value, what, FlopUnits());
       if (!v.ok()) return v.status();
       (k.key == "peak_flops_f32" ? hw->peak_flops_f32 : hw->peak_flops_bf16) = *v;
     } else if (k.key == "shared_memory_per_block" || k.key == "l2_cache_size" || k.key == "memory_size") {
       absl::StatusOr<int64_t> v = ByteCount(reader, k.value, what);
       if (!v.ok()) return v.status();
+      if (*v == 0) return reader.Error(k.value, absl::StrCat(what, " must be positive (leave the key out when unknown)"));
       if (k.key == "shared_memory_per_block") hw->shared_memory_per_block = *v;
       if (k.key == "l2_cache_size") hw->l2_cache_size = *v;
       if (k.key == "memory_size") hw->memory_size = *v;
@@ -513,7 +541,9 @@ std::string PrintProfile(const Profile& p) {
                   "\n  peak_flops_bf16: ", absl::StrFormat("%.6g", h.peak_flops_bf16),
                   "\n  shared_memory_per_block: ", h.shared_memory_per_block, "\n  l2_cache_size: ", h.l2_cache_size,
                   "\n  compute_capability: \"", h.compute_capability_major, ".", h.compute_capability_minor,
-                  "\"\n  memory_size: ", h.memory_size, "\n  tensor_cores: ", h.has_tensor_cores ? "true" : "false", "\n");
+                  "\"\n  memory_size: ", h.memory_size, "\n  tensor_cores: ", h.has_tensor_cores ? "true" : "false",
+                  "\n  link_bandwidth: ", absl::StrFormat("%.6g", h.link_bandwidth), "  # B/s\n  link_latency: ",
+                  absl::StrFormat("%.6g", h.link_latency), "  # s\n");
   absl::StrAppend(&out, "launch_check: {min_bytes: ", h.launch_check_min_bytes,
                   ", max_bytes_per_thread: ", h.launch_check_max_bytes_per_thread, "}  # 0: the compiler's defaults\n");
   absl::StrAppend(&out, "tuning:\n");

@@ -52,6 +52,21 @@ const std::array<TuningDecl, static_cast<size_t>(TuningKnob::kCount)>& TuningDec
        "the workspace a cuBLAS / cuBLASLt GEMM call gets (its custom call's s8[N] result; legacy cuBLAS at most its "
        "operands' bytes)",
        "XLA's GemmConfig::kDefaultWorkspace (4 MiB); Hopper profiles set kHopperWorkspace (32 MiB)"},
+      {TuningKnob::kAllReduceCombineThresholdBytes, "all_reduce_combine_threshold_bytes", TuningKind::kBytes,
+       30 << 20, 0, int64_t{1} << 40,
+       "the largest all-reduce the all-reduce-combiner makes of independent ones (0: no combining)",
+       "XLA's xla_gpu_all_reduce_combine_threshold_bytes default (30 MiB)"},
+      {TuningKnob::kAllGatherCombineThresholdBytes, "all_gather_combine_threshold_bytes", TuningKind::kBytes,
+       30 << 20, 0, int64_t{1} << 40,
+       "the largest all-gather (operand and result bytes) the all-gather-combiner makes (0: no combining)",
+       "XLA's xla_gpu_all_gather_combine_threshold_bytes default (30 MiB)"},
+      {TuningKnob::kReduceScatterCombineThresholdBytes, "reduce_scatter_combine_threshold_bytes", TuningKind::kBytes,
+       30 << 20, 0, int64_t{1} << 40,
+       "the largest reduce-scatter (operand bytes) the reduce-scatter-combiner makes (0: no combining)",
+       "XLA's xla_gpu_reduce_scatter_combine_threshold_bytes default (30 MiB)"},
+      {TuningKnob::kCollectiveCombineThresholdCount, "collective_combine_threshold_count", TuningKind::kCount, 256,
+       1, 1 << 20, "the most collectives a combiner puts into one",
+       "XLA's combiners' combine_threshold_count (256)"},
   }};
   return decls;
 }

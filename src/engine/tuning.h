@@ -22,6 +22,10 @@ enum class TuningKnob {
   kFusionBlocksPerSmToSaturate,  // passes/fusion/gpu_cost_model.h
   kKernelLaunchOverhead,   // passes/fusion/gpu_cost_model.h
   kCublasWorkspaceBytes,   // passes/library/gemm_rewriter.cc
+  kAllReduceCombineThresholdBytes,      // passes/collectives/collective_combiner.h
+  kAllGatherCombineThresholdBytes,      // passes/collectives/collective_combiner.h
+  kReduceScatterCombineThresholdBytes,  // passes/collectives/collective_combiner.h
+  kCollectiveCombineThresholdCount,     // passes/collectives/collective_combiner.h
   kCount
 };
 

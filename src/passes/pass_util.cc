@@ -13,6 +13,14 @@ using O = HloOpcode;
 
 // --- Side effects ----------------------------------------------------------------------------
 
+namespace {
+bool IsSpmdModule(const HloInstruction& inst) {
+  const HloComputation* c = inst.parent();
+  const HloModule* m = c != nullptr ? c->parent() : nullptr;
+  return m != nullptr && m->config().num_partitions > 1;
+}
+}  // namespace
+
 bool HasSideEffectNoRecurse(const HloInstruction& inst) {
   const InstructionAttributes& a = inst.attrs();
   switch (inst.opcode()) {
@@ -26,8 +34,9 @@ bool HasSideEffectNoRecurse(const HloInstruction& inst) {
       [[fallthrough]];
     case O::kCollectivePermute:
       // XLA: a channel id makes a collective side-effecting unless the module is SPMD
-      // partitioned; HLO text does not say, so hloc keeps the conservative answer.
-      return a.channel_id.has_value();
+      // partitioned (use_spmd_partitioning). HLO text does not carry that flag; JAX sets it
+      // whenever it compiles for several partitions, so hloc takes num_partitions > 1 for it.
+      return a.channel_id.has_value() && !IsSpmdModule(inst);
     case O::kCustomCall:
       return a.custom_call_has_side_effect;
     default:
@@ -253,6 +262,7 @@ std::unique_ptr<HloInstruction> CloneInstruction(const HloInstruction& inst, abs
   auto clone = std::make_unique<HloInstruction>(inst.opcode(), inst.shape(), inst.name());
   clone->mutable_attrs() = inst.attrs();
   clone->set_inline_gte(inst.is_inline_gte());
+  clone->set_text_location(inst.text_location());
   clone->mutable_called_computations() = inst.called_computations();
   for (HloInstruction* op : operands) clone->AppendOperand(op);
   return clone;

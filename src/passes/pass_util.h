@@ -22,7 +22,8 @@ namespace hloc {
 // --- Side effects ----------------------------------------------------------------------------
 // XLA's HloInstruction::HasSideEffectNoRecurse: send/recv, infeed/outfeed, rng, the async
 // collective starts/dones, collectives with constrain_layout, collectives with a channel id
-// (hloc never runs modules with use_spmd_partitioning, which XLA's text form does not carry),
+// unless the module is SPMD partitioned (hloc takes num_partitions > 1 for XLA's
+// use_spmd_partitioning, which the text form does not carry),
 // and custom-calls marked custom_call_has_side_effect=true.
 bool HasSideEffectNoRecurse(const HloInstruction& inst);
 // Also true when a called computation (transitively) holds such an instruction. Iterative.

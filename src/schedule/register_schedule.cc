@@ -87,8 +87,14 @@ absl::StatusOr<bool> LatencyHidingSchedulerPass::Run(HloModule& module, PassCont
   const int64_t limit = ResolveLimit(options_.memory_limit_bytes, context);
   const bool was_scheduled = module.is_scheduled();
   std::ostream* out = options_.report ? (context.trace_out ? context.trace_out : &std::cerr) : nullptr;
-  absl::StatusOr<int64_t> moved = ScheduleAsync(module, limit, options_.async_latency, out);
+  const LatencyEstimator estimator =
+      LatencyEstimator::FromProfile(context.profile, options_.async_latency, DeviceCountsOf(module));
+  std::string schedule;
+  absl::StatusOr<int64_t> moved =
+      ScheduleAsync(module, limit, estimator, out, context.write_dump ? &schedule : nullptr);
   if (!moved.ok()) return moved.status();
+  if (context.write_dump && schedule.find("computation %") != std::string::npos)
+    if (absl::Status s = context.write_dump("latency-hiding-scheduler", schedule); !s.ok()) return s;
   return !was_scheduled || *moved > 0;
 }
 
@@ -127,7 +133,8 @@ void RegisterSchedulePasses(PassRegistry& registry) {
       {{"memory_limit_bytes", OptionType::kInt, OptionValue(int64_t{-1}),
         "peak-memory limit in bytes; -1: the profile's memory_size (none without a profile); 0: no limit"},
        {"async_latency", OptionType::kInt, OptionValue(int64_t{50}),
-        "estimated cost of an async operation, in units where a cheap instruction costs 1 and a fusion 10"},
+        "without profile link numbers: the estimated cost of an async operation, in units where a cheap "
+        "instruction costs 1 and a fusion 10 (with them, estimates are times from the profile)"},
        {"report", OptionType::kBool, OptionValue(false), "print each move to stderr"}},
       [](const PassOptions& o) -> std::unique_ptr<HloPass> {
         LatencyHidingOptions options;

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "engine/pass.h"
 #include "ir/module.h"
+#include "schedule/latency_estimator.h"
 
 namespace hloc {
 
@@ -61,9 +62,10 @@ struct LatencyHidingOptions {
   // Peak bytes the moves may not push the computation above; <0: the profile's memory_size (no
   // limit without one); 0: no limit.
   int64_t memory_limit_bytes = -1;
-  // Estimated cost units an async operation takes to finish; other instructions cost 1 (cheap
-  // elementwise/data movement) or 10 (fusions, dots, convolutions, custom calls) as XLA's
-  // ApproximateLatencyEstimator's low/medium/high classes.
+  // Without a profile that knows its link (schedule/latency_estimator.h): the cost units an
+  // async operation takes to finish; other instructions cost 1 (cheap elementwise/data movement)
+  // or 10 (fusions, dots, convolutions, custom calls) as XLA's ApproximateLatencyEstimator's
+  // low/medium/high classes.
   int64_t async_latency = 50;
   bool report = false;
 };
@@ -77,6 +79,10 @@ class LatencyHidingSchedulerPass : public HloPass {
   // not scheduled. `limit` <= 0: none.
   static absl::StatusOr<int64_t> ScheduleAsync(HloModule& module, int64_t limit, int64_t async_latency,
                                                std::ostream* report = nullptr);
+  // With the estimates of `estimator`; `schedule`, when given, receives the schedule of every
+  // computation with async operations and what each overlaps (the --dump-to file).
+  static absl::StatusOr<int64_t> ScheduleAsync(HloModule& module, int64_t limit, const LatencyEstimator& estimator,
+                                               std::ostream* report, std::string* schedule);
 
  private:
   LatencyHidingOptions options_;
