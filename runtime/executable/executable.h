@@ -102,6 +102,9 @@ struct FftConfig {
 //   "collective-permute": the result of a target is its source's operand; zero where no pair
 //     names the device as target. "collective-broadcast": every member gets group[0]'s operand.
 //   "partition-id" / "replica-id": one argument, the running device's id as u32.
+//   "collective-done": no arguments; the end of the async collective started by the thunk
+//     with the same async_id (XLA's collective done thunk). Runtimes that run every collective
+//     where it starts (the CPU) pass over it.
 struct CollectiveConfig {
   std::string op;                          // XLA's opcode name (above); empty: a one-device copy
   std::string reduction;                   // "add", "mul", "min", "max", "and", "or", "xor"
@@ -111,6 +114,9 @@ struct CollectiveConfig {
   int64_t dimension = -1;                  // the HLO's dimension (all-gather, reduce-scatter, all-to-all)
   std::vector<int64_t> outer;              // per operand leaf (see above)
   std::vector<int64_t> chunk_bytes;        // per operand leaf
+  // >= 0: an async start (all-reduce-start, ...; async-start of a collective): it may run on a
+  // stream of its own, and the "collective-done" thunk with this id waits for it. -1: in order.
+  int64_t async_id = -1;
 };
 
 enum class ThunkKind {

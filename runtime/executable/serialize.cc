@@ -2,7 +2,9 @@
 //
 // Layout (all integers little-endian):
 //   "HLOX" | u32 version | sections... | end section (tag 0xffff, empty)
-//   section: u32 tag | u64 length | payload (length bytes)
+//   section: u32 tag | u64 length | payload (length bytes) | u32 CRC-32 of tag, length and payload
+// The checksum is verified before a section is decoded: a corrupted code section must never be
+// loaded and executed (bounds checks cannot tell flipped machine code from the real thing).
 // Every struct inside a section is itself a length-prefixed record (u64 length | fields), so a
 // later version may append fields to a record or add sections and an older reader skips what it
 // does not know. Strings and byte blobs are u64 length | bytes; vectors u64 count | elements.
@@ -12,18 +14,21 @@
 // allocation exceeds the file's size), nesting of thunk sequences is capped, and the decoded
 // executable is validated (slices inside their allocations, kinds in range) so the runtime can
 // trust it. Errors name the origin and the byte offset.
+#include <zlib.h>
+
 #include <cstring>
 #include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "runtime/executable/executable.h"
 
 namespace hloc::runtime {
 namespace {
 
 constexpr char kMagic[4] = {'H', 'L', 'O', 'X'};
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;  // 2: every section carries a CRC-32
 constexpr int kMaxThunkNesting = 64;
 constexpr int64_t kMaxPartitions = 1 << 16;  // parts of one kernel; far above any core count
 constexpr int64_t kMaxDevices = 1 << 12;     // devices of one run (each gets a thread and its buffers)
@@ -38,6 +43,24 @@ enum SectionTag : uint32_t {
   kBufferAssignmentSection = 7,
   kEndSection = 0xffff,  // empty and last: a file cut at a section boundary is still caught
 };
+
+uint32_t Crc32(const char* data, size_t size) {
+  return static_cast<uint32_t>(crc32_z(crc32_z(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(data), size));
+}
+
+const char* SectionName(uint32_t tag) {
+  switch (tag) {
+    case kHeaderSection: return "header";
+    case kCodeSection: return "code";
+    case kAllocationsSection: return "allocations";
+    case kEntrySection: return "entry";
+    case kThunksSection: return "thunks";
+    case kHloTextSection: return "HLO text";
+    case kBufferAssignmentSection: return "buffer assignment";
+    case kEndSection: return "end";
+    default: return "unknown";
+  }
+}
 
 // ---- writing -----------------------------------------------------------------------------------
 
@@ -128,6 +151,7 @@ void WriteCollective(Writer& w, const CollectiveConfig& c) {
   w.I64(c.dimension);
   w.I64s(c.outer);
   w.I64s(c.chunk_bytes);
+  w.I64(c.async_id);
   w.End(rec);
 }
 
@@ -354,6 +378,7 @@ absl::Status ReadCollective(Reader& r, CollectiveConfig* c) {
   HLOX_RETURN_IF_ERROR(rec.I64(&c->dimension, "collective dimension"));
   HLOX_RETURN_IF_ERROR(rec.I64s(&c->outer, "collective outer counts"));
   HLOX_RETURN_IF_ERROR(rec.I64s(&c->chunk_bytes, "collective chunk sizes"));
+  if (rec.remaining() > 0) HLOX_RETURN_IF_ERROR(rec.I64(&c->async_id, "collective async id"));
   return absl::OkStatus();
 }
 
@@ -501,6 +526,7 @@ absl::Status CheckCollective(const Executable& e, const CollectiveConfig& c, con
     if (v < 0) return absl::DataLossError(absl::StrCat(where, ": negative outer count"));
   for (int64_t v : c.chunk_bytes)
     if (v < 0) return absl::DataLossError(absl::StrCat(where, ": negative chunk size"));
+  if (c.async_id < -1) return absl::DataLossError(absl::StrCat(where, ": async id ", c.async_id));
   return absl::OkStatus();
 }
 
@@ -564,10 +590,12 @@ std::string Executable::Serialize() const {
   w.out().append(kMagic, 4);
   w.U32(kFormatVersion);
   auto section = [&](SectionTag tag, auto&& body) {
+    const size_t start = w.out().size();
     w.U32(tag);
     size_t at = w.Begin();
     body();
     w.End(at);
+    w.U32(Crc32(w.out().data() + start, w.out().size() - start));
   };
   section(kHeaderSection, [&] {
     w.Str(module_name);
@@ -623,7 +651,7 @@ absl::StatusOr<Executable> Executable::Deserialize(const std::string& bytes, con
   if (version != kFormatVersion) {
     return absl::InvalidArgumentError(absl::StrCat(origin, ": executable format version ", version,
                                                    " is not supported (this runtime reads version ",
-                                                   kFormatVersion, ")"));
+                                                   kFormatVersion, "; compile it again with this hloc)"));
   }
   Executable e;
   bool seen[8] = {};
@@ -636,6 +664,13 @@ absl::StatusOr<Executable> Executable::Deserialize(const std::string& bytes, con
     }
     HLOX_RETURN_IF_ERROR(r.U32(&tag, "section tag"));
     HLOX_ASSIGN_OR_RETURN(s, r.Record("section"));
+    uint32_t stored_crc;
+    HLOX_RETURN_IF_ERROR(r.U32(&stored_crc, "section checksum"));
+    if (const uint32_t crc = Crc32(bytes.data() + tag_at, s.end() - tag_at); crc != stored_crc) {
+      return r.ErrorAt(tag_at, absl::StrFormat("section %u (%s): checksum mismatch (stored %08x, computed %08x); "
+                                               "the file is damaged: compile it again",
+                                               tag, SectionName(tag), stored_crc, crc));
+    }
     if (tag < 8) {
       if (seen[tag]) return r.ErrorAt(tag_at, absl::StrCat("section ", tag, " appears twice"));
       seen[tag] = true;

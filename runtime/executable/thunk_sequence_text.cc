@@ -145,6 +145,7 @@ class Printer {
     }
     if (c.dimension >= 0) absl::StrAppend(&s, " dimensions={", c.dimension, "}");
     if (!c.reduction.empty()) absl::StrAppend(&s, " reduction=", c.reduction);
+    if (c.async_id >= 0) absl::StrAppend(&s, " async_id=", c.async_id);
     return s;
   }
 

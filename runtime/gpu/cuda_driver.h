@@ -42,7 +42,7 @@ struct CudaDriver {
   X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuStreamQuery) X(cuEventCreate)       \
   X(cuEventDestroy) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)                      \
   X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiate) X(cuGraphLaunch)                \
-  X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuGraphGetNodes) X(cuStreamWaitEvent)
+  X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuGraphGetNodes) X(cuStreamWaitEvent) X(cuMemcpy2DAsync)
 #define HLOC_CUDA_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
   HLOC_CUDA_DRIVER_ENTRIES(HLOC_CUDA_DRIVER_MEMBER)
 #undef HLOC_CUDA_DRIVER_MEMBER

@@ -24,6 +24,9 @@
 #include "runtime/executable/executable.h"
 
 namespace hloc::runtime {
+namespace gpu {
+class NcclDevice;
+}
 
 // Why the GPU cannot be used here (no libcuda.so.1, no device, ...), or OK.
 absl::Status GpuRuntimeAvailable();
@@ -48,6 +51,10 @@ struct CommandBufferOptions {
 
 struct GpuRunOptions {
   int device_ordinal = 0;
+  // The device of a run over several (RunPartitionedOnGpus makes one per device): its NCCL
+  // communicators. Null: an executable for one device makes its own one-rank communicator when
+  // it has collectives (or, without NCCL, runs them as the copies they are on one device).
+  gpu::NcclDevice* collectives = nullptr;
   CommandBufferOptions command_buffers;
   std::string autotune_cache;   // file of chosen GEMM algorithms keyed by profile + problem; empty: none
   bool autotune = true;         // time cuBLASLt's candidate algorithms (and cuDNN's) at Load

@@ -21,6 +21,7 @@
 #include "runtime/gpu/device_loops.h"
 #include "runtime/gpu/gpu_executable_internal.h"
 #include "runtime/gpu/gpu_linalg.h"
+#include "runtime/gpu/nccl_collectives.h"
 #include "runtime/executable/linalg_config.h"
 
 #if HLOC_HAVE_CUDA
@@ -85,6 +86,7 @@ class GpuExecutableImpl : public GpuExecutable {
     GPU_RETURN_IF_ERROR(CheckTarget());
     bool has_kernels = false, has_library = false;
     GPU_RETURN_IF_ERROR(Check(exe_.thunks, &has_kernels, &has_library));
+    GPU_RETURN_IF_ERROR(SetUpCollectives());
     if (has_kernels) GPU_RETURN_IF_ERROR(LoadModule());
     GPU_RETURN_IF_ERROR(Allocate());
     GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuStreamCreate, Where("creating the stream"), &stream_, CU_STREAM_NON_BLOCKING));
@@ -188,6 +190,7 @@ class GpuExecutableImpl : public GpuExecutable {
     for (const auto& [t, f] : ffts_)
       absl::StrAppend(&out, "gpu: fft '", t->name, "': cuFFT ", f->description(), ", ", f->workspace_bytes(),
                       " workspace bytes", t->kernel_name.empty() ? "" : ", scaled by " + t->kernel_name, "\n");
+    if (has_collectives_) absl::StrAppend(&out, "gpu: collectives: ", collectives_note_, "\n");
     int captured = 0, failed = 0;
     for (const auto& [t, g] : graphs_) captured += g.exec != nullptr, failed += g.failed;
     if (options_.command_buffers.enabled) {
@@ -213,6 +216,96 @@ class GpuExecutableImpl : public GpuExecutable {
   };
 
   std::string Where(const std::string& what) const { return absl::StrCat(what, " (module ", origin_, ")"); }
+
+  // ---- Collectives (runtime/gpu/nccl_collectives.h) ----------------------------------------
+  // Which communicator runs the module's collectives: the run's (several devices), a one-rank
+  // clique of its own (one device), or, without NCCL on one device, the copies they are there.
+  absl::Status SetUpCollectives() {
+    if (options_.collectives != nullptr) {
+      nccl_ = options_.collectives;
+      device_id_ = nccl_->device_id();
+      collectives_note_ = absl::StrCat("NCCL, device ", device_id_, " of ", nccl_->num_devices());
+    } else if (exe_.num_devices() > 1) {
+      if (has_collectives_ || HasDeviceIds(exe_.thunks))
+        return absl::FailedPreconditionError(absl::StrCat(
+            origin_, ": this executable runs over ", exe_.num_devices(), " devices (num_partitions=", exe_.num_partitions,
+            ", replica_count=", exe_.replica_count, "); run it on that many GPUs (hloc run does)"));
+    } else if (has_collectives_) {
+      absl::StatusOr<std::unique_ptr<NcclClique>> clique =
+          NcclClique::Create(1, 0, {options_.device_ordinal}, NcclBootstrap{});
+      if (clique.ok()) {
+        own_clique_ = std::move(*clique);
+        nccl_ = own_clique_->device(0);
+        collectives_note_ = own_clique_->Describe();
+      } else {
+        collectives_note_ = absl::StrCat("one device, run as copies (", clique.status().message(), ")");
+      }
+    }
+    if (!has_collectives_) return absl::OkStatus();
+    GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuStreamCreate, Where("creating the collective stream"), &collective_stream_,
+                                CU_STREAM_NON_BLOCKING));
+    return HLOC_CU(*d_, cuEventCreate, Where("creating events"), &collective_ready_, CU_EVENT_DISABLE_TIMING);
+  }
+
+  static bool HasDeviceIds(const ThunkSequence& seq) {
+    for (const Thunk& t : seq) {
+      if (t.kind == ThunkKind::kCollective && (t.collective.op == "partition-id" || t.collective.op == "replica-id"))
+        return true;
+      if (HasDeviceIds(t.body) || HasDeviceIds(t.condition)) return true;
+      for (const ThunkSequence& b : t.branches)
+        if (HasDeviceIds(b)) return true;
+    }
+    return false;
+  }
+
+  // One device's collective without NCCL: the operands themselves (a permute without a self
+  // pair: zeros).
+  absl::Status RunCollectiveLocally(const Thunk& t, const std::vector<CUdeviceptr>& args, CUstream stream) {
+    const size_t n = args.size() / 2;
+    bool self = t.collective.op != "collective-permute";
+    for (const auto& [a, b] : t.collective.source_target_pairs) self |= a == 0 && b == 0;
+    for (size_t i = 0; i < n; ++i) {
+      const size_t bytes = static_cast<size_t>(std::min(t.arguments[i].size, t.arguments[n + i].size));
+      if (!self) {
+        GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuMemsetD8Async, Where("zeroing a permute's result"), args[n + i], 0,
+                                    static_cast<size_t>(t.arguments[n + i].size), stream));
+      } else if (args[i] != args[n + i] && bytes > 0) {
+        GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuMemcpyDtoDAsync, Where("copying (one-device collective)"), args[n + i],
+                                    args[i], bytes, stream));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status RunCollective(const Thunk& t) {
+    const CollectiveConfig& c = t.collective;
+    if (c.op == "partition-id" || c.op == "replica-id") {
+      const int64_t p = std::max<int64_t>(1, exe_.num_partitions);
+      const unsigned id = static_cast<unsigned>(c.op == "partition-id" ? device_id_ % p : device_id_ / p);
+      return HLOC_CU(*d_, cuMemsetD32Async, Where("writing the device id"), Address(t.arguments[0]), id, 1, stream_);
+    }
+    if (c.op == "collective-done") {
+      auto it = async_done_.find(c.async_id);
+      if (it == async_done_.end()) return absl::OkStatus();  // its start ran in order
+      return HLOC_CU(*d_, cuStreamWaitEvent, Where("waiting for an async collective"), stream_, it->second, 0);
+    }
+    std::vector<CUdeviceptr> args;
+    for (const BufferSlice& s : t.arguments) args.push_back(Address(s));
+    CUstream stream = stream_;
+    if (c.async_id >= 0) {  // on its own stream, after what the compute stream did so far
+      GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuEventRecord, Where("starting an async collective"), collective_ready_, stream_));
+      GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuStreamWaitEvent, Where("starting an async collective"), collective_stream_,
+                                  collective_ready_, 0));
+      stream = collective_stream_;
+    }
+    absl::Status s = nccl_ != nullptr ? nccl_->Run(t, args, stream) : RunCollectiveLocally(t, args, stream);
+    if (!s.ok()) return ThunkFailed(t, s);
+    if (c.async_id < 0) return absl::OkStatus();
+    CUevent& done = async_done_[c.async_id];
+    if (done == nullptr)
+      GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuEventCreate, Where("creating events"), &done, CU_EVENT_DISABLE_TIMING));
+    return HLOC_CU(*d_, cuEventRecord, Where("finishing an async collective"), done, collective_stream_);
+  }
   // A thunk the executable cannot run as described (InvalidArgument).
   absl::Status ThunkError(const Thunk& t, const std::string& what) const {
     return absl::InvalidArgumentError(absl::StrCat(origin_, ": thunk ", ThunkKindName(t.kind), " '", t.name, "': ", what));
@@ -306,10 +399,20 @@ class GpuExecutableImpl : public GpuExecutable {
           GPU_RETURN_IF_ERROR(Check(t.body, kernels, library));
           break;
         case ThunkKind::kCollective: {
+          const std::string& op = t.collective.op;
+          if (op == "partition-id" || op == "replica-id") {
+            if (t.arguments.size() != 1 || t.arguments[0].size < 4) return ThunkError(t, "writes one u32");
+            break;
+          }
+          if (op == "collective-done") {
+            if (!t.arguments.empty()) return ThunkError(t, "collective-done takes no arguments");
+            break;
+          }
           size_t reads = 0, writes = 0;
           for (size_t i = 0; i < t.arguments.size(); ++i)
             ((i < t.written.size() ? t.written[i] : i >= t.arguments.size() / 2) ? writes : reads)++;
-          if (reads != writes) return ThunkError(t, "a one-device collective needs as many results as operands");
+          if (reads != writes) return ThunkError(t, "a collective needs as many results as operands");
+          if (!op.empty()) has_collectives_ = true;
           break;
         }
         case ThunkKind::kCustomCall:
@@ -406,6 +509,13 @@ class GpuExecutableImpl : public GpuExecutable {
     events_.clear();
     if (start_ != nullptr) d_->cuEventDestroy(start_), start_ = nullptr;
     if (stop_ != nullptr) d_->cuEventDestroy(stop_), stop_ = nullptr;
+    if (collective_stream_ != nullptr) d_->cuStreamSynchronize(collective_stream_);
+    for (auto& [id, e] : async_done_) d_->cuEventDestroy(e);
+    async_done_.clear();
+    if (collective_ready_ != nullptr) d_->cuEventDestroy(collective_ready_), collective_ready_ = nullptr;
+    if (collective_stream_ != nullptr) d_->cuStreamDestroy(collective_stream_), collective_stream_ = nullptr;
+    nccl_ = nullptr;
+    own_clique_.reset();
     if (stream_ != nullptr) d_->cuStreamDestroy(stream_), stream_ = nullptr;
     if (module_ != nullptr) d_->cuModuleUnload(module_), module_ = nullptr;
     device_bytes_ = 0;
@@ -811,6 +921,7 @@ class GpuExecutableImpl : public GpuExecutable {
       case ThunkKind::kCommandBuffer:
         return ExecuteCommandBuffer(t);
       case ThunkKind::kCollective: {
+        if (!t.collective.op.empty()) return RunCollective(t);
         std::vector<const BufferSlice*> reads, writes;
         for (size_t i = 0; i < t.arguments.size(); ++i)
           ((i < t.written.size() ? t.written[i] : i >= t.arguments.size() / 2) ? writes : reads).push_back(&t.arguments[i]);
@@ -1000,6 +1111,16 @@ class GpuExecutableImpl : public GpuExecutable {
   CUmodule module_ = nullptr;
   CUstream stream_ = nullptr;
   CUevent start_ = nullptr, stop_ = nullptr;
+  // Collectives: the communicator (options_.collectives or own_clique_'s), the stream async
+  // starts run on, and per async id the event its done waits for.
+  bool has_collectives_ = false;
+  NcclDevice* nccl_ = nullptr;
+  std::unique_ptr<NcclClique> own_clique_;
+  int64_t device_id_ = 0;
+  std::string collectives_note_;
+  CUstream collective_stream_ = nullptr;
+  CUevent collective_ready_ = nullptr;
+  std::map<int64_t, CUevent> async_done_;
   void* pinned_ = nullptr;
   std::vector<CUdeviceptr> buffers_;
   CUdeviceptr workspace_ = 0;

@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "codegen/collective_thunks.h"
 #include "codegen/fft_thunk.h"
@@ -34,6 +36,19 @@ std::vector<int64_t> LayoutStrides(const Shape& shape) {
   return strides;
 }
 
+// An error while emitting `inst`, said to be about it: its place in the HLO text (when it has
+// one) and its name. An error already placed (by an instruction of a called computation) or
+// naming `inst` (an inner emitter did) stays as it is.
+absl::Status AboutInstruction(const absl::Status& s, const HloInstruction& inst) {
+  const HloModule* module = inst.parent() != nullptr ? inst.parent()->parent() : nullptr;
+  if (module != nullptr && !module->source_file().empty() && absl::StartsWith(s.message(), module->source_file() + ":"))
+    return s;
+  std::string message(s.message());
+  if (message.find("%" + inst.name()) == std::string::npos)
+    message = absl::StrCat("%", inst.name(), " (", std::string(HloOpcodeString(inst.opcode())), "): ", message);
+  return absl::Status(s.code(), absl::StrCat(inst.LocationPrefix(), message));
+}
+
 class Walker {
  public:
   Walker(const HloModule& module, const BufferAssignment& assignment, ThunkEmitterBackend& backend,
@@ -45,11 +60,7 @@ class Walker {
     // The schedule is the instruction order (HloModule::is_scheduled).
     for (const auto& inst : computation.instructions()) {
       absl::Status s = EmitInstruction(*inst, out, depth);
-      if (!s.ok()) {
-        if (s.message().find("%" + inst->name()) != std::string::npos) return s;
-        return absl::Status(s.code(), absl::StrCat("%", inst->name(), " (", std::string(HloOpcodeString(inst->opcode())), "): ",
-                                                   s.message()));
-      }
+      if (!s.ok()) return AboutInstruction(s, *inst);
     }
     return absl::OkStatus();
   }
@@ -272,7 +283,8 @@ class Walker {
   absl::Status EmitCollective(const HloInstruction& inst, const HloInstruction& value, runtime::ThunkSequence& out) {
     if (inst.opcode() == HloOpcode::kRaggedAllToAll)
       return absl::UnimplementedError("ragged-all-to-all is not supported by the code generator");
-    if (options_.num_devices == 1) return EmitOneDeviceCollective(inst, value, out);
+    if (options_.num_devices == 1 && !options_.library_collectives_on_one_device)
+      return EmitOneDeviceCollective(inst, value, out);
     if (!options_.device_collectives)
       return absl::UnimplementedError(absl::StrCat("collectives over ", options_.num_devices,
                                                    " devices are not supported by this backend yet"));
@@ -319,8 +331,35 @@ class Walker {
       if (absl::Status s = CopyIfDifferent(start.operand(i), {}, callee.parameter_instruction(i), {}, out); !s.ok())
         return s;
     }
+    const size_t before = out.size();
     if (absl::Status s = EmitComputation(callee, out, depth + 1); !s.ok()) return s;
+    MarkAsync(start, out, before);
     return CopyIfDifferent(callee.root_instruction(), {}, &start, {1}, out);
+  }
+
+  // When what `start` emitted from `before` on is one device collective, it becomes an async
+  // start: its own id, which its done waits for. (Anything else runs where it stands.)
+  void MarkAsync(const HloInstruction& start, runtime::ThunkSequence& out, size_t before) {
+    if (!options_.async_collectives || out.size() != before + 1) return;
+    runtime::Thunk& t = out.back();
+    if (t.kind != runtime::ThunkKind::kCollective || t.collective.op.empty() || t.collective.op == "partition-id" ||
+        t.collective.op == "replica-id")
+      return;
+    t.collective.async_id = next_async_id_++;
+    async_ids_[&start] = t.collective.async_id;
+  }
+
+  // The wait of an async start marked by MarkAsync; nothing for one that ran in order.
+  void EmitDone(const HloInstruction& start, runtime::ThunkSequence& out) {
+    auto it = async_ids_.find(&start);
+    if (it == async_ids_.end()) return;
+    runtime::Thunk t;
+    t.kind = runtime::ThunkKind::kCollective;
+    t.name = absl::StrCat(start.name(), ".done");
+    t.collective.op = "collective-done";
+    t.collective.async_id = it->second;
+    t.target = t.collective.op;
+    out.push_back(std::move(t));
   }
 
   // partition-id / replica-id over several devices: the runtime writes the running device's id.
@@ -429,10 +468,13 @@ class Walker {
         return CopyIfDifferent(inst.operand(0), {}, &inst, {}, out);
       case HloOpcode::kAddDependency:
       case HloOpcode::kDomain:
-      case HloOpcode::kCopyDone:
         return CopyIfDifferent(inst.operand(0), {}, &inst, {}, out);
+      // copy-start's result is (destination, source, context), as XLA's: the copy fills the
+      // destination {0}, which copy-done returns (the same buffer, so no second copy).
+      case HloOpcode::kCopyDone:
+        return CopyIfDifferent(inst.operand(0), {0}, &inst, {}, out);
       case HloOpcode::kCopyStart:
-        return CopyIfDifferent(inst.operand(0), {}, &inst, {1}, out);
+        return CopyIfDifferent(inst.operand(0), {}, &inst, {0}, out);
       case HloOpcode::kWhile:
         return EmitWhile(inst, out, depth);
       case HloOpcode::kConditional:
@@ -478,12 +520,17 @@ class Walker {
         return EmitCollective(inst, inst, out);
       case HloOpcode::kAllReduceStart:
       case HloOpcode::kAllGatherStart:
-      case HloOpcode::kCollectivePermuteStart:
-        return EmitCollective(inst, inst, out);  // async pairs run synchronously at the start
+      case HloOpcode::kCollectivePermuteStart: {
+        const size_t before = out.size();
+        if (absl::Status s = EmitCollective(inst, inst, out); !s.ok()) return s;
+        MarkAsync(inst, out, before);
+        return absl::OkStatus();
+      }
       case HloOpcode::kAllReduceDone:
       case HloOpcode::kAllGatherDone:
       case HloOpcode::kCollectivePermuteDone:
-        // The start op already wrote the results; done aliases them.
+        // The start op wrote the results (once its collective finishes); done aliases them.
+        EmitDone(*inst.operand(0), out);
         return CopyIfDifferent(inst.operand(0), CollectiveResultIndex(*inst.operand(0)), &inst, {}, out);
       case HloOpcode::kReplicaId:
       case HloOpcode::kPartitionId:
@@ -504,8 +551,13 @@ class Walker {
         return EmitAsyncStart(inst, out, depth);
       case HloOpcode::kAsyncUpdate:
         return CopyIfDifferent(inst.operand(0), {}, &inst, {}, out);
-      case HloOpcode::kAsyncDone:
+      case HloOpcode::kAsyncDone: {
+        const HloInstruction* start = inst.operand(0);
+        for (int guard = 0; start->opcode() == HloOpcode::kAsyncUpdate && guard < 1000; ++guard)
+          start = start->operand(0);
+        EmitDone(*start, out);
         return CopyIfDifferent(inst.operand(0), {1}, &inst, {}, out);
+      }
       case HloOpcode::kFusion:
         if (const HloInstruction* collective = WrappedCollective(inst)) return EmitCollective(*collective, inst, out);
         return EmitKernel(inst, out);
@@ -532,6 +584,8 @@ class Walker {
   const BufferAssignment& assignment_;
   ThunkEmitterBackend& backend_;
   ThunkEmitterOptions options_;
+  int64_t next_async_id_ = 0;
+  absl::flat_hash_map<const HloInstruction*, int64_t> async_ids_;  // async starts marked by MarkAsync
 };
 
 void CollectLeaves(const Shape& shape, ShapeIndex& prefix, std::vector<std::pair<ShapeIndex, const Shape*>>& out) {
@@ -612,6 +666,24 @@ absl::StatusOr<runtime::ThunkSequence> EmitThunks(const HloModule& module, const
   return seq;
 }
 
+namespace {
+
+// The bytes of a constant allocation: the leaf of the constant's literal it holds (a tuple
+// constant has one allocation per element), in that leaf's layout. A tuple leaf (the pointer
+// table) has no bytes of its own.
+absl::StatusOr<std::vector<uint8_t>> ConstantBytes(const BufferAllocation& a) {
+  const HloInstruction* c = a.constant();
+  if (!c->attrs().literal) return absl::InternalError(absl::StrCat("constant %", c->name(), " has no literal"));
+  absl::StatusOr<const Shape*> leaf = GetSubshape(c->shape(), a.constant_shape_index());
+  if (!leaf.ok()) return leaf.status();
+  if (!(*leaf)->IsArray()) return std::vector<uint8_t>();
+  Shape shape = **leaf;
+  if (!shape.has_layout()) shape.SetDefaultLayout();
+  return LiteralBytesInLayout(c->attrs().literal->at(a.constant_shape_index()), shape);
+}
+
+}  // namespace
+
 absl::Status FillExecutableBuffers(const HloModule& module, const BufferAssignment& assignment,
                                    runtime::Executable& exe) {
   const HloComputation* entry = module.entry_computation();
@@ -628,11 +700,9 @@ absl::Status FillExecutableBuffers(const HloModule& module, const BufferAssignme
     r.maybe_live_out = a.maybe_live_out();
     r.is_temp = !r.is_entry_parameter && !r.is_constant && !r.maybe_live_out;
     if (a.is_constant()) {
-      const HloInstruction* c = a.constant();
-      if (!c->attrs().literal) return absl::InternalError(absl::StrCat("constant %", c->name(), " has no literal"));
-      Shape shape = c->shape();
-      if (!shape.has_layout()) shape.SetDefaultLayout();
-      r.constant_data = LiteralBytesInLayout(*c->attrs().literal, shape);
+      absl::StatusOr<std::vector<uint8_t>> bytes = ConstantBytes(a);
+      if (!bytes.ok()) return bytes.status();
+      r.constant_data = *std::move(bytes);
       if (static_cast<int64_t>(r.constant_data.size()) > r.size) r.constant_data.resize(r.size);
     }
     exe.allocations.push_back(std::move(r));

@@ -75,6 +75,11 @@ struct ThunkEmitterOptions {
   // (codegen/collective_thunks.h) and partition-id / replica-id read the running device's ids;
   // otherwise a module for several devices with collectives is an Unimplemented error.
   bool device_collectives = false;
+  // With one device too (the GPU: NCCL's one-rank communicator), rather than copies.
+  bool library_collectives_on_one_device = false;
+  // Async starts (all-reduce-start, ..., async-start of a collective) get an async_id and their
+  // dones a "collective-done" thunk, so the runtime may overlap them with compute.
+  bool async_collectives = false;
 };
 
 // Walks the entry computation (and the computations it calls sequentially).

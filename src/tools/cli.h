@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "io/npy.h"
 #include "ir/literal.h"
+#include "engine/pipeline.h"
 #include "ir/module.h"
 
 namespace hloc::cli {
@@ -55,6 +56,10 @@ int UsageError(const std::string& command, const std::string& message);
 // (parse errors as FILE:LINE:COL: message) and nullptr is returned.
 std::unique_ptr<HloModule> LoadModule(const std::string& path);
 
+// --disable-passes a,b (hloc opt, compile, run): switches off these passes, groups or labels of
+// the pipeline the profile chose; an error names what is unknown. Nothing without the option.
+absl::Status ApplyDisablePasses(const ParsedArgs& args, std::optional<Pipeline>& pipeline);
+
 // How messages name the module file ("<stdin>" for "-").
 inline std::string DisplayName(const std::string& path) { return path == "-" ? "<stdin>" : path; }
 
@@ -66,6 +71,10 @@ absl::StatusOr<std::vector<NpyArray>> ReadArrays(const std::string& path);
 absl::StatusOr<std::vector<const NpyArray*>> MatchArrays(const std::vector<NpyArray>& arrays, size_t count,
                                                          const std::string& prefix, const std::string& file,
                                                          const std::string& what);
+// Refuses entry parameters (their global shapes, as the user supplies them) that cannot all be
+// held in this process's memory, before any work is done: "WHERE: cannot allocate N bytes for
+// parameter P (SHAPE): ...". Random inputs and --inputs alike need them in memory.
+absl::Status CheckParametersFit(const std::vector<Shape>& params, const std::string& where);
 // Writes outputs as out0..outM (bf16 as uint16, f8 as uint8 bit patterns).
 absl::Status WriteOutputsNpz(const std::string& path, const std::vector<const Literal*>& outputs);
 // Warns on stderr when the module's text elided constants as {...} (XLA's dumps do unless

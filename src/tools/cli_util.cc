@@ -4,18 +4,22 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <sstream>
 
 #include <cmath>
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "eval/compare.h"
 #include "io/npy.h"
 #include "ir/hlo_parser.h"
 #include "ir/hlo_printer.h"
+#include "support/file_io.h"
+#include "support/host_memory.h"
 #include "tools/cli.h"
 
 namespace hloc::cli {
@@ -91,8 +95,12 @@ int UsageError(const std::string& command, const std::string& message) {
 std::unique_ptr<HloModule> LoadModule(const std::string& path) {
   absl::StatusOr<std::unique_ptr<HloModule>> module;
   if (path == "-") {
-    std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-    module = ParseHloModule(text, "<stdin>");
+    absl::StatusOr<std::string> text = ReadWholeFile(path);
+    if (!text.ok()) {
+      std::cerr << "hloc: error: " << text.status().message() << "\n";
+      return nullptr;
+    }
+    module = ParseHloModule(*text, "<stdin>");
   } else {
     // Say plainly when the file is missing, before the parser sees it.
     std::ifstream probe(path, std::ios::binary);
@@ -204,6 +212,46 @@ std::string FormatError(double e) {
 
 }  // namespace
 
+namespace {
+
+constexpr uint64_t kMaxBytes = std::numeric_limits<uint64_t>::max();
+
+uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return a > kMaxBytes - b ? kMaxBytes : a + b; }
+
+// Bytes of every array in `shape`, saturating at UINT64_MAX (shapes from user input).
+uint64_t ShapeBytes(const Shape& shape) {
+  if (shape.IsTuple()) {
+    uint64_t total = 0;
+    for (const Shape& s : shape.tuple_shapes()) total = SaturatingAdd(total, ShapeBytes(s));
+    return total;
+  }
+  if (!shape.IsArray()) return 0;
+  absl::StatusOr<int64_t> n = shape.ElementCount();
+  const uint64_t width = static_cast<uint64_t>(std::max(1, ByteWidth(shape.element_type())));
+  if (!n.ok() || static_cast<uint64_t>(*n) > kMaxBytes / width) return kMaxBytes;
+  return static_cast<uint64_t>(*n) * width;
+}
+
+}  // namespace
+
+absl::Status CheckParametersFit(const std::vector<Shape>& params, const std::string& where) {
+  const uint64_t available = AvailableHostMemoryBytes();
+  uint64_t before = 0;  // bytes of the parameters before this one
+  for (size_t i = 0; i < params.size(); ++i) {
+    const uint64_t bytes = ShapeBytes(params[i]);
+    if (bytes <= available - std::min(before, available)) {
+      before += bytes;
+      continue;
+    }
+    return absl::ResourceExhaustedError(absl::StrCat(
+        where, ": cannot allocate ", bytes, " bytes for parameter ", i, " (", params[i].ToString(false), "): ",
+        before > 0 ? absl::StrCat("with the ", before, " bytes of the parameters before it, ") : "",
+        "the inputs need more than the ", available,
+        " bytes this process may still allocate (physical memory and swap, ulimit -v / -d)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status WriteOutputsNpz(const std::string& path, const std::vector<const Literal*>& outputs) {
   std::vector<std::string> names;
   for (size_t i = 0; i < outputs.size(); ++i) names.push_back(absl::StrCat("out", i));
@@ -293,6 +341,17 @@ int64_t CountInstructions(const HloModule& module) {
   int64_t n = 0;
   for (const auto& c : module.computations()) n += static_cast<int64_t>(c->instructions().size());
   return n;
+}
+
+absl::Status ApplyDisablePasses(const ParsedArgs& args, std::optional<Pipeline>& pipeline) {
+  auto list = args.Get("--disable-passes");
+  if (!list) return absl::OkStatus();
+  if (!pipeline) return absl::InvalidArgumentError("--disable-passes needs the passes (not --no-passes)");
+  std::vector<std::string> names = absl::StrSplit(*list, ',', absl::SkipEmpty());
+  if (names.empty()) return absl::InvalidArgumentError("--disable-passes needs at least one name");
+  absl::Status s = DisableTargets(*pipeline, names);
+  if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(s.message(), " (in --disable-passes)"));
+  return absl::OkStatus();
 }
 
 }  // namespace hloc::cli

@@ -1,7 +1,6 @@
 // hloc compile FILE --profile cpu -o OUT.hlox [--dump-to DIR]: compiles an HLO module for the
 // CPU into a serialized executable (runtime/executable/executable.h) that `hloc run` loads.
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <set>
@@ -11,6 +10,7 @@
 #include "codegen/cpu/cpu_compiler.h"
 #include "codegen/gpu/gpu_compiler.h"
 #include "engine/profile_loader.h"
+#include "support/file_io.h"
 #include "tools/cli.h"
 
 namespace hloc::cli {
@@ -44,6 +44,8 @@ Options:
                       instead of cuBLAS
   --deterministic-ops GPU: results that repeat bit for bit (XLA's xla_gpu_deterministic_ops):
                       no floating-point atomics (such scatters update serially, in order)
+  --disable-passes a,b
+                      switch off these passes, groups or labels of the profile's pipeline
   --no-passes         compile the module as it is (no HLO passes; each instruction then
                       becomes its own kernel)
   --dump-to DIR       write XLA-named dumps to DIR: module_0000.NAME.before_optimizations.txt,
@@ -71,11 +73,7 @@ int Fail(const std::string& message) {
 int WriteExecutable(const ParsedArgs& parsed, const runtime::Executable& exe) {
   if (auto out_path = parsed.Get("--output")) {
     const std::string bytes = exe.Serialize();
-    std::ofstream out(*out_path, std::ios::binary | std::ios::trunc);
-    if (!out) return Fail(absl::StrCat("cannot write '", *out_path, "'"));
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) return Fail(absl::StrCat("write to '", *out_path, "' failed"));
+    if (absl::Status s = WriteFileAtomically(*out_path, bytes); !s.ok()) return Fail(std::string(s.message()));
     if (parsed.Has("--verbose"))
       std::cerr << "compile: wrote " << *out_path << " (" << bytes.size() << " bytes, " << exe.thunks.size()
                 << " thunks)\n";
@@ -119,6 +117,7 @@ int RunGpuCompile(const ParsedArgs& parsed, const std::vector<std::string>& conf
       *parsed.Get("--profile"), config_dirs,
       DataSearchDirs(parsed.Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), options, &profile);
   if (!s.ok()) return Fail(std::string(s.message()));
+  if (absl::Status d = ApplyDisablePasses(parsed, options.pipeline); !d.ok()) return UsageError("compile", std::string(d.message()));
   if (auto dir = parsed.Get("--dump-to")) options.dump_to = *dir;
   if (parsed.Has("--verbose")) options.log = &std::cerr;
   std::unique_ptr<HloModule> module = LoadModule(parsed.positional[0]);
@@ -135,6 +134,7 @@ int RunCompile(const std::vector<std::string>& args) {
                           {{"--output", "-o", true},
                            {"--profile", "", true},
                            {"--no-passes", "", false},
+                           {"--disable-passes", "", true},
                            {"--dump-to", "", true},
                            {"--opt-level", "-O", true},
                            {"--verbose", "-v", false},
@@ -188,6 +188,8 @@ int RunCompile(const std::vector<std::string>& args) {
         DataSearchDirs(parsed->Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), options,
         profile ? &*profile : nullptr);
     if (!s.ok()) return Fail(std::string(s.message()));
+    if (absl::Status d = ApplyDisablePasses(*parsed, options.pipeline); !d.ok())
+      return UsageError("compile", std::string(d.message()));
   }
   if (auto dir = parsed->Get("--dump-to")) options.dump_to = *dir;
   if (auto cpu = parsed->Get("--target-cpu")) options.target_cpu = *cpu;
@@ -198,18 +200,7 @@ int RunCompile(const std::vector<std::string>& args) {
   absl::StatusOr<runtime::Executable> exe = codegen::cpu::CpuCompiler::Compile(*module, options);
   if (!exe.ok()) return Fail(absl::StrCat(DisplayName(parsed->positional[0]), ": ", exe.status().message()));
 
-  if (auto out_path = parsed->Get("--output")) {
-    const std::string bytes = exe->Serialize();
-    std::ofstream out(*out_path, std::ios::binary | std::ios::trunc);
-    if (!out) return Fail(absl::StrCat("cannot write '", *out_path, "'"));
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) return Fail(absl::StrCat("write to '", *out_path, "' failed"));
-    if (parsed->Has("--verbose"))
-      std::cerr << "compile: wrote " << *out_path << " (" << bytes.size() << " bytes, " << exe->thunks.size()
-                << " thunks)\n";
-  }
-  return kExitOk;
+  return WriteExecutable(*parsed, *exe);
 }
 
 }  // namespace hloc::cli

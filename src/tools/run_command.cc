@@ -15,19 +15,25 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "codegen/cpu/cpu_compiler.h"
 #include "codegen/gpu/gpu_compiler.h"
+#include "engine/pipeline.h"
 #include "eval/compare.h"
 #include "ir/hlo_parser.h"
 #include "passes/spmd/device_io.h"
 #include "ir/verifier.h"
 #include "runtime/cpu/cpu_executable.h"
 #include "runtime/gpu/gpu_executable.h"
+#include "runtime/gpu/gpu_partitioned.h"
 #include "runtime/gpu/gpu_selftest.h"
 #include "runtime/executable/executable.h"
+#include "support/file_io.h"
 #include "tools/cli.h"
 #include "tools/input_spec.h"
 #include "tools/per_thunk.h"
@@ -75,6 +81,9 @@ Options:
   --threads N         threads of the CPU runtime (default: all cores)
   --profile C         when compiling FILE: a CPU hardware profile, a path or a name looked up
                       as C.yaml in the configs folder (default: cpu)
+  --disable-passes a,b
+                      when compiling FILE: switch off these passes, groups or labels of the
+                      profile's pipeline (as hloc opt --disable-passes)
   --no-passes         when compiling FILE: no HLO passes (each instruction its own kernel)
   --config-dir DIR    where profile names are looked up first
   --pipeline-dir DIR  where pipeline names are looked up first
@@ -122,17 +131,14 @@ double Millis(std::chrono::steady_clock::duration d) {
 }
 
 absl::StatusOr<std::string> ReadFileBytes(const std::string& path) {
-  if (path == "-") return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
+  if (path != "-" && std::filesystem::is_directory(path, ec)) {
     return absl::InvalidArgumentError(absl::StrCat("'", path, "' is a directory, not an HLO or executable file"));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open '", path, "': ", std::strerror(errno)));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read '", path, "'"));
-  return bytes.str();
+  if (path != "-" && ::access(path.c_str(), R_OK) != 0) {
+    return absl::NotFoundError(absl::StrCat("cannot open '", path, "': ", std::strerror(errno)));
+  }
+  return ReadWholeFile(path);
 }
 
 // The ir Shape of an executable's array (row-major: literals hold their data that way).
@@ -200,6 +206,23 @@ absl::StatusOr<Literal> RandomLiteral(const runtime::ArrayShape& param, std::mt1
     }
   }
   return std::move(*literal);
+}
+
+// The entry parameters' shapes as the user supplies them: global shapes for an executable of
+// several devices (from its embedded HLO), else the executable's own.
+absl::StatusOr<std::vector<Shape>> GlobalParameterShapes(const runtime::Executable& exe,
+                                                         const std::optional<spmd::SpmdLayout>& layout) {
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < exe.parameter_shapes.size(); ++i) {
+    if (layout && i < layout->global_params.size()) {
+      shapes.push_back(layout->global_params[i]);
+      continue;
+    }
+    auto shape = IrShape(exe.parameter_shapes[i]);
+    if (!shape.ok()) return absl::InvalidArgumentError(absl::StrCat("parameter ", i, ": ", shape.status().message()));
+    shapes.push_back(std::move(*shape));
+  }
+  return shapes;
 }
 
 struct Loaded {
@@ -278,6 +301,7 @@ Backend CpuBackend() {
           args.Get("--profile").value_or("cpu"), DataSearchDirs(args.Get("--config-dir"), "HLOC_CONFIG_DIR", "configs"),
           DataSearchDirs(args.Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), options);
       if (!s.ok()) return s;
+      if (absl::Status d = ApplyDisablePasses(args, options.pipeline); !d.ok()) return d;
     }
     return codegen::cpu::CpuCompiler::Compile(module, options);
   };
@@ -329,6 +353,35 @@ class GpuRunner : public Runner {
   HardwareProfile hw_;  // the executable's profile: bandwidth and peak for --per-thunk's floors
 };
 
+// An executable for several devices on this host's GPUs (runtime/gpu/gpu_partitioned.h): each
+// call loads it on every device and runs them together.
+class GpuPartitionedRunner : public Runner {
+ public:
+  GpuPartitionedRunner(runtime::Executable exe, runtime::GpuRunOptions options, runtime::gpu::NcclBootstrap bootstrap)
+      : exe_(std::move(exe)), options_(std::move(options)), bootstrap_(std::move(bootstrap)) {}
+  absl::StatusOr<std::vector<runtime::HostBuffer>> Run(const std::vector<runtime::HostBuffer>&) override {
+    return absl::FailedPreconditionError(absl::StrCat("the executable runs over ", exe_.num_devices(),
+                                                      " devices; it runs with global inputs split per device"));
+  }
+  absl::StatusOr<std::vector<std::vector<runtime::HostBuffer>>> RunDevices(
+      const std::vector<std::vector<runtime::HostBuffer>>& args) override {
+    absl::StatusOr<std::vector<std::vector<runtime::HostBuffer>>> r =
+        runtime::RunPartitionedOnGpus(exe_, args, options_, bootstrap_);
+    if (!r.ok()) return r.status();
+    for (const std::vector<runtime::HostBuffer>& d : *r)
+      if (d.empty() && !exe_.result_shapes.empty())
+        return absl::UnimplementedError(
+            "this process ran only its own devices (HLOC_NUM_PROCESSES > 1); joining the global outputs needs every "
+            "device's results, which hloc run does not gather across processes yet");
+    return r;
+  }
+
+ private:
+  runtime::Executable exe_;
+  runtime::GpuRunOptions options_;
+  runtime::gpu::NcclBootstrap bootstrap_;
+};
+
 Backend GpuBackend() {
   Backend b;
   b.name = "gpu";
@@ -344,6 +397,7 @@ Backend GpuBackend() {
           args.Get("--profile").value_or("h200"), DataSearchDirs(args.Get("--config-dir"), "HLOC_CONFIG_DIR", "configs"),
           DataSearchDirs(args.Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), options);
       if (!s.ok()) return s;
+      if (absl::Status d = ApplyDisablePasses(args, options.pipeline); !d.ok()) return d;
     }
     if (args.Get("--command-buffers").value_or("on") == "off") options.command_buffers = false;
     if (auto v = args.Get("--small-gemm-kernels")) {
@@ -397,6 +451,11 @@ Backend GpuBackend() {
           DataSearchDirs(args.Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), compile);
       if (!s.ok()) return s;
       hw = compile.profile->hardware;
+    }
+    if (executable.num_devices() > 1) {
+      absl::StatusOr<runtime::gpu::NcclBootstrap> bootstrap = runtime::gpu::NcclBootstrap::FromEnvironment();
+      if (!bootstrap.ok()) return bootstrap.status();
+      return std::unique_ptr<Runner>(new GpuPartitionedRunner(std::move(executable), options, *bootstrap));
     }
     auto device = runtime::GpuDeviceDescription(options.device_ordinal);
     auto exe = runtime::GpuExecutable::Load(std::move(executable), options);
@@ -484,6 +543,7 @@ int RunRun(const std::vector<std::string>& args) {
                            {"--threads", "", true},
                            {"--profile", "", true},
                            {"--no-passes", "", false},
+                           {"--disable-passes", "", true},
                            {"--config-dir", "", true},
                            {"--pipeline-dir", "", true},
                            {"--batches", "", true},
@@ -580,6 +640,9 @@ int RunRun(const std::vector<std::string>& args) {
       if (absl::Status st = spmd::FinishSpmd(*spmd_layout, *loaded.module); !st.ok())
         return Fail(absl::StrCat(path, ": ", st.message()));
     }
+    auto shapes = GlobalParameterShapes(loaded.executable, spmd_layout);
+    if (!shapes.ok()) return Fail(absl::StrCat(path, ": ", shapes.status().message()));
+    if (absl::Status st = CheckParametersFit(*shapes, path); !st.ok()) return Fail(std::string(st.message()));
   } else {
     auto module = ParseHloModule(*bytes, path);
     if (!module.ok()) {
@@ -590,6 +653,11 @@ int RunRun(const std::vector<std::string>& args) {
     if (absl::Status s = VerifyModule(**module); !s.ok()) {
       return Fail(absl::StrCat(path, ": verification failed: ", s.message()));
     }
+    // Before compiling: inputs that cannot be held make the run impossible.
+    std::vector<Shape> shapes;
+    if (const HloComputation* entry = (*module)->entry_computation())
+      for (const HloInstruction* p : entry->parameters()) shapes.push_back(p->shape());
+    if (absl::Status s = CheckParametersFit(shapes, path); !s.ok()) return Fail(std::string(s.message()));
     // A module for several devices: its global shapes now, its shardings once the pipeline
     // has partitioned it (spmd-partitioning).
     if (spmd::IsMultiDevice(**module)) spmd_layout = spmd::BeginSpmd(**module);

@@ -51,6 +51,18 @@ GpuDeviceInfo DeviceInfoFrom(const std::optional<Profile>& profile) {
   return d;
 }
 
+// The profile's GPU must be one LLVM can compile for; the error points at its compute_capability
+// (FILE:LINE:COL), before any pass runs.
+absl::Status CheckProfileTarget(const std::optional<Profile>& profile) {
+  const GpuDeviceInfo device = DeviceInfoFrom(profile);
+  absl::Status s = CheckNvptxTarget(device.sm_name());
+  if (s.ok() || !profile) return s;
+  const HardwareProfile& h = profile->hardware;
+  const std::string at = h.compute_capability_location.empty() ? profile->source : h.compute_capability_location;
+  return absl::InvalidArgumentError(absl::StrCat(at, ": compute_capability ", h.compute_capability_major, ".",
+                                                 h.compute_capability_minor, ": ", s.message()));
+}
+
 LaunchCheckLimits LaunchLimitsFrom(const std::optional<Profile>& profile) {
   LaunchCheckLimits l;
   if (!profile) return l;
@@ -118,6 +130,7 @@ absl::StatusOr<runtime::Executable> GpuCompiler::Compile(HloModule& module, cons
   if (options.profile && options.profile->hardware.kind != "gpu")
     return absl::InvalidArgumentError(absl::StrCat("profile '", options.profile->hardware.name, "' is for ",
                                                    options.profile->hardware.kind, " hardware, not a GPU"));
+  if (absl::Status s = CheckProfileTarget(options.profile); !s.ok()) return s;
   StageTimer timer(options.log);
   // 1-3. HLO passes, a schedule, buffers (256-byte alignment).
   absl::StatusOr<std::unique_ptr<BufferAssignment>> assignment = RunHloStagesAndAssignBuffers(
@@ -142,6 +155,12 @@ absl::StatusOr<runtime::Executable> GpuCompiler::Compile(HloModule& module, cons
   ThunkEmitterOptions thunk_options;
   thunk_options.num_devices = std::max<int64_t>(1, module.config().replica_count) *
                               std::max<int64_t>(1, module.config().num_partitions);
+  thunk_options.num_partitions = std::max<int64_t>(1, module.config().num_partitions);
+  // NCCL runs every collective (runtime/gpu/nccl_collectives.h), on one device through a
+  // one-rank communicator, and async pairs on a stream of their own.
+  thunk_options.device_collectives = true;
+  thunk_options.library_collectives_on_one_device = true;
+  thunk_options.async_collectives = true;
   absl::StatusOr<runtime::ThunkSequence> thunks = EmitThunks(module, **assignment, kernels, thunk_options);
   if (!thunks.ok()) return WithStage(thunks.status(), "code generation");
   absl::StatusOr<std::vector<std::unique_ptr<llvm::Module>>> chunks = modules.TakeChunks(tuning.Get(TuningKnob::kPtxChunkInstructions));
@@ -182,6 +201,8 @@ absl::StatusOr<runtime::Executable> GpuCompiler::Compile(HloModule& module, cons
   runtime::Executable exe;
   exe.module_name = module.name();
   exe.platform = "gpu";
+  exe.num_partitions = thunk_options.num_partitions;
+  exe.replica_count = std::max<int64_t>(1, module.config().replica_count);
   exe.target = nvptx.sm;
   exe.profile = options.profile ? options.profile->hardware.name : std::string("h200");
   exe.code.assign(ptx->begin(), ptx->end());
@@ -209,8 +230,10 @@ absl::Status LoadGpuProfileAndPipeline(const std::string& profile_name_or_path,
                                        const std::vector<std::string>& pipeline_dirs, GpuCompileOptions& options,
                                        const Profile* preloaded) {
   const std::string name = profile_name_or_path.empty() ? std::string("h200") : profile_name_or_path;
-  return LoadProfileAndPipeline(name, "gpu", "GPU", config_dirs, pipeline_dirs, options.profile, options.pipeline,
-                                preloaded);
+  absl::Status s = LoadProfileAndPipeline(name, "gpu", "GPU", config_dirs, pipeline_dirs, options.profile,
+                                          options.pipeline, preloaded);
+  if (!s.ok()) return s;
+  return CheckProfileTarget(options.profile);
 }
 
 }  // namespace hloc::codegen::gpu

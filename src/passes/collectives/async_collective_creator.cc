@@ -46,13 +46,12 @@ Shape StartShape(const HloInstruction& inst) {
 // start / done with the collective's operands, attributes and reducer; returns the done.
 HloInstruction* MakeDedicated(HloInstruction* inst, Pair pair, NameUniquer& names) {
   HloComputation& c = *inst->parent();
-  auto start = std::make_unique<HloInstruction>(pair.start, StartShape(*inst),
-                                                absl::StrCat(std::string(HloOpcodeString(pair.start))));
+  auto start = std::make_unique<HloInstruction>(pair.start, StartShape(*inst), std::string(HloOpcodeString(pair.start)));
   for (HloInstruction* op : inst->operands()) start->AppendOperand(op);
   start->mutable_attrs() = inst->attrs();
   start->mutable_called_computations() = inst->called_computations();
   HloInstruction* s = AddInstructionWithUniqueName(c, std::move(start), names, inst);
-  auto done = std::make_unique<HloInstruction>(pair.done, inst->shape(), std::string(HloOpcodeString(pair.done)));
+  auto done = std::make_unique<HloInstruction>(pair.done, inst->shape(), absl::StrCat(inst->name(), ".done"));
   done->AppendOperand(s);
   done->mutable_attrs().metadata = inst->attrs().metadata;
   return AddInstructionWithUniqueName(c, std::move(done), names, inst);
@@ -82,7 +81,7 @@ HloInstruction* MakeWrapped(HloInstruction* inst, NameUniquer& names, NameUnique
   start->mutable_called_computations() = {wrapped};
   start->mutable_attrs().metadata = inst->attrs().metadata;
   HloInstruction* s = AddInstructionWithUniqueName(c, std::move(start), names, inst);
-  auto done = std::make_unique<HloInstruction>(O::kAsyncDone, inst->shape(), "async-done");
+  auto done = std::make_unique<HloInstruction>(O::kAsyncDone, inst->shape(), absl::StrCat(inst->name(), ".done"));
   done->AppendOperand(s);  // the computation is the start's alone (the call graph's one caller)
   return AddInstructionWithUniqueName(c, std::move(done), names, inst);
 }
@@ -117,10 +116,14 @@ absl::StatusOr<bool> CreateAsyncCollectives(HloModule& module, const std::set<st
   }
   for (HloInstruction* inst : todo) {
     std::optional<Pair> pair = DedicatedPair(inst->opcode());
+    const std::string name = inst->name();
     HloInstruction* done = pair ? MakeDedicated(inst, *pair, names) : MakeWrapped(inst, names, computation_names);
     absl::StatusOr<bool> replaced = ReplaceInstruction(inst, done, {.remove_unused_operands = false});
     if (!replaced.ok()) return replaced.status();
-    if (!*replaced) return absl::InternalError(absl::StrCat("could not replace %", inst->name(), " by its async pair"));
+    if (!*replaced) return absl::InternalError(absl::StrCat("could not replace %", name, " by its async pair"));
+    // The start takes the collective's name (now free): schedules, thunks and runtime errors
+    // keep naming the op the user wrote; the done is NAME.done.
+    done->operand(0)->set_name(name);
   }
   return !todo.empty();
 }

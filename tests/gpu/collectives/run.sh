@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The one-rank NCCL checks, for the GPU machine: each module below runs every collective (and
+# its async pair) on the GPU through NCCL's one-rank communicator and must match the evaluator;
+# a module for more devices than the machine has GPUs must fail with a clear error before any
+# work. The simplifiers that would remove one-device collectives are switched off.
+# Usage: tests/gpu/collectives/run.sh [HLOC]        (exit 1 when a check fails)
+set -u
+H="${1:-build/hloc}"
+D="$(cd "$(dirname "$0")" && pwd)"
+T="$(mktemp -d)"
+trap 'rm -rf "$T"' EXIT
+fail=0
+for m in all_reduce gather_scatter permute; do
+  if ! "$H" eval "$D/$m.hlo" --seed 1 --outputs "$T/$m.ref.npz" > /dev/null; then
+    echo "FAIL $m: the evaluator failed"; fail=1; continue
+  fi
+  out="$("$H" run --backend gpu "$D/$m.hlo" --seed 1 --disable-passes all-reduce-simp,all-gather-simp \
+          --expect "$T/$m.ref.npz" --verbose 2>&1)"
+  rc=$?
+  echo "$out" | grep -E "gpu: collectives:|outputs match|error" | sed "s/^/  $m: /"
+  if ! echo "$out" | grep -q "gpu: collectives: NCCL"; then echo "FAIL $m: did not run through NCCL"; fail=1; fi
+  if [ "$rc" != 0 ]; then echo "FAIL $m: exit $rc"; fail=1; else echo "PASS $m"; fi
+done
+out="$("$H" run --backend gpu "$D/two_devices.hlo" --seed 1 2>&1)"
+rc=$?
+echo "$out" | sed 's/^/  two_devices: /'
+if [ "$rc" = 1 ] && echo "$out" | grep -q "runs over 2 devices but this machine has 1 GPU"; then
+  echo "PASS two_devices (clear error)"
+else
+  echo "FAIL two_devices: exit $rc"; fail=1
+fi
+exit $fail
