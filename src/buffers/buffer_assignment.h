@@ -47,6 +47,8 @@ class BufferAllocation {
   const ShapeIndex& param_shape_index() const { return param_shape_index_; }
   bool is_constant() const { return constant_ != nullptr; }
   const HloInstruction* constant() const { return constant_; }  // the constant instruction
+  // Which leaf of the constant's literal the allocation holds ({} unless the constant is a tuple).
+  const ShapeIndex& constant_shape_index() const { return constant_shape_index_; }
   bool maybe_live_out() const { return maybe_live_out_; }
   bool is_tuple() const { return is_tuple_; }  // holds a tuple's pointer table
   // Values of reducers/comparators (to_apply computations): per-thread, never in device memory.
@@ -61,6 +63,7 @@ class BufferAllocation {
   int64_t parameter_number_ = -1;
   ShapeIndex param_shape_index_;
   const HloInstruction* constant_ = nullptr;
+  ShapeIndex constant_shape_index_;
   bool maybe_live_out_ = false, is_tuple_ = false;
   bool is_thread_local_ = false, is_preallocated_temp_ = false;
   std::vector<Assigned> assigned_;
