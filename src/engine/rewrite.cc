@@ -92,7 +92,12 @@ HloInstruction* RewriteContext::Create(HloOpcode opcode, std::vector<HloInstruct
     if (want_layout) shape.SetDefaultLayout();
     inst->mutable_shape() = std::move(shape);
   }
-  if (root_ != nullptr) inst->mutable_attrs().metadata = root_->attrs().metadata;
+  // What a rule makes stands for the root it rewrites: the root's metadata, and its place in
+  // the text for errors.
+  if (root_ != nullptr) {
+    inst->mutable_attrs().metadata = root_->attrs().metadata;
+    inst->set_text_location(root_->text_location());
+  }
   inst->set_name(UniqueName(name_hint.empty() ? std::string(HloOpcodeString(opcode)) : name_hint));
   // Just before the root being rewritten: operands (existing, or created earlier) stay ahead of
   // their uses, and so does the root's replacement ahead of the root's users.

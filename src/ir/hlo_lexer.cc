@@ -1,5 +1,6 @@
 #include "ir/hlo_lexer.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -481,16 +482,18 @@ TokKind HloLexer::LexJsonDict() {
 
 HloLexer::LineCol HloLexer::GetLineCol(size_t offset) const {
   if (offset > buf_.size()) offset = buf_.size();
-  LineCol lc;
-  size_t line_start = 0;
-  for (size_t i = 0; i < offset; ++i) {
-    char c = buf_[i];
-    if (c == '\n' || (c == '\r' && (i + 1 >= buf_.size() || buf_[i + 1] != '\n'))) {
-      ++lc.line;
-      line_start = i + 1;
+  if (line_starts_.empty()) {
+    // A line ends at \n, \r\n or a lone \r.
+    line_starts_.push_back(0);
+    for (size_t i = 0; i < buf_.size(); ++i) {
+      const char c = buf_[i];
+      if (c == '\n' || (c == '\r' && (i + 1 >= buf_.size() || buf_[i + 1] != '\n'))) line_starts_.push_back(i + 1);
     }
   }
-  lc.column = static_cast<int64_t>(offset - line_start) + 1;
+  auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset) - 1;
+  LineCol lc;
+  lc.line = static_cast<int64_t>(it - line_starts_.begin()) + 1;
+  lc.column = static_cast<int64_t>(offset - *it) + 1;
   return lc;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ir/primitive_type.h"
 
@@ -104,6 +105,7 @@ class HloLexer {
   struct LineCol {
     int64_t line = 1, column = 1;  // 1-based; column counts bytes
   };
+  // O(log lines) after a first O(n) call: the parser records a location for every instruction.
   LineCol GetLineCol(size_t offset) const;
 
   // Whole-lexer snapshot, for bounded look-ahead.
@@ -137,6 +139,7 @@ class HloLexer {
   }
 
   std::string_view buf_;
+  mutable std::vector<size_t> line_starts_;  // offsets where lines begin; built on first use
   size_t pos_ = 0;
   size_t prev_end_ = 0;
   Token tok_;

@@ -81,6 +81,11 @@ bool Parser::Error(size_t loc, std::string_view msg, bool context) {
   return false;
 }
 
+TextLocation Parser::LocationAt(size_t loc) const {
+  HloLexer::LineCol lc = lex_.GetLineCol(loc);
+  return TextLocation{static_cast<int32_t>(lc.line), static_cast<int32_t>(lc.column)};
+}
+
 absl::Status Parser::status() const {
   if (error_) return *error_;
   return absl::InvalidArgumentError(absl::StrCat(filename_, ": parse error"));
@@ -202,6 +207,7 @@ bool Parser::ParseInt64ListList(TokKind start, TokKind end, TokKind delim,
 absl::StatusOr<std::unique_ptr<HloModule>> Parser::ParseModuleText() {
   lex_.Lex();
   auto module = std::make_unique<HloModule>("_");
+  module->set_source_file(filename_);
   module->config().replica_count = options_.default_replica_count;
   bool ok;
   if (kind() == TokKind::kw_HloModule || kind() == TokKind::kw_ENTRY ||

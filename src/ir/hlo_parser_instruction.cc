@@ -226,6 +226,7 @@ HloInstruction* Parser::MakeSingleInstructionParameter(CompBuilder& b, std::stri
   if (name.empty()) name = absl::StrCat("_", single_param_count_);
   auto param = std::make_unique<HloInstruction>(HloOpcode::kParameter, shape, name);
   param->mutable_attrs().parameter_number = single_param_count_;
+  param->set_text_location(LocationAt(at));
   HloInstruction* raw = param.get();
   b.parameters[single_param_count_++] = {raw, at};
   b.names[name] = {raw, at};
@@ -252,6 +253,7 @@ HloInstruction* Parser::InlineGte(CompBuilder& b, HloInstruction* operand, int64
   gte->mutable_attrs().tuple_index = index;
   gte->AppendOperand(operand);
   gte->set_inline_gte(true);
+  gte->set_text_location(LocationAt(at));
   HloInstruction* raw = gte.get();
   b.gtes_after[operand].push_back(std::move(gte));
   b.inline_gtes[key] = raw;
@@ -325,6 +327,7 @@ HloInstruction* Parser::CreateInstruction(InstrCtx& c) {
     return nullptr;
   }
   inst->set_name(name);
+  inst->set_text_location(LocationAt(c.name_loc));
   if (c.predecessors)
     for (HloInstruction* pred : *c.predecessors) pred->AddControlDependencyTo(inst.get());
   if (c.opcode == HloOpcode::kFusion && !c.called.empty() && !c.called[0]->FusionInstruction())

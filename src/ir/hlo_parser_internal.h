@@ -119,6 +119,8 @@ class Parser {
   // `context` appends " (in instruction %x)" while an instruction is being parsed.
   bool Error(size_t loc, std::string_view msg, bool context = true);
   bool TokenError(std::string_view msg) { return Error(loc(), msg); }
+  // The line and column of buffer offset `loc`, for HloInstruction::text_location.
+  TextLocation LocationAt(size_t loc) const;
   // Error(loc, StrCat(args...)), built out of line: the parsers on the recursive paths then
   // keep no message temporaries in their stack frames.
   template <typename... Args>

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "ir/computation.h"
+#include "ir/module.h"
 
 namespace hloc {
 
@@ -54,6 +56,13 @@ void HloInstruction::DetachFromOperandsAndUsers() {
   for (HloInstruction* s : control_successors_) EraseOne(s->control_predecessors_, this);
   control_predecessors_.clear();
   control_successors_.clear();
+}
+
+std::string HloInstruction::LocationPrefix() const {
+  if (!location_.known()) return "";
+  const HloModule* module = parent_ != nullptr ? parent_->parent() : nullptr;
+  const std::string file = module != nullptr && !module->source_file().empty() ? module->source_file() : "<text>";
+  return absl::StrCat(file, ":", location_.line, ":", location_.column, ": ");
 }
 
 bool HloInstruction::IsRoot() const { return parent_ && parent_->root_instruction() == this; }

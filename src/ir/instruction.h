@@ -97,6 +97,13 @@ struct InstructionAttributes {
   std::vector<std::pair<std::string, std::string>> raw_attributes;
 };
 
+// Where an instruction was written in the HLO text it was parsed from (1-based; line 0: not
+// parsed, e.g. made by a pass). The file name is the module's (HloModule::source_file).
+struct TextLocation {
+  int32_t line = 0, column = 0;
+  bool known() const { return line > 0; }
+};
+
 class HloInstruction {
  public:
   HloInstruction(HloOpcode opcode, Shape shape, std::string name = "");
@@ -148,6 +155,11 @@ class HloInstruction {
   bool is_inline_gte() const { return inline_gte_; }
   void set_inline_gte(bool v) { inline_gte_ = v; }
 
+  const TextLocation& text_location() const { return location_; }
+  void set_text_location(TextLocation loc) { location_ = loc; }
+  // "FILE:LINE:COL: " for messages about this instruction, or "" when its location is unknown.
+  std::string LocationPrefix() const;
+
   bool IsRoot() const;
   bool IsElementwise() const { return hloc::IsElementwise(opcode_); }
 
@@ -165,6 +177,7 @@ class HloInstruction {
   std::vector<HloComputation*> called_;
   InstructionAttributes attrs_;
   bool inline_gte_ = false;
+  TextLocation location_;
   // This instruction's slot in its computation's storage (HloComputation keeps it), so removing
   // it or inserting next to it needs no search: fusion passes do both once per merge.
   int64_t slot_ = -1;

@@ -114,6 +114,11 @@ class HloModule {
   int64_t elided_constants() const { return elided_constants_; }
   void set_elided_constants(int64_t n) { elided_constants_ = n; }
 
+  // The file the module was parsed from ("<text>" for text without a file): with each
+  // instruction's TextLocation, what verifier and code generation errors point at.
+  const std::string& source_file() const { return source_file_; }
+  void set_source_file(std::string f) { source_file_ = std::move(f); }
+
   StackFrameIndex& stack_frames() { return stack_frames_; }
   const StackFrameIndex& stack_frames() const { return stack_frames_; }
 
@@ -130,6 +135,7 @@ class HloModule {
   bool is_scheduled_ = false;
   int64_t elided_constants_ = 0;
   StackFrameIndex stack_frames_;
+  std::string source_file_;
   int64_t next_unique_id_ = 0;
   absl::Status EraseComputation(HloComputation* c);  // the entry check and the erase
 };

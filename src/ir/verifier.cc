@@ -26,8 +26,8 @@ std::string Str(const Shape& s) { return s.ToString(/*print_layout=*/false); }
 
 absl::Status InstError(const HloInstruction& inst, absl::string_view message) {
   std::string comp = inst.parent() != nullptr ? inst.parent()->name() : "<none>";
-  return absl::InvalidArgumentError(absl::StrCat("computation ", comp, ", instruction ", inst.name(), " (",
-                                                 OpName(inst.opcode()), "): ", message));
+  return absl::InvalidArgumentError(absl::StrCat(inst.LocationPrefix(), "computation ", comp, ", instruction ",
+                                                 inst.name(), " (", OpName(inst.opcode()), "): ", message));
 }
 absl::Status CompError(const HloComputation& comp, absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat("computation ", comp.name(), ": ", message));

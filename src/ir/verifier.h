@@ -1,6 +1,7 @@
 // HloVerifier: structural checks and shape inference for every opcode, after XLA's HloVerifier
 // (xla/service/hlo_verifier.cc). Errors name the computation and instruction and say what is
-// wrong: "computation %main, instruction %add.3 (add): Expected instruction to have shape ...".
+// wrong, after the instruction's place in the text when it was parsed from one:
+// "m.hlo:7:3: computation %main, instruction %add.3 (add): Expected instruction to have shape ...".
 #pragma once
 #include "absl/status/status.h"
 #include "ir/module.h"

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "ir/hlo_parser.h"
 #include "ir/module.h"
 #include "ir/verifier.h"
@@ -767,6 +768,27 @@ TEST_CASE("verifier: seeded corruptions of corpus modules never crash it", "[ver
   }
   CHECK(runs >= 200);
   CHECK(rejected > runs / 2);
+}
+
+// Every parsed instruction knows its line and column; instructions a pass makes have none, and
+// an error about them carries no made-up place.
+TEST_CASE("verifier: errors start with the instruction's FILE:LINE:COL", "[verifier]") {
+  absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(
+      "HloModule m\r\nENTRY e {\r\n  x = f32[4] parameter(0)\r\n    ROOT y = s32[4] negate(x)\r\n}\r\n",
+      "dir/m.hlo");
+  REQUIRE(m.ok());
+  const HloInstruction* y = (*m)->entry_computation()->root_instruction();
+  CHECK(y->text_location().line == 4);
+  CHECK(y->text_location().column == 10);
+  CHECK(y->LocationPrefix() == "dir/m.hlo:4:10: ");
+  absl::Status s = VerifyModule(**m);
+  INFO(s.message());
+  CHECK(absl::StartsWith(s.message(), "dir/m.hlo:4:10: computation e, instruction y (negate): "));
+
+  ValidModule built;
+  absl::Status ok = VerifyModule(*built.module);
+  REQUIRE(ok.ok());
+  CHECK(built.module->entry_computation()->root_instruction()->LocationPrefix().empty());
 }
 
 }  // namespace

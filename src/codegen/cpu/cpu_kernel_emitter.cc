@@ -329,8 +329,12 @@ std::string CpuKernelEmitter::UniqueName(const std::string& hlo_name) {
 absl::StatusOr<runtime::Thunk> CpuKernelEmitter::EmitKernel(const HloInstruction& hlo,
                                                             const std::vector<KernelArgument>& arguments) {
   const std::string name = UniqueName(hlo.name());
+  const size_t first_function = module_->getFunctionList().size();
   KernelBuilder builder(module_, options_, name, hlo, arguments);
   absl::StatusOr<runtime::Thunk> t = builder.Build();
+  if (t.ok()) {
+    if (absl::Status s = VerifyEmittedFunctions(*module_, first_function); !s.ok()) t = s;
+  }
   if (!t.ok()) names_.erase(name);
   return t;
 }

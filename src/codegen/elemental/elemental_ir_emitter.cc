@@ -12,6 +12,8 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalVariable.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace hloc::codegen {
 
@@ -474,6 +476,21 @@ absl::StatusOr<ElementGenerator> MakeFusedGenerator(ElementalIrEmitter& emitter,
   if (it == gens->end()) return absl::InvalidArgumentError("root is not in the fused computation");
   const ElementGenerator* root_gen = &it->second;
   return ElementGenerator([gens, root_gen](const IrArray::Index& index) { return (*root_gen)(index); });
+}
+
+absl::Status VerifyEmittedFunctions(const llvm::Module& module, size_t first) {
+  size_t i = 0;
+  for (const llvm::Function& f : module) {
+    if (i++ < first || f.isDeclaration()) continue;
+    std::string err;
+    llvm::raw_string_ostream os(err);
+    if (llvm::verifyFunction(f, &os)) {
+      os.flush();
+      return absl::InternalError(absl::StrCat("the emitted LLVM IR of function ", f.getName().str(),
+                                              " is invalid: ", err));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace hloc::codegen

@@ -90,6 +90,12 @@ class ElementalIrEmitter {
 // so a backend can call it by LibmName / LibdeviceName; nullopt for any other intrinsic.
 std::optional<MathFunction> IntrinsicMathFunction(llvm::Intrinsic::ID id);
 
+// LLVM's verifier over the function definitions of `module` from the `first`-th on (what one
+// kernel added: the kernel and its helpers). An Internal error quoting the verifier, which the
+// thunk emitter then places at the instruction the kernel computes; a module that only failed
+// to verify as a whole, later, could not say which instruction's code was wrong.
+absl::Status VerifyEmittedFunctions(const llvm::Module& module, size_t first);
+
 // for (i = start; i < end; i += step) body(i), i64 (a signed compare; the add is nuw/nsw); the
 // builder is left after the loop. The one loop builder of the CPU and GPU kernels.
 absl::Status EmitStridedLoop(llvm::IRBuilderBase& b, llvm::Value* start, llvm::Value* end, llvm::Value* step,

@@ -342,8 +342,12 @@ absl::StatusOr<runtime::Thunk> GpuKernelEmitter::EmitKernel(const HloInstruction
     }
   }
   const std::string name = UniqueName(hlo.name());
-  KernelBuilder builder(modules_->Begin(name), device_, deterministic_ops_, name, hlo, arguments);
+  llvm::Module* module = modules_->Begin(name);
+  KernelBuilder builder(module, device_, deterministic_ops_, name, hlo, arguments);
   absl::StatusOr<runtime::Thunk> t = builder.Build();
+  if (t.ok()) {
+    if (absl::Status s = VerifyEmittedFunctions(*module, 0); !s.ok()) t = s;
+  }
   if (!t.ok()) {
     names_.erase(name);
     modules_->Abandon();

@@ -229,6 +229,7 @@ absl::StatusOr<HloInstruction*> FusionBuilder::Merge(const std::vector<HloInstru
   auto f = std::make_unique<HloInstruction>(O::kFusion, root->shape(), names_.GetUniqueName("fusion"));
   f->mutable_attrs().fusion_kind = kind;
   f->mutable_attrs().metadata = last->attrs().metadata;
+  f->set_text_location(last->text_location());  // errors in its code point at the text
   for (HloInstruction* op : externals) f->AppendOperand(op);
   HloComputation* fused_raw = module_.AddComputation(std::move(fused));
   built_.insert(fused_raw);
