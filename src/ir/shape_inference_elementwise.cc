@@ -344,6 +344,11 @@ absl::StatusOr<Shape> InferRngShape(const HloInstruction& inst) {
   return ChangeElementType(inst.shape(), t);
 }
 
+absl::Status NotForComplex(HloOpcode op, PrimitiveType lt, PrimitiveType rt) {
+  return InvalidArgument("Expected non-complex operands for %s operation; got %s and %s.", OpName(op), TypeName(lt),
+                         TypeName(rt));
+}
+
 }  // namespace
 
 absl::StatusOr<Shape> InferBinaryOpShape(HloOpcode op, const Shape& lhs, const Shape& rhs) {
@@ -353,14 +358,30 @@ absl::StatusOr<Shape> InferBinaryOpShape(HloOpcode op, const Shape& lhs, const S
   if (!s.ok()) return s;
   PrimitiveType lt = lhs.element_type(), rt = rhs.element_type();
   switch (op) {
-    case O::kAdd: case O::kMaximum: case O::kMinimum: case O::kMultiply:
+    case O::kAdd: case O::kMultiply:
       return InferElementwiseBinaryOpShape(op, lhs, rhs);
-    case O::kSubtract: case O::kAtan2: case O::kPower: case O::kDivide: case O::kRemainder:
-    case O::kShiftLeft: case O::kShiftRightArithmetic: case O::kShiftRightLogical:
+    // XLA's shape inference lets these through for complex operands, but neither its evaluator
+    // nor its code generators define them there (complex numbers have no order), so a module
+    // using them fails only when run; hloc rejects it here, where the error has a location.
+    case O::kMaximum: case O::kMinimum:
+      if (IsComplex(lt) || IsComplex(rt)) return NotForComplex(op, lt, rt);
+      return InferElementwiseBinaryOpShape(op, lhs, rhs);
+    case O::kRemainder:
+      if (IsComplex(lt) || IsComplex(rt)) return NotForComplex(op, lt, rt);
+      [[fallthrough]];
+    case O::kSubtract: case O::kAtan2: case O::kPower: case O::kDivide:
       if (lt == PrimitiveType::PRED || rt == PrimitiveType::PRED) {
         return InvalidArgument(
             "Expected element type in shape to be arithmetic type for operation %s; got PRED.",
             OpName(op));
+      }
+      return InferElementwiseBinaryOpShape(op, lhs, rhs);
+    // Shifts move bits of integers; XLA's inference only refuses pred, but a shift of a float or
+    // complex value has no meaning in its evaluator or code generators either.
+    case O::kShiftLeft: case O::kShiftRightArithmetic: case O::kShiftRightLogical:
+      if (!IsIntegral(lt) || !IsIntegral(rt)) {
+        return InvalidArgument("Expected integral operands for %s operation; got %s and %s.", OpName(op),
+                               TypeName(lt), TypeName(rt));
       }
       return InferElementwiseBinaryOpShape(op, lhs, rhs);
     case O::kComplex: {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "ir/hlo_parser.h"
 #include "ir/module.h"
 #include "ir/verifier.h"
@@ -768,6 +769,39 @@ TEST_CASE("verifier: seeded corruptions of corpus modules never crash it", "[ver
   }
   CHECK(runs >= 200);
   CHECK(rejected > runs / 2);
+}
+
+// Issue 35, V1: what XLA's shape inference lets through but nothing can run is rejected, and
+// the error starts with the instruction's place in the text.
+TEST_CASE("verifier: shifts need integers, remainder/maximum/minimum need real operands", "[verifier]") {
+  const std::string kText = "HloModule m\n\nENTRY e {\n  a = T[4] parameter(0)\n  b = T[4] parameter(1)\n"
+                            "  ROOT r = T[4] OP(a, b)\n}\n";
+  auto verify = [&](const std::string& op, const std::string& type) {
+    std::string text = kText;
+    for (size_t at; (at = text.find("T[")) != std::string::npos;) text.replace(at, 1, type);
+    text.replace(text.find("OP"), 2, op);
+    absl::StatusOr<std::unique_ptr<HloModule>> m = ParseHloModule(text, "case.hlo");
+    REQUIRE(m.ok());
+    return VerifyModule(**m);
+  };
+  for (const char* op : {"shift-left", "shift-right-arithmetic", "shift-right-logical"}) {
+    for (const char* type : {"f32", "bf16", "c64", "f8e4m3fn"}) {
+      absl::Status s = verify(op, type);
+      INFO(op << " " << type << ": " << s.message());
+      CHECK(absl::StartsWith(s.message(), absl::StrCat("case.hlo:6:8: computation e, instruction r (", op,
+                                                       "): Expected integral operands")));
+    }
+    for (const char* type : {"s32", "u8", "s4"}) CHECK(verify(op, type).ok());
+  }
+  for (const char* op : {"remainder", "maximum", "minimum"}) {
+    for (const char* type : {"c64", "c128"}) {
+      absl::Status s = verify(op, type);
+      INFO(op << " " << type << ": " << s.message());
+      CHECK(absl::StartsWith(s.message(), "case.hlo:6:8: "));
+      CHECK(absl::StrContains(s.message(), "Expected non-complex operands"));
+    }
+    for (const char* type : {"f32", "s32", "f16"}) CHECK(verify(op, type).ok());
+  }
 }
 
 // Every parsed instruction knows its line and column; instructions a pass makes have none, and
