@@ -348,8 +348,10 @@ void HloDataflowAnalysis::DefineValues(const HloInstruction* inst) {
       NewValue(inst, {}, false);  // a tuple's (or shallow copy's) pointer table only
       return;
     case HloOpcode::kCopyStart:
+      // (destination, source, context), as XLA: {1} is the operand itself; the tuple table, the
+      // destination {0} (what copy-done returns) and the context are new.
       for (auto& [i, s] : sets)
-        if (i.empty() || i[0] != 0) NewValue(inst, i, false);
+        if (i.empty() || i[0] != 1) NewValue(inst, i, false);
       return;
     default:
       if (IsPassThrough(inst->opcode())) return;
@@ -383,10 +385,10 @@ bool HloDataflowAnalysis::Propagate(const HloInstruction* inst) {
       break;
     case HloOpcode::kCopyStart:
       for (auto& [i, s] : sets)
-        if (!i.empty() && i[0] == 0) from(inst->operand(0), ShapeIndex(i.begin() + 1, i.end()), s);
+        if (!i.empty() && i[0] == 1) from(inst->operand(0), ShapeIndex(i.begin() + 1, i.end()), s);
       break;
     case HloOpcode::kCopyDone:
-      for (auto& [i, s] : sets) from(inst->operand(0), Prepend(1, i), s);
+      for (auto& [i, s] : sets) from(inst->operand(0), Prepend(0, i), s);
       break;
     case HloOpcode::kCall:
       if (!inst->called_computations().empty() && inst->to_apply()->root_instruction() != nullptr)
