@@ -1,8 +1,9 @@
 // The CPU runtime's dense linear algebra (linalg_config.h): potrf, getrf and trsm through LAPACK
 // and BLAS, one matrix at a time. Each matrix is gathered into a column-major scratch matrix
 // (any layout the compiler chose is read through its strides), factored or solved there, and
-// scattered to the result, so results that alias their operand (output_to_operand_aliasing) are
-// safe. The O(n^2) copies are small beside the O(n^3) work.
+// scattered to the result. A result that aliases its operand (output_to_operand_aliasing) in the
+// same layout is safe that way; in another layout its matrices sit elsewhere, so the operand's
+// are all gathered first (OperandMatrices). The O(n^2) copies are small beside the O(n^3) work.
 #include "runtime/cpu/linalg.h"
 
 #include <cmath>
@@ -74,6 +75,35 @@ template <typename T> void Scatter(const std::vector<T>& w, const MatrixView& v,
     for (int64_t i = 0; i < v.rows; ++i) m[i * v.row_stride + j * v.col_stride] = w[j * v.rows + i];
 }
 
+// Whether matrix b of both views is at the same elements, for every b.
+bool SamePlacement(const MatrixView& a, const MatrixView& b) {
+  return a.rows == b.rows && a.cols == b.cols && a.row_stride == b.row_stride && a.col_stride == b.col_stride &&
+         a.batch_dims == b.batch_dims && a.batch_strides == b.batch_strides;
+}
+
+// The matrices of an operand, gathered one at a time, or all before the first result is
+// written when the result is the same buffer (aliased; buffer assignment gives an aliased
+// result its operand's slice, never an overlapping one) with its matrices placed elsewhere:
+// then writing result b can overwrite operand matrix b+1 before it is read.
+template <typename T> class OperandMatrices {
+ public:
+  OperandMatrices(const void* base, const MatrixView& v, const void* result, const MatrixView& result_view)
+      : base_(static_cast<const T*>(base)), v_(v) {
+    if (base != result || SamePlacement(v, result_view)) return;
+    staged_.resize(v.batch);
+    for (int64_t b = 0; b < v.batch; ++b) Gather(base_, v_, b, staged_[b]);
+  }
+  void Read(int64_t b, std::vector<T>& w) const {
+    if (staged_.empty()) Gather(base_, v_, b, w);
+    else w = staged_[b];
+  }
+
+ private:
+  const T* base_;
+  const MatrixView& v_;
+  std::vector<std::vector<T>> staged_;
+};
+
 // Element offset of logical (row-major) element `i` of an array in its layout.
 int64_t LogicalOffset(const ArrayShape& s, int64_t i) {
   const int64_t r = static_cast<int64_t>(s.dimensions.size());
@@ -96,8 +126,9 @@ template <typename T> absl::Status Run(const LinalgConfig& c, void** args) {
     absl::StatusOr<MatrixView> fv = MatrixViewOf(c.shapes[1]);
     if (!fv.ok()) return fv.status();
     const int n = static_cast<int>(av->rows);
+    const OperandMatrices<T> a(args[0], *av, args[1], *fv);
     for (int64_t b = 0; b < av->batch; ++b) {
-      Gather(static_cast<const T*>(args[0]), *av, b, w);
+      a.Read(b, w);
       int info = 0;
       if (n > 0) Lapack<T>::potrf(c.lower ? 'L' : 'U', n, w.data(), n, &info);
       if (c.cholesky_op) {
@@ -116,8 +147,9 @@ template <typename T> absl::Status Run(const LinalgConfig& c, void** args) {
     if (!fv.ok()) return fv.status();
     const int m = static_cast<int>(av->rows), n = static_cast<int>(av->cols), k = std::min(m, n);
     std::vector<int> ipiv(std::max(k, 1));
+    const OperandMatrices<T> a(args[0], *av, args[1], *fv);
     for (int64_t b = 0; b < av->batch; ++b) {
-      Gather(static_cast<const T*>(args[0]), *av, b, w);
+      a.Read(b, w);
       int info = 0;
       if (m > 0 && n > 0) Lapack<T>::getrf(m, n, w.data(), m, ipiv.data(), &info);
       Scatter(w, *fv, b, static_cast<T*>(args[1]));
@@ -133,9 +165,10 @@ template <typename T> absl::Status Run(const LinalgConfig& c, void** args) {
   if (!xv.ok()) return xv.status();
   const T alpha = c.has_alpha ? *static_cast<const T*>(args[2]) : T(1);
   const int k = static_cast<int>(av->rows), rows = static_cast<int>(bv->rows), cols = static_cast<int>(bv->cols);
+  const OperandMatrices<T> a(args[0], *av, args[xi], *xv), rhs(args[1], *bv, args[xi], *xv);
   for (int64_t b = 0; b < av->batch; ++b) {
-    Gather(static_cast<const T*>(args[0]), *av, b, w);
-    Gather(static_cast<const T*>(args[1]), *bv, b, bw);
+    a.Read(b, w);
+    rhs.Read(b, bw);
     if (rows > 0 && cols > 0)
       Lapack<T>::trsm(c.left_side ? 'L' : 'R', c.lower ? 'L' : 'U', c.transpose, c.unit_diagonal ? 'U' : 'N', rows,
                       cols, alpha, w.data(), std::max(k, 1), bw.data(), rows);
