@@ -70,15 +70,9 @@ absl::StatusOr<llvm::Function*> EmitComparatorFunction(llvm::Module* module, con
 llvm::Value* TotalOrderCompare(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y, PrimitiveType t,
                                bool greater) {
   if (IsFloatingPoint(t)) {
-    const unsigned w = static_cast<unsigned>(x->getType()->getPrimitiveSizeInBits());
-    llvm::Type* it = b.getIntNTy(w ? w : 8);
-    auto key = [&](llvm::Value* v) {
-      llvm::Value* i = v->getType()->isIntegerTy() ? v : b.CreateBitCast(v, it);
-      llvm::Value* sign = b.CreateAShr(i, w - 1);
-      return b.CreateXor(i, b.CreateLShr(sign, 1));
-    };
-    llvm::Value* kx = key(x);
-    llvm::Value* ky = key(y);
+    // The key of the element type's own bits, not of its storage byte (f4e2m1fn, f8e8m0fnu).
+    llvm::Value* kx = EmitFloatTotalOrderKey(b, x, t);
+    llvm::Value* ky = EmitFloatTotalOrderKey(b, y, t);
     return greater ? b.CreateICmpSGT(kx, ky) : b.CreateICmpSLT(kx, ky);
   }
   if (IsUnsignedIntegral(t) || t == PrimitiveType::PRED) return greater ? b.CreateICmpUGT(x, y) : b.CreateICmpULT(x, y);

@@ -90,6 +90,11 @@ class ElementalIrEmitter {
 // so a backend can call it by LibmName / LibdeviceName; nullopt for any other intrinsic.
 std::optional<MathFunction> IntrinsicMathFunction(llvm::Intrinsic::ID id);
 
+// A signed i64 key whose order is the total order of values of float type `t` (-NaN < -inf <
+// ... < -0 < +0 < ... < +inf < +NaN), taken from the type's own bits: f4e2m1fn's sign is bit 3
+// of its byte, and f8e8m0fnu has no sign bit. Compare, sort and top-k all order floats by it.
+llvm::Value* EmitFloatTotalOrderKey(llvm::IRBuilderBase& b, llvm::Value* v, PrimitiveType t);
+
 // LLVM's verifier over the function definitions of `module` from the `first`-th on (what one
 // kernel added: the kernel and its helpers). An Internal error quoting the verifier, which the
 // thunk emitter then places at the instruction the kernel computes; a module that only failed

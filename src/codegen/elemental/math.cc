@@ -283,16 +283,7 @@ absl::StatusOr<llvm::Value*> EmitCompare(ElementalIrEmitter& e, const HloInstruc
     r = b.CreateAnd(re, im);
     if (dir == D::kNe) r = b.CreateNot(r);
   } else if (IsFloatingPoint(t) && ct == ComparisonType::kTotalOrder) {
-    // On the element type's own bits: -NaN < -inf < ... < -0 < +0 < ... < inf < +NaN.
-    auto key = [&](llvm::Value* v) -> llvm::Value* {
-      llvm::Value* bits = ValueToBits(b, v, t);
-      if (t == P::F8E8M0FNU) return b.CreateZExt(bits, b.getInt64Ty());
-      const unsigned w = bits->getType()->getIntegerBitWidth();
-      llvm::Value* s = b.CreateSExt(bits, b.getInt64Ty());
-      llvm::Value* flipped = b.CreateXor(s, b.getInt64((uint64_t{1} << (w - 1)) - 1));
-      return b.CreateSelect(b.CreateICmpSLT(s, b.getInt64(0)), flipped, s);
-    };
-    r = icmp(true, key(x), key(y));
+    r = icmp(true, EmitFloatTotalOrderKey(b, x, t), EmitFloatTotalOrderKey(b, y, t));
   } else if (IsFloatingPoint(t)) {
     llvm::Value* a = UpcastFloat(b, x, t);
     llvm::Value* c = UpcastFloat(b, y, t);
@@ -316,6 +307,24 @@ absl::StatusOr<llvm::Value*> EmitCompare(ElementalIrEmitter& e, const HloInstruc
   }
   return b.CreateZExt(r, b.getInt8Ty());
 }
+
+}  // namespace hloc::codegen::elemental_internal
+
+namespace hloc::codegen {
+
+llvm::Value* EmitFloatTotalOrderKey(llvm::IRBuilderBase& b, llvm::Value* v, PrimitiveType t) {
+  llvm::Value* bits = elemental_internal::ValueToBits(b, v, t);  // BitWidth(t) bits
+  if (t == PrimitiveType::F8E8M0FNU) return b.CreateZExt(bits, b.getInt64Ty());
+  const unsigned w = bits->getType()->getIntegerBitWidth();
+  // Negative values (sign set) order by descending magnitude: flip their magnitude bits.
+  llvm::Value* s = b.CreateSExt(bits, b.getInt64Ty());
+  llvm::Value* flipped = b.CreateXor(s, b.getInt64((uint64_t{1} << (w - 1)) - 1));
+  return b.CreateSelect(b.CreateICmpSLT(s, b.getInt64(0)), flipped, s);
+}
+
+}  // namespace hloc::codegen
+
+namespace hloc::codegen::elemental_internal {
 
 absl::StatusOr<llvm::Value*> EmitClamp(ElementalIrEmitter& e, PrimitiveType t, llvm::Value* lo, llvm::Value* x,
                                        llvm::Value* hi) {

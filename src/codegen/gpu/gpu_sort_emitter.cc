@@ -54,14 +54,10 @@ llvm::Value* ToBool(llvm::IRBuilderBase& b, llvm::Value* v) {
 // `a` before `b` in the total order top-k uses (floats: -NaN < -inf < ... < -0 < +0 < ... < NaN).
 llvm::Value* TotalOrderBefore(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y, PrimitiveType t, bool largest) {
   if (IsFloatingPoint(t)) {
-    const unsigned w = static_cast<unsigned>(x->getType()->getPrimitiveSizeInBits());
-    llvm::Type* it = b.getIntNTy(w ? w : 8);
-    auto key = [&](llvm::Value* v) {
-      llvm::Value* i = v->getType()->isIntegerTy() ? v : b.CreateBitCast(v, it);
-      llvm::Value* sign = b.CreateAShr(i, w - 1);
-      return b.CreateXor(i, b.CreateLShr(sign, 1));
-    };
-    return largest ? b.CreateICmpSGT(key(x), key(y)) : b.CreateICmpSLT(key(x), key(y));
+    // The key of the element type's own bits, not of its storage byte (f4e2m1fn, f8e8m0fnu).
+    llvm::Value* kx = EmitFloatTotalOrderKey(b, x, t);
+    llvm::Value* ky = EmitFloatTotalOrderKey(b, y, t);
+    return largest ? b.CreateICmpSGT(kx, ky) : b.CreateICmpSLT(kx, ky);
   }
   if (IsUnsignedIntegral(t) || t == PrimitiveType::PRED) return largest ? b.CreateICmpUGT(x, y) : b.CreateICmpULT(x, y);
   return largest ? b.CreateICmpSGT(x, y) : b.CreateICmpSLT(x, y);
