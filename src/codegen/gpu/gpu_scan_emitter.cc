@@ -341,8 +341,15 @@ absl::StatusOr<bool> TryEmitParallelScan(GpuKernel& k, const HloInstruction& sca
   if (!IsRowMajorLayout(in.shape()) || !IsRowMajorLayout(k.outputs[0].shape())) return false;
   const bool exact = !IsFloatingPoint(t);
   if (!exact && !scan.attrs().is_associative.value_or(false)) return false;
+  const bool fp_bits = !exact && !PrimitiveTypeToIrType(t, b.getContext())->isFloatingPointTy();
   std::optional<Combine> combine = SimpleCombine(b, op->opcode(), t);
   if (!combine) return false;
+  // f8/f4 values are integer bits in IR (LLVM has no such float types): their arithmetic is the
+  // elemental emitter's (in f32, rounded back), as everywhere else.
+  if (fp_bits) {
+    ElementalIrEmitter* e = k.emitter;
+    combine = [e, op](llvm::Value* x, llvm::Value* y) { return e->EmitElementwiseOp(op, {x, y}); };
+  }
   Cumulative c;
   c.dims = in.shape().dimensions();
   c.dim = scan.attrs().dimensions[0];
