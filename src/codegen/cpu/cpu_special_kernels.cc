@@ -197,18 +197,18 @@ absl::Status EmitDynamicUpdateSliceKernel(KernelContext& k, const HloInstruction
   const IrArray* in = operand_array(0);
 
   auto in_place = [&]() -> absl::Status {
-    // Start indices clamped so the update fits (XLA's semantics), computed once.
+    // Start indices clamped so the update fits (XLA's semantics), computed once; in either of
+    // HLO's index forms (a scalar per dimension, or the old single vector).
     std::vector<llvm::Value*> starts;
+    auto index_gen = [&](int64_t i) -> ElementGenerator {
+      absl::StatusOr<ElementGenerator> g = gen_of(i);
+      return g.ok() ? *g : ElementGenerator();
+    };
     for (int64_t d = 0; d < out.shape().rank(); ++d) {
-      absl::StatusOr<ElementGenerator> g = gen_of(2 + d);
-      if (!g.ok()) return g.status();
-      absl::StatusOr<llvm::Value*> v = (*g)(IrArray::Index());
-      if (!v.ok()) return v.status();
-      llvm::Value* s = IndexToI64(b, *v, dus.operand(2 + d)->shape().element_type());
-      const int64_t hi = std::max<int64_t>(0, out.shape().dimensions(d) - update_shape.dimensions(d));
-      s = b.CreateSelect(b.CreateICmpSLT(s, b.getInt64(0)), b.getInt64(0), s);
-      s = b.CreateSelect(b.CreateICmpSGT(s, b.getInt64(hi)), b.getInt64(hi), s);
-      starts.push_back(s);
+      const int64_t hi = out.shape().dimensions(d) - update_shape.dimensions(d);
+      absl::StatusOr<llvm::Value*> s = EmitClampedStartIndex(b, dus, 2, d, hi, index_gen);
+      if (!s.ok()) return s.status();
+      starts.push_back(*s);
     }
     return EmitLoopNest(update_shape, b, k.part, k.num_parts, [&](const IrArray::Index& index) -> absl::Status {
       absl::StatusOr<llvm::Value*> v = (*update)(index);

@@ -90,6 +90,14 @@ class ElementalIrEmitter {
 // so a backend can call it by LibmName / LibdeviceName; nullopt for any other intrinsic.
 std::optional<MathFunction> IntrinsicMathFunction(llvm::Intrinsic::ID id);
 
+// Start index `k` of a dynamic-slice or dynamic-update-slice `hlo` whose start indices begin at
+// operand `first` (1 or 2): one scalar operand per dimension, or XLA's old form, a single rank-1
+// operand holding them all. As i64, clamped to [0, hi] as XLA clamps. `operand(i)` is the
+// element generator of operand i (empty if it has none).
+absl::StatusOr<llvm::Value*> EmitClampedStartIndex(llvm::IRBuilderBase& b, const HloInstruction& hlo, int64_t first,
+                                                   int64_t k, int64_t hi,
+                                                   const std::function<ElementGenerator(int64_t)>& operand);
+
 // A signed i64 key whose order is the total order of values of float type `t` (-NaN < -inf <
 // ... < -0 < +0 < ... < +inf < +NaN), taken from the type's own bits: f4e2m1fn's sign is bit 3
 // of its byte, and f8e8m0fnu has no sign bit. Compare, sort and top-k all order floats by it.

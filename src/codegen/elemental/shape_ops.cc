@@ -13,22 +13,9 @@ using O = HloOpcode;
 using Gen = ElementGenerator;
 using SV = absl::StatusOr<llvm::Value*>;
 
-// Start index operand `k` of a dynamic-slice style op (one scalar per dimension, or the old
-// form's single vector), clamped to [0, hi].
-SV StartIndex(B& b, const GeneratorMap& ops, const HloInstruction* hlo, int64_t first, int64_t k, int64_t rank,
-              int64_t hi) {
-  const int64_t n = hlo->operand_count() - first;
-  int64_t opnd = first + k;
-  Index idx;
-  if (n == 1 && rank != 1 && hlo->operand(first)->shape().rank() == 1) {  // old HLO: one vector
-    opnd = first;
-    idx = Index({I64(b, k)});
-  } else if (n != rank) {
-    return absl::InvalidArgumentError(absl::StrCat(hlo->name(), ": needs ", rank, " start indices"));
-  }
-  SV v = OperandGenerator(ops, hlo, opnd)(idx);
-  if (!v.ok()) return v;
-  return ClampIndex(b, *v, hlo->operand(opnd)->shape().element_type(), hi);
+// Start index `k` of `hlo`, read through the elemental generators of its operands.
+SV StartIndex(B& b, const GeneratorMap& ops, const HloInstruction* hlo, int64_t first, int64_t k, int64_t hi) {
+  return EmitClampedStartIndex(b, *hlo, first, k, hi, [&](int64_t i) { return OperandGenerator(ops, hlo, i); });
 }
 
 // The row-major linear number of `index` in `dims` (a shape's logical order).
@@ -206,7 +193,7 @@ absl::StatusOr<ElementGenerator> MakeShapeOpGenerator(ElementalIrEmitter& e, con
       return Gen([=](const Index& index) -> SV {
         std::vector<llvm::Value*> in(index.size());
         for (int64_t d = 0; d < rank; ++d) {
-          SV s = StartIndex(*b, *ops, hlo, 1, d, rank, in_dims[d] - sizes[d]);
+          SV s = StartIndex(*b, *ops, hlo, 1, d, in_dims[d] - sizes[d]);
           if (!s.ok()) return s;
           in[d] = b->CreateAdd(*s, index[d]);
         }
@@ -220,7 +207,7 @@ absl::StatusOr<ElementGenerator> MakeShapeOpGenerator(ElementalIrEmitter& e, con
         std::vector<llvm::Value*> in_update(index.size());
         llvm::Value* inside = b->getTrue();
         for (int64_t d = 0; d < rank; ++d) {
-          SV s = StartIndex(*b, *ops, hlo, 2, d, rank, full[d] - upd[d]);
+          SV s = StartIndex(*b, *ops, hlo, 2, d, full[d] - upd[d]);
           if (!s.ok()) return s;
           in_update[d] = b->CreateSub(index[d], *s);
           inside = b->CreateAnd(inside, b->CreateAnd(b->CreateICmpSGE(in_update[d], I64(*b, 0)),
@@ -280,3 +267,27 @@ absl::StatusOr<ElementGenerator> MakeShapeOpGenerator(ElementalIrEmitter& e, con
 }
 
 }  // namespace hloc::codegen::elemental_internal
+
+namespace hloc::codegen {
+
+absl::StatusOr<llvm::Value*> EmitClampedStartIndex(llvm::IRBuilderBase& b, const HloInstruction& hlo, int64_t first,
+                                                   int64_t k, int64_t hi,
+                                                   const std::function<ElementGenerator(int64_t)>& operand) {
+  const int64_t rank = hlo.operand(0)->shape().rank();
+  const int64_t n = hlo.operand_count() - first;
+  int64_t opnd = first + k;
+  IrArray::Index idx;
+  if (n == 1 && rank != 1 && hlo.operand(first)->shape().rank() == 1) {  // old HLO: one vector
+    opnd = first;
+    idx = IrArray::Index({elemental_internal::I64(b, k)});
+  } else if (n != rank) {
+    return absl::InvalidArgumentError(absl::StrCat(hlo.name(), ": needs ", rank, " start indices"));
+  }
+  const ElementGenerator gen = operand(opnd);
+  if (!gen) return absl::InternalError(absl::StrCat(hlo.name(), ": no element generator for start index operand ", opnd));
+  absl::StatusOr<llvm::Value*> v = gen(idx);
+  if (!v.ok()) return v;
+  return elemental_internal::ClampIndex(b, *v, hlo.operand(opnd)->shape().element_type(), hi);
+}
+
+}  // namespace hloc::codegen

@@ -274,22 +274,16 @@ absl::Status EmitScatterKernel(GpuKernel& k, const HloInstruction& scatter,
 namespace {
 
 // The start indices of an in-place dynamic-update-slice, clamped so the update fits (XLA's
-// semantics).
+// semantics), in either of HLO's index forms (a scalar per dimension, or the old single vector).
 absl::StatusOr<std::vector<llvm::Value*>> DusStarts(GpuKernel& k, const HloInstruction& dus, const Shape& out,
                                                     const std::function<ElementGenerator(int64_t)>& operand_gen) {
-  llvm::IRBuilderBase& b = *k.b;
   const Shape& update_shape = dus.operand(1)->shape();
   std::vector<llvm::Value*> starts;
   for (int64_t d = 0; d < out.rank(); ++d) {
-    ElementGenerator g = operand_gen(2 + d);
-    if (!g) return absl::InternalError("dynamic-update-slice index without a generator");
-    absl::StatusOr<llvm::Value*> v = g(IrArray::Index());
-    if (!v.ok()) return v.status();
-    llvm::Value* s = cpu::IndexToI64(b, *v, dus.operand(2 + d)->shape().element_type());
-    const int64_t hi = std::max<int64_t>(0, out.dimensions(d) - update_shape.dimensions(d));
-    s = b.CreateSelect(b.CreateICmpSLT(s, b.getInt64(0)), b.getInt64(0), s);
-    s = b.CreateSelect(b.CreateICmpSGT(s, b.getInt64(hi)), b.getInt64(hi), s);
-    starts.push_back(s);
+    const int64_t hi = out.dimensions(d) - update_shape.dimensions(d);
+    absl::StatusOr<llvm::Value*> s = EmitClampedStartIndex(*k.b, dus, 2, d, hi, operand_gen);
+    if (!s.ok()) return s.status();
+    starts.push_back(*s);
   }
   return starts;
 }
