@@ -293,6 +293,17 @@ absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeElementGenerator(const 
         return EmitConvert(index[dim], P::S64, t);
       });
     }
+    case O::kGetDimensionSize: {
+      // The dimension's bound: like the evaluator, the backends track no runtime sizes. (XLA
+      // folds these away before code generation; an expander here may leave one in a fusion.)
+      const std::vector<int64_t>& dims = hlo->attrs().dimensions;
+      const Shape& operand = hlo->operand(0)->shape();
+      if (dims.size() != 1 || dims[0] < 0 || dims[0] >= operand.rank())
+        return absl::InvalidArgumentError(absl::StrCat(hlo->name(), ": get-dimension-size needs one valid dimension"));
+      llvm::Value* size = b->getInt64(operand.dimensions(dims[0]));
+      const P t = hlo->shape().element_type();
+      return ElementGenerator([this, size, t](const IrArray::Index&) { return EmitConvert(size, P::S64, t); });
+    }
     case O::kGetTupleElement: {
       const unsigned i = static_cast<unsigned>(hlo->attrs().tuple_index);
       return ElementGenerator([=](const IrArray::Index& index) -> absl::StatusOr<llvm::Value*> {
