@@ -37,7 +37,9 @@ struct CommandBufferOptions {
   // each kCommandBuffer, so by default everything it can put there is replayed as a graph.
   // "kWhile": while loops whose bodies can be captured run as WHILE conditional nodes, the
   // whole loop one graph (XLA's WHILE command type; device_loops.h).
-  std::vector<std::string> kinds = {"kKernel", "kGemm", "kConvolution", "kCopy", "kMemset", "kWhile"};
+  // "kCollective": NCCL collectives the compiler put in a command buffer (its COLLECTIVES kind)
+  // are captured too, async ones with their collective stream forked into the graph.
+  std::vector<std::string> kinds = {"kKernel", "kGemm", "kConvolution", "kCopy", "kMemset", "kWhile", "kCollective"};
   int64_t min_graph_size = 2;                               // shorter runs stay plain thunks
   // Plain executions of a command buffer before it is captured (XLA's
   // xla_gpu_graph_num_runs_to_instantiate): the first run loads kernels lazily and lets the

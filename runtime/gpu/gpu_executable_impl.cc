@@ -45,18 +45,21 @@ std::vector<int64_t> DefaultLayout(size_t rank) {
 }
 
 // Kinds a CUDA graph can hold: work that is enqueued on the stream without the host waiting.
-bool Capturable(const Thunk& t) {
+// NCCL collectives only where the compiler put them in a command buffer (its COLLECTIVES kind,
+// `nccl`), never in a device loop's body, whose conditional graph nodes NCCL does not promise.
+bool Capturable(const Thunk& t, bool nccl) {
   switch (t.kind) {
     case ThunkKind::kKernel:
     case ThunkKind::kGemm:
     case ThunkKind::kConvolution:
     case ThunkKind::kCopy:
     case ThunkKind::kMemset:
-    case ThunkKind::kCollective:
       return true;
+    case ThunkKind::kCollective:
+      return nccl || t.collective.op.empty() || t.collective.op == "partition-id" || t.collective.op == "replica-id";
     case ThunkKind::kSequential:
     case ThunkKind::kCommandBuffer:
-      return std::all_of(t.body.begin(), t.body.end(), Capturable);
+      return std::all_of(t.body.begin(), t.body.end(), [nccl](const Thunk& b) { return Capturable(b, nccl); });
     default:
       return false;
   }
@@ -952,7 +955,7 @@ class GpuExecutableImpl : public GpuExecutable {
     const CommandBufferOptions& o = options_.command_buffers;
     if (!o.enabled || capturing_ || static_cast<int64_t>(t.body.size()) < o.min_graph_size) return false;
     for (const Thunk& b : t.body) {
-      if (!Capturable(b)) return false;
+      if (!Capturable(b, /*nccl=*/true)) return false;
       if (b.kind != ThunkKind::kSequential && b.kind != ThunkKind::kCommandBuffer &&
           std::find(o.kinds.begin(), o.kinds.end(), ThunkKindName(b.kind)) == o.kinds.end()) {
         return false;
@@ -1022,7 +1025,7 @@ class GpuExecutableImpl : public GpuExecutable {
     for (const Thunk& b : seq) {
       if (b.kind == ThunkKind::kWhile) {
         if (!DeviceLoop(b)) return false;
-      } else if (!Capturable(b)) {
+      } else if (!Capturable(b, /*nccl=*/false)) {
         return false;
       }
     }

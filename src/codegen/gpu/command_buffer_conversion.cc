@@ -2,6 +2,7 @@
 #include "codegen/gpu/command_buffer_conversion.h"
 
 #include <algorithm>
+#include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -36,6 +37,26 @@ void CollectArguments(const ThunkSequence& body, Thunk& cb) {
   }
 }
 
+// The end of the longest prefix of seq[i, j) a graph may hold: every async collective started
+// in it also ends in it, and none ends there that started before (NCCL work captured on the
+// collective stream must join the capture again).
+size_t BalancedEnd(const ThunkSequence& seq, size_t i, size_t j) {
+  std::set<int64_t> open;
+  size_t good = i;
+  for (size_t k = i; k < j; ++k) {
+    const Thunk& t = seq[k];
+    if (t.kind == ThunkKind::kCollective && t.collective.async_id >= 0) {
+      if (t.collective.op == "collective-done") {
+        if (open.erase(t.collective.async_id) == 0) break;  // started outside the run
+      } else {
+        open.insert(t.collective.async_id);
+      }
+    }
+    if (open.empty()) good = k + 1;
+  }
+  return good;
+}
+
 absl::StatusOr<int64_t> Convert(ThunkSequence& seq, const CommandBufferConversionOptions& o, int depth,
                                 int64_t& counter) {
   if (depth > kMaxDepth) return absl::InvalidArgumentError("thunk sequences nested too deeply");
@@ -59,6 +80,7 @@ absl::StatusOr<int64_t> Convert(ThunkSequence& seq, const CommandBufferConversio
   while (i < seq.size()) {
     size_t j = i;
     while (j < seq.size() && o.kinds.count(seq[j].kind)) ++j;
+    if (o.kinds.count(ThunkKind::kCollective)) j = BalancedEnd(seq, i, j);
     const int64_t run = static_cast<int64_t>(j - i);
     if (run > 0 && run >= std::max<int64_t>(1, o.min_graph_size)) {
       Thunk cb;
@@ -95,10 +117,13 @@ absl::StatusOr<std::set<runtime::ThunkKind>> ParseCommandBufferKinds(const std::
       kinds.insert(ThunkKind::kCopy);
     } else if (p == "MEMSET") {
       kinds.insert(ThunkKind::kMemset);
+    } else if (p == "COLLECTIVES" || p == "COLLECTIVE") {
+      kinds.insert(ThunkKind::kCollective);
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown command buffer kind '", p,
-          "' (expected FUSION, CUBLAS, CUBLASLT, CUDNN, KERNEL, GEMM, CONVOLUTION, COPY or MEMSET)"));
+          "' (expected FUSION, CUBLAS, CUBLASLT, CUDNN, KERNEL, GEMM, CONVOLUTION, COPY, MEMSET or "
+          "COLLECTIVES)"));
     }
   }
   return kinds;

@@ -21,6 +21,20 @@ for m in all_reduce gather_scatter permute; do
   if ! echo "$out" | grep -q "gpu: collectives: NCCL"; then echo "FAIL $m: did not run through NCCL"; fail=1; fi
   if [ "$rc" != 0 ]; then echo "FAIL $m: exit $rc"; fail=1; else echo "PASS $m"; fi
 done
+# The same modules with their collectives captured into CUDA graphs (the COLLECTIVES kind).
+for m in all_reduce gather_scatter permute; do
+  "$H" eval "$D/$m.hlo" --seed 3 --outputs "$T/$m.ref3.npz" > /dev/null || { echo "FAIL $m: eval"; fail=1; continue; }
+  if ! "$H" compile "$D/$m.hlo" --profile h100 --disable-passes all-reduce-simp,all-gather-simp \
+        --command-buffers FUSION,CUBLAS,COPY,MEMSET,COLLECTIVES -o "$T/$m.hlox"; then
+    echo "FAIL $m: compile with COLLECTIVES"; fail=1; continue
+  fi
+  out="$("$H" run --backend gpu "$T/$m.hlox" --seed 3 --expect "$T/$m.ref3.npz" --verbose 2>&1)"
+  rc=$?
+  echo "$out" | grep -E "command buffers:|outputs match|error" | sed "s/^/  $m graphs: /"
+  if ! echo "$out" | grep -qE "command buffers: on, [1-9][0-9]* captured"; then
+    echo "FAIL $m: no collective command buffer was captured"; fail=1
+  elif [ "$rc" != 0 ]; then echo "FAIL $m graphs: exit $rc"; fail=1; else echo "PASS $m in CUDA graphs"; fi
+done
 out="$("$H" run --backend gpu "$D/two_devices.hlo" --seed 1 2>&1)"
 rc=$?
 echo "$out" | sed 's/^/  two_devices: /'
