@@ -1,12 +1,16 @@
 // NVPTX code generation (see nvptx_backend.h).
 #include "codegen/gpu/nvptx_backend.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Verifier.h"
@@ -56,6 +60,13 @@ absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> MakeTargetMachine(const Nvp
   return tm;
 }
 
+// "sm_90a" -> 90 (-1 when it does not read as sm_DIGITS).
+int SmNumber(llvm::StringRef sm) {
+  unsigned n = 0;
+  if (!sm.consume_front("sm_") || sm.consumeInteger(10, n)) return -1;
+  return static_cast<int>(n);
+}
+
 absl::Status LinkLibdevice(llvm::Module& module, const NvptxOptions& options) {
   bool needed = false;
   for (const llvm::Function& f : module)
@@ -100,6 +111,26 @@ void SuffixLocalSymbols(llvm::Module& module, const std::string& suffix) {
 }
 
 }  // namespace
+
+std::vector<std::string> SupportedNvptxTargets() {
+  InitNvptx();
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, error);
+  if (target == nullptr) return {};
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(target->createMCSubtargetInfo(kTriple, "", ""));
+  std::vector<std::string> names;
+  for (const llvm::SubtargetSubTypeKV& cpu : sti->getAllProcessorDescriptions())
+    if (SmNumber(cpu.Key) >= kMinComputeCapability) names.push_back(cpu.Key);
+  return names;
+}
+
+absl::Status CheckNvptxTarget(const std::string& sm) {
+  const std::vector<std::string> known = SupportedNvptxTargets();
+  if (std::find(known.begin(), known.end(), sm) != known.end()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(sm, " is not a GPU target this hloc can compile for (LLVM ",
+                                                 LLVM_VERSION_STRING, "'s NVPTX backend, from sm_",
+                                                 kMinComputeCapability, " on: ", absl::StrJoin(known, ", "), ")"));
+}
 
 std::string FindLibdevice(const NvptxOptions& options) {
   std::vector<std::string> candidates = options.libdevice_paths;

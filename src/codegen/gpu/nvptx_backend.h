@@ -19,6 +19,17 @@ struct NvptxOptions {
   std::vector<std::string> libdevice_paths;
 };
 
+// The oldest compute capability hloc compiles for: PTX ISA 8.0 (ptx_version above, CUDA 12)
+// has no targets before sm_50, and the kernels use warp shuffles and atomics of later GPUs.
+inline constexpr int kMinComputeCapability = 50;
+
+// The NVPTX targets this build can compile for: those LLVM's NVPTX backend knows ("sm_50",
+// ..., "sm_90a"), from kMinComputeCapability on.
+std::vector<std::string> SupportedNvptxTargets();
+// OK when `sm` is one of SupportedNvptxTargets(); LLVM would otherwise abort ("Cannot select")
+// on the first instruction its unknown subtarget lacks.
+absl::Status CheckNvptxTarget(const std::string& sm);
+
 // The triple and data layout NVPTX kernels use; set on the module before emitting kernels.
 void ConfigureNvptxModule(llvm::Module& module, const NvptxOptions& options);
 

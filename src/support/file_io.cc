@@ -1,0 +1,211 @@
+#include "support/file_io.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+#include "support/host_memory.h"
+
+namespace hloc {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint64_t kMaxStreamBytes = uint64_t{1} << 30;
+constexpr size_t kReadChunk = size_t{1} << 20;
+
+std::string Errno() { return std::strerror(errno); }
+
+// Closes a file descriptor when it goes out of scope (not standard input).
+struct FdCloser {
+  int fd;
+  ~FdCloser() {
+    if (fd > 2) ::close(fd);
+  }
+};
+
+// Reads `fd` to its end into `out`, failing once more than `limit` bytes have come.
+absl::Status ReadToEnd(int fd, uint64_t limit, const std::string& name, std::string& out) {
+  size_t size = out.size();
+  for (;;) {
+    if (size > limit) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          name, ": more than ", limit, " bytes from standard input, a pipe or a device (hloc reads at most that ",
+          "much from a source whose size it cannot know in advance; write the input to a file)"));
+    }
+    out.resize(size + kReadChunk);
+    const ssize_t n = ::read(fd, out.data() + size, kReadChunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      out.resize(size);
+      return absl::DataLossError(absl::StrCat(name, ": read error (", Errno(), ")"));
+    }
+    if (n == 0) break;
+    size += static_cast<size_t>(n);
+  }
+  out.resize(size);
+  return absl::OkStatus();
+}
+
+// ---- temporaries removed when the process is interrupted ----------------------------------------
+// A write killed by SIGINT/SIGTERM/SIGHUP leaves its destination untouched; these slots let
+// the signal handler remove the temporary too. Only async-signal-safe calls (unlink, signal,
+// raise) run in the handler.
+constexpr int kSlots = 16;
+constexpr size_t kMaxTempPath = 4096;
+enum SlotState : int { kFree = 0, kFilling = 1, kReady = 2 };
+struct TempSlot {
+  std::atomic<int> state{kFree};
+  char path[kMaxTempPath];
+};
+TempSlot g_temps[kSlots];
+
+extern "C" void RemoveTempsAndReraise(int sig) {
+  for (TempSlot& slot : g_temps)
+    if (slot.state.load() == kReady) ::unlink(slot.path);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void InstallSignalCleanupOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction old;
+      // Only where nobody else handles (or ignores) the signal.
+      if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) std::signal(sig, RemoveTempsAndReraise);
+    }
+  });
+}
+
+// Registers a temporary for removal on a signal for as long as it lives. With every slot taken
+// (more concurrent writes than slots) the temporary is simply not cleaned up on a signal.
+class TempRegistration {
+ public:
+  explicit TempRegistration(const std::string& path) {
+    if (path.size() >= kMaxTempPath) return;
+    InstallSignalCleanupOnce();
+    for (TempSlot& slot : g_temps) {
+      int expected = kFree;
+      if (!slot.state.compare_exchange_strong(expected, kFilling)) continue;
+      std::memcpy(slot.path, path.c_str(), path.size() + 1);
+      slot.state.store(kReady);
+      slot_ = &slot;
+      return;
+    }
+  }
+  ~TempRegistration() {
+    if (slot_ != nullptr) slot_->state.store(kFree);
+  }
+  TempRegistration(const TempRegistration&) = delete;
+  TempRegistration& operator=(const TempRegistration&) = delete;
+
+ private:
+  TempSlot* slot_ = nullptr;
+};
+
+absl::Status WriteAll(int fd, std::string_view contents) {
+  size_t done = 0;
+  while (done < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return absl::DataLossError(n < 0 ? Errno() : "no progress");
+    done += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+// /dev and /proc name devices and open files (/dev/stdout is the shell's redirection, perhaps
+// to a file opened for appending): replacing them by rename would take the output away from
+// whoever reads it, so they are written in place.
+bool UnderDevOrProc(const std::string& path) {
+  std::error_code ec;
+  const std::string abs = fs::absolute(path, ec).lexically_normal().string();
+  return abs.rfind("/dev/", 0) == 0 || abs.rfind("/proc/", 0) == 0;
+}
+
+absl::Status WriteInPlaceFile(const std::string& path, bool truncate, std::string_view contents) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0), 0666);
+  if (fd < 0) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "': ", Errno()));
+  absl::Status s = WriteAll(fd, contents);
+  const int closed = ::close(fd);
+  if (s.ok() && closed != 0) s = absl::DataLossError(Errno());
+  if (!s.ok()) return absl::DataLossError(absl::StrCat("write to '", path, "' failed: ", s.message()));
+  return absl::OkStatus();
+}
+
+// The mode a newly created file gets (0666 less the umask), as open(O_CREAT) would give it.
+mode_t NewFileMode() {
+  static std::mutex mu;  // umask can only be read by setting it
+  std::lock_guard<std::mutex> lock(mu);
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  return 0666 & ~mask;
+}
+
+}  // namespace
+
+uint64_t MaxStreamInputBytes() { return std::min(kMaxStreamBytes, HostMemoryBytes() / 4); }
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  const bool stdin_path = path == "-";
+  const std::string name = stdin_path ? "<stdin>" : path;
+  const int fd = stdin_path ? 0 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return absl::NotFoundError(absl::StrCat(name, ": cannot open file (", Errno(), ")"));
+  FdCloser closer{stdin_path ? -1 : fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return absl::DataLossError(absl::StrCat(name, ": cannot read file (", Errno(), ")"));
+  if (S_ISDIR(st.st_mode)) return absl::InvalidArgumentError(absl::StrCat(name, ": is a directory, not a file"));
+  std::string bytes;
+  uint64_t limit = MaxStreamInputBytes();
+  // A regular file's size is known: refuse one that cannot fit before reading anything. (Some,
+  // such as those in /proc, report size 0 and are read like a stream.)
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    const uint64_t size = static_cast<uint64_t>(st.st_size);
+    if (absl::Status s = CheckCanAllocate(size, absl::StrCat("reading ", name)); !s.ok()) return s;
+    bytes.reserve(size);
+    limit = std::max(limit, size);
+  }
+  if (absl::Status s = ReadToEnd(fd, limit, name, bytes); !s.ok()) return s;
+  return bytes;
+}
+
+absl::Status WriteFileAtomically(const std::string& path, std::string_view contents) {
+  std::error_code ec;
+  std::string target = path;
+  if (fs::is_symlink(path, ec)) target = fs::weakly_canonical(path, ec).string();
+  if (ec || target.empty()) target = path;
+  struct stat st;
+  const bool exists = ::stat(target.c_str(), &st) == 0;
+  if ((exists && !S_ISREG(st.st_mode)) || UnderDevOrProc(path) || UnderDevOrProc(target)) {
+    // Truncated like any output when it is a regular file (as `>` would), not when a device.
+    return WriteInPlaceFile(path, exists && S_ISREG(st.st_mode), contents);
+  }
+  const fs::path dest(target);
+  const fs::path dir = dest.has_parent_path() ? dest.parent_path() : fs::path(".");
+  std::string temp = (dir / absl::StrCat(".", dest.filename().string(), ".tmp-XXXXXX")).string();
+  const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+  if (fd < 0) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "': ", Errno()));
+  TempRegistration registration(temp);
+  absl::Status s = WriteAll(fd, contents);
+  // mkostemp creates the file 0600; give it the mode the replaced file had, or a new file's.
+  if (s.ok() && ::fchmod(fd, exists ? (st.st_mode & 07777) : NewFileMode()) != 0) s = absl::DataLossError(Errno());
+  if (::close(fd) != 0 && s.ok()) s = absl::DataLossError(Errno());
+  if (s.ok() && ::rename(temp.c_str(), target.c_str()) != 0) s = absl::DataLossError(Errno());
+  if (!s.ok()) {
+    ::unlink(temp.c_str());
+    return absl::DataLossError(absl::StrCat("write to '", path, "' failed: ", s.message(), " (the file is unchanged)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hloc

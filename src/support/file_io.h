@@ -1,0 +1,32 @@
+// Reading whole input files with bounded memory, and writing output files so that a failed or
+// interrupted write never leaves a truncated file behind. Every file hloc reads whole or
+// writes goes through these two functions.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+namespace hloc {
+
+// The most bytes read from standard input, a pipe or a device: those have no size to check
+// before reading (/dev/zero never ends), so reading stops there with an error. 1 GiB, or a
+// quarter of HostMemoryBytes() when that is less.
+uint64_t MaxStreamInputBytes();
+
+// All bytes of `path` ("-" reads standard input). A regular file larger than the memory the
+// process may allocate is refused before it is read; standard input, a pipe or a device is
+// read until its end or until it passes MaxStreamInputBytes(). Errors start with `path`
+// ("<stdin>" for "-"): cannot open, a directory, too large, read error.
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
+
+// Writes `contents` as `path`: into a temporary file in the same folder, renamed over `path`
+// once every byte is written and the file closed, so readers see the old file or the whole new
+// one. On any error the temporary is removed, `path` is left as it was and the error names it.
+// A `path` that exists and is not a regular file (/dev/stdout, a FIFO, /dev/null) cannot be
+// replaced: it is written in place, its write errors still reported. A symbolic link is
+// followed: the file it names is replaced.
+absl::Status WriteFileAtomically(const std::string& path, std::string_view contents);
+
+}  // namespace hloc
