@@ -1,9 +1,11 @@
 #include "ir/literal.h"
 
 #include <cmath>
+#include <new>
 
 #include "absl/strings/str_cat.h"
 #include "ir/float_types.h"
+#include "support/host_memory.h"
 
 namespace hloc {
 
@@ -16,7 +18,6 @@ Literal::Literal(const Shape& shape) : shape_(shape) {
 }
 
 absl::StatusOr<Literal> Literal::Create(const Shape& shape) {
-  constexpr int64_t kMaxBytes = int64_t{1} << 40;
   if (shape.IsTuple()) {
     std::vector<Literal> elems;
     for (const Shape& s : shape.tuple_shapes()) {
@@ -31,12 +32,20 @@ absl::StatusOr<Literal> Literal::Create(const Shape& shape) {
   if (shape.IsArray()) {
     auto n = shape.ElementCount();
     if (!n.ok()) return n.status();
-    if (*n > kMaxBytes / std::max(1, ByteWidth(shape.element_type()))) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("literal of shape ", shape.ToString(), " is too large to allocate"));
+    // More than the process can ever hold is refused before allocating (std::bad_alloc would
+    // abort; an overcommitted allocation would be killed while being zeroed).
+    const uint64_t width = static_cast<uint64_t>(std::max(1, ByteWidth(shape.element_type())));
+    if (static_cast<uint64_t>(*n) > HostMemoryBytes() / width) {
+      return absl::ResourceExhaustedError(absl::StrCat("literal of shape ", shape.ToString(), " needs ",
+                                                       static_cast<uint64_t>(*n) * width, " bytes, more than the ",
+                                                       HostMemoryBytes(), " this process can allocate"));
     }
   }
-  return Literal(shape);
+  try {
+    return Literal(shape);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(absl::StrCat("cannot allocate a literal of shape ", shape.ToString()));
+  }
 }
 
 Literal Literal::MakeTuple(std::vector<Literal> elements) {

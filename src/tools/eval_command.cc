@@ -203,6 +203,13 @@ int RunEval(const std::vector<std::string>& args) {
     return UsageError("eval", absl::StrCat("--inputs is required: the entry computation takes ", num_params,
                                            " parameter", num_params == 1 ? "" : "s"));
   }
+  // Before any input is read or made: parameters that cannot be held make evaluation impossible.
+  std::vector<Shape> param_shapes;
+  for (size_t i = 0; i < num_params; ++i) param_shapes.push_back(param_shape(i));
+  if (absl::Status s = CheckParametersFit(param_shapes, path); !s.ok()) {
+    std::cerr << "hloc: error: " << s.message() << "\n";
+    return kExitFailure;
+  }
   if (inputs_path) {
     auto arrays = ReadArrays(*inputs_path);
     if (!arrays.ok()) {

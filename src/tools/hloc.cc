@@ -1,5 +1,6 @@
 // hloc: the command-line driver. `hloc SUBCOMMAND ...`; each subcommand is in its own file.
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -34,11 +35,8 @@ or a check fails (parse or verification error, evaluation error, output mismatch
 command-line error.
 )HELP";
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Dispatch(const std::vector<std::string>& args) {
   using namespace hloc::cli;
-  std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     std::cerr << kUsage;
     return kExitUsage;
@@ -72,4 +70,17 @@ int main(int argc, char** argv) {
   if (command == "run") return RunRun(rest);
   if (!command.empty() && command[0] == '-') return UsageError("", "unknown option '" + command + "'");
   return UsageError("", "unknown command '" + command + "' (commands: verify, print, eval, opt)");
+}
+
+}  // namespace
+
+// Inputs too large for memory are refused up front (CheckParametersFit, Literal::Create,
+// ReadWholeFile); an allocation that still fails ends the command with an error, not an abort.
+int main(int argc, char** argv) {
+  try {
+    return Dispatch(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const std::bad_alloc&) {
+    std::cerr << "hloc: error: out of memory (an allocation failed)\n";
+    return hloc::cli::kExitFailure;
+  }
 }
