@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -14,6 +13,7 @@
 #include "buffers/buffer_assignment.h"
 #include "buffers/buffer_assignment_checker.h"
 #include "ir/hlo_parser.h"
+#include "support/file_io.h"
 
 namespace hloc {
 
@@ -39,17 +39,6 @@ absl::StatusOr<BufferDumpTotals> ParseBufferAssignmentDump(const std::string& te
   return t;
 }
 
-namespace {
-
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-}  // namespace
 
 std::vector<TempBytesRow> CompareTempBytesWithXla(const std::string& corpus_dir, int64_t alignment) {
   namespace fs = std::filesystem;
@@ -66,14 +55,14 @@ std::vector<TempBytesRow> CompareTempBytesWithXla(const std::string& corpus_dir,
   for (const std::string& name : names) {
     TempBytesRow row;
     row.module = name;
-    absl::StatusOr<std::string> dump = ReadFile(absl::StrCat(corpus_dir, "/", name, ".after_optimizations-buffer-assignment.txt"));
+    absl::StatusOr<std::string> dump = ReadWholeFile(absl::StrCat(corpus_dir, "/", name, ".after_optimizations-buffer-assignment.txt"));
     if (!dump.ok()) continue;
     absl::StatusOr<BufferDumpTotals> xla = ParseBufferAssignmentDump(*dump);
     if (xla.ok()) {
       row.xla_temp = xla->temp_bytes;
       row.xla_total = xla->total_bytes;
     }
-    absl::StatusOr<std::string> hlo = ReadFile(absl::StrCat(corpus_dir, "/", name, suffix));
+    absl::StatusOr<std::string> hlo = ReadWholeFile(absl::StrCat(corpus_dir, "/", name, suffix));
     absl::StatusOr<std::unique_ptr<HloModule>> module =
         hlo.ok() ? ParseHloModule(*hlo) : absl::StatusOr<std::unique_ptr<HloModule>>(hlo.status());
     if (!module.ok()) {

@@ -4,13 +4,12 @@
 #include "ir/hlo_parser.h"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/hlo_parser_internal.h"
+#include "support/file_io.h"
 
 namespace hloc {
 namespace parser_internal {
@@ -584,13 +583,9 @@ absl::StatusOr<std::unique_ptr<HloModule>> ParseHloModule(std::string_view text,
 
 absl::StatusOr<std::unique_ptr<HloModule>> ParseHloModuleFile(const std::string& path,
                                                               const HloParserOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open file"));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": cannot read file"));
-  std::string text = ss.str();
-  return ParseHloModule(text, path, options);
+  absl::StatusOr<std::string> text = ReadWholeFile(path);
+  if (!text.ok()) return text.status();
+  return ParseHloModule(*text, path, options);
 }
 
 absl::StatusOr<Shape> ParseShape(std::string_view text) {

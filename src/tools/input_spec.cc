@@ -1,21 +1,19 @@
 #include "tools/input_spec.h"
 
 #include <cmath>
-#include <fstream>
-#include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/custom_calls/library_calls.h"  // ParseJson
+#include "support/file_io.h"
 
 namespace hloc {
 
 absl::StatusOr<std::vector<InputRange>> ReadInputSpec(const std::string& path,
                                                       const std::vector<runtime::ArrayShape>& params) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open the input spec"));
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  absl::StatusOr<JsonValue> json = ParseJson(text);
+  absl::StatusOr<std::string> text = ReadWholeFile(path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<JsonValue> json = ParseJson(*text);
   if (!json.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", json.status().message()));
   if (json->kind != JsonValue::Kind::kArray)
     return absl::InvalidArgumentError(absl::StrCat(path, ": expected a list with one entry per parameter"));
