@@ -3,14 +3,14 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <iterator>
 #include <fstream>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "io/zip.h"
+#include "support/file_io.h"
+#include "support/host_memory.h"
 
 namespace hloc {
 
@@ -219,29 +219,6 @@ std::string ShapeTuple(const std::vector<int64_t>& dims) {
   return absl::StrCat("(", absl::StrJoin(dims, ", "), ")");
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory, not a file"));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open file (", std::strerror(errno), ")"));
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    // A pipe or device: read what it sends.
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read error"));
-    return bytes;
-  }
-  // A regular file: one allocation of its size.
-  in.seekg(0, std::ios::end);
-  std::streamoff size = in.tellg();
-  in.seekg(0);
-  if (size < 0) return absl::DataLossError(absl::StrCat(path, ": cannot read file"));
-  std::string bytes(static_cast<size_t>(size), '\0');
-  if (!in.read(bytes.data(), size)) return absl::DataLossError(absl::StrCat(path, ": read error"));
-  return bytes;
-}
-
 std::string BaseName(const std::string& path) {
   size_t slash = path.find_last_of('/');
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
@@ -249,30 +226,96 @@ std::string BaseName(const std::string& path) {
   return base;
 }
 
-}  // namespace
 
-absl::StatusOr<NpyArray> ParseNpy(const std::string& bytes, const std::string& where) {
-  if (bytes.size() < kMagicSize + 4 || std::memcmp(bytes.data(), kMagic, kMagicSize) != 0) {
-    return Bad(where, "not a .npy file (bad magic)");
+// Where a .npy file's bytes come from: a whole file in memory, or a zip member inflated only as
+// far as it is read, so that a member whose declared size disagrees with its own header is
+// refused before its data is inflated (a small archive can declare gigabytes).
+class NpySource {
+ public:
+  virtual ~NpySource() = default;
+  virtual uint64_t size() const = 0;                      // every byte it holds (or declares)
+  virtual absl::Status Read(char* out, uint64_t n) = 0;  // the next n bytes; n <= what is left
+  virtual absl::Status Finish() = 0;                      // after the last byte: integrity checks
+  virtual const char* holds() const = 0;                  // "the file holds", for messages
+};
+
+class StringSource : public NpySource {
+ public:
+  explicit StringSource(const std::string& bytes) : bytes_(bytes) {}
+  uint64_t size() const override { return bytes_.size(); }
+  absl::Status Read(char* out, uint64_t n) override {
+    std::memcpy(out, bytes_.data() + at_, n);
+    at_ += n;
+    return absl::OkStatus();
   }
-  uint8_t major = static_cast<uint8_t>(bytes[6]), minor = static_cast<uint8_t>(bytes[7]);
+  absl::Status Finish() override { return absl::OkStatus(); }
+  const char* holds() const override { return "the file holds"; }
+
+ private:
+  const std::string& bytes_;
+  uint64_t at_ = 0;
+};
+
+class ZipSource : public NpySource {
+ public:
+  explicit ZipSource(ZipMemberReader& reader) : reader_(reader) {}
+  uint64_t size() const override { return reader_.size(); }
+  absl::Status Read(char* out, uint64_t n) override { return reader_.Read(out, n); }
+  absl::Status Finish() override { return reader_.Finish(); }
+  const char* holds() const override { return "the zip directory declares for the member"; }
+
+ private:
+  ZipMemberReader& reader_;
+};
+
+// The header: magic, version, the dict. Leaves `src` at the first data byte; `header_end` is
+// that byte's offset.
+absl::StatusOr<Header> ReadHeader(NpySource& src, const std::string& where, uint64_t* header_end) {
+  const uint64_t total = src.size();
+  char prefix[12];
+  if (total < kMagicSize + 4) return Bad(where, "not a .npy file (bad magic)");
+  if (absl::Status s = src.Read(prefix, kMagicSize + 4); !s.ok()) return s;
+  if (std::memcmp(prefix, kMagic, kMagicSize) != 0) return Bad(where, "not a .npy file (bad magic)");
+  uint8_t major = static_cast<uint8_t>(prefix[6]), minor = static_cast<uint8_t>(prefix[7]);
   size_t header_len, header_start;
   if (major == 1) {
-    header_len = static_cast<uint8_t>(bytes[8]) | static_cast<uint8_t>(bytes[9]) << 8;
+    header_len = static_cast<uint8_t>(prefix[8]) | static_cast<uint8_t>(prefix[9]) << 8;
     header_start = 10;
   } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12) return Bad(where, "truncated .npy header");
+    if (total < 12) return Bad(where, "truncated .npy header");
+    if (absl::Status s = src.Read(prefix + 10, 2); !s.ok()) return s;
     header_len = 0;
-    for (int i = 3; i >= 0; --i) header_len = header_len << 8 | static_cast<uint8_t>(bytes[8 + i]);
+    for (int i = 3; i >= 0; --i) header_len = header_len << 8 | static_cast<uint8_t>(prefix[8 + i]);
     header_start = 12;
   } else {
     return Bad(where, absl::StrCat("unsupported .npy format version ", major, ".", minor));
   }
   if (header_len > kMaxHeaderSize) return Bad(where, absl::StrCat(".npy header of ", header_len, " bytes is too large"));
-  if (bytes.size() - header_start < header_len) return Bad(where, "truncated .npy header");
+  if (total - header_start < header_len) return Bad(where, "truncated .npy header");
   // v1/v2 headers are latin-1 and v3 UTF-8; the keys and values numpy writes are ASCII either way.
-  std::string_view header_text(bytes.data() + header_start, header_len);
-  auto header = HeaderScanner(header_text, where).Parse();
+  std::string header_text(header_len, '\0');
+  if (absl::Status s = src.Read(header_text.data(), header_len); !s.ok()) return s;
+  *header_end = header_start + header_len;
+  return HeaderScanner(header_text, where).Parse();
+}
+
+// Scatters a column-major array's elements to their row-major places.
+void FortranToRowMajor(const uint8_t* src, uint8_t* dst, const std::vector<int64_t>& dims, int64_t n, int size) {
+  std::vector<int64_t> strides = RowMajorStrides(dims), idx(dims.size(), 0);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t to = 0;
+    for (size_t d = 0; d < dims.size(); ++d) to += idx[d] * strides[d];
+    std::memcpy(dst + to * size, src + k * size, size);
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (++idx[d] < dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+absl::StatusOr<NpyArray> ParseNpyFrom(NpySource& src, const std::string& where) {
+  uint64_t data_start = 0;
+  auto header = ReadHeader(src, where, &data_start);
   if (!header.ok()) return header.status();
   std::optional<DType> dt = ParseDescr(header->descr);
   if (!dt) return Bad(where, absl::StrCat("unsupported dtype '", header->descr, "'"));
@@ -280,38 +323,32 @@ absl::StatusOr<NpyArray> ParseNpy(const std::string& bytes, const std::string& w
   Shape shape(dt->type, header->shape);
   auto count = shape.ElementCount();
   if (!count.ok()) return Bad(where, absl::StrCat("shape ", ShapeTuple(header->shape), " is too large"));
-  size_t data_start = header_start + header_len;
-  uint64_t available = bytes.size() - data_start;
-  // Check the byte count against the file before allocating, so a huge shape cannot make us allocate.
+  const uint64_t available = src.size() - data_start;
+  // The header's byte count must be exactly what the source holds, checked before anything is
+  // allocated or inflated: a huge shape or a huge declared size cannot make us allocate.
   const uint64_t needed_count = static_cast<uint64_t>(*count);
   if (needed_count > available / dt->item_size || needed_count * dt->item_size != available) {
     bool more = needed_count > available / dt->item_size || needed_count * dt->item_size > available;
     return Bad(where, absl::StrCat("shape ", ShapeTuple(header->shape), " of '", header->descr, "' needs ",
-                                   more ? "more" : "fewer", " data bytes than the ", available,
-                                   " the file holds", more ? " (truncated?)" : ""));
+                                   more ? "more" : "fewer", " data bytes than the ", available, " ", src.holds(),
+                                   more ? " (truncated?)" : ""));
   }
   auto lit = Literal::Create(shape);
   if (!lit.ok()) return Bad(where, std::string(lit.status().message()));
 
   uint8_t* dst = lit->untyped_data();
-  const uint8_t* src = reinterpret_cast<const uint8_t*>(bytes.data() + data_start);
   const int64_t n = *count;
   const int size = dt->item_size;
   if (!header->fortran_order || shape.rank() <= 1) {
-    std::memcpy(dst, src, static_cast<size_t>(n) * size);
+    if (absl::Status s = src.Read(reinterpret_cast<char*>(dst), available); !s.ok()) return s;
   } else {
-    // Column-major source: walk it in order with a multi-index and scatter to row-major places.
-    std::vector<int64_t> strides = RowMajorStrides(header->shape), idx(shape.rank(), 0);
-    for (int64_t k = 0; k < n; ++k) {
-      int64_t to = 0;
-      for (int64_t d = 0; d < shape.rank(); ++d) to += idx[d] * strides[d];
-      std::memcpy(dst + to * size, src + k * size, size);
-      for (int64_t d = 0; d < shape.rank(); ++d) {
-        if (++idx[d] < header->shape[d]) break;
-        idx[d] = 0;
-      }
-    }
+    if (absl::Status s = CheckCanAllocate(available, "reordering a Fortran-order array"); !s.ok())
+      return Bad(where, std::string(s.message()));
+    std::string column_major(available, '\0');
+    if (absl::Status s = src.Read(column_major.data(), available); !s.ok()) return s;
+    FortranToRowMajor(reinterpret_cast<const uint8_t*>(column_major.data()), dst, header->shape, n, size);
   }
+  if (absl::Status s = src.Finish(); !s.ok()) return s;
   if (dt->big_endian && size > 1) {
     // Complex numbers are two floats, each swapped on its own.
     int part = IsComplex(dt->type) ? size / 2 : size;
@@ -330,8 +367,15 @@ absl::StatusOr<NpyArray> ParseNpy(const std::string& bytes, const std::string& w
   return out;
 }
 
+}  // namespace
+
+absl::StatusOr<NpyArray> ParseNpy(const std::string& bytes, const std::string& where) {
+  StringSource src(bytes);
+  return ParseNpyFrom(src, where);
+}
+
 absl::StatusOr<NpyArray> ReadNpy(const std::string& path) {
-  auto bytes = ReadFile(path);
+  auto bytes = ReadWholeFile(path);
   if (!bytes.ok()) return bytes.status();
   auto arr = ParseNpy(*bytes, path);
   if (!arr.ok()) return arr.status();
@@ -340,22 +384,21 @@ absl::StatusOr<NpyArray> ReadNpy(const std::string& path) {
 }
 
 absl::StatusOr<std::vector<NpyArray>> ReadNpz(const std::string& path) {
-  auto bytes = ReadFile(path);
+  auto bytes = ReadWholeFile(path);
   if (!bytes.ok()) return bytes.status();
-  auto members = ReadZip(*bytes, path);
-  if (!members.ok()) return members.status();
-  bytes->clear();
-  bytes->shrink_to_fit();
+  auto entries = ListZip(*bytes, path);
+  if (!entries.ok()) return entries.status();
   std::vector<NpyArray> arrays;
-  for (ZipMember& m : *members) {
-    std::string where = absl::StrCat(path, ": member '", m.name, "'");
-    if (m.name.size() <= 4 || m.name.compare(m.name.size() - 4, 4, ".npy") != 0) {
+  for (const ZipEntry& e : *entries) {
+    std::string where = absl::StrCat(path, ": member '", e.name, "'");
+    if (e.name.size() <= 4 || e.name.compare(e.name.size() - 4, 4, ".npy") != 0) {
       return Bad(where, "is not a .npy array (an .npz holds only NAME.npy members)");
     }
-    auto arr = ParseNpy(m.data, where);
+    ZipMemberReader reader(*bytes, e, where);
+    ZipSource src(reader);
+    auto arr = ParseNpyFrom(src, where);
     if (!arr.ok()) return arr.status();
-    std::string().swap(m.data);
-    arr->name = m.name.substr(0, m.name.size() - 4);
+    arr->name = e.name.substr(0, e.name.size() - 4);
     arrays.push_back(std::move(*arr));
   }
   return arrays;

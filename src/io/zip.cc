@@ -30,13 +30,13 @@ constexpr uint16_t k16Saturated = 0xFFFFu;
 constexpr uint64_t kMaxDeflateRatio = 1032;
 
 // Little-endian field readers over a byte string; callers check bounds first.
-uint16_t Get16(const std::string& b, size_t at) {
+uint16_t Get16(std::string_view b, size_t at) {
   return static_cast<uint16_t>(static_cast<uint8_t>(b[at]) | static_cast<uint8_t>(b[at + 1]) << 8);
 }
-uint32_t Get32(const std::string& b, size_t at) {
+uint32_t Get32(std::string_view b, size_t at) {
   return static_cast<uint32_t>(Get16(b, at)) | static_cast<uint32_t>(Get16(b, at + 2)) << 16;
 }
-uint64_t Get64(const std::string& b, size_t at) {
+uint64_t Get64(std::string_view b, size_t at) {
   return static_cast<uint64_t>(Get32(b, at)) | static_cast<uint64_t>(Get32(b, at + 4)) << 32;
 }
 
@@ -71,7 +71,7 @@ struct Directory {
   uint64_t end = 0;  // where the records after the central directory start
 };
 
-absl::StatusOr<Directory> FindDirectory(const std::string& b, const std::string& where) {
+absl::StatusOr<Directory> FindDirectory(std::string_view b, const std::string& where) {
   if (b.size() < kEndSize) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": not a zip archive (", b.size(), " bytes, too short)"));
@@ -137,65 +137,13 @@ absl::StatusOr<Directory> FindDirectory(const std::string& b, const std::string&
   return d;
 }
 
-// Inflates a raw deflate stream into exactly `expected` bytes (the caller bounds `expected`).
-absl::Status Inflate(const char* in, uint64_t in_size, uint64_t expected, std::string& out,
-                     const std::string& what) {
-  out.assign(expected, '\0');
-  z_stream zs;
-  std::memset(&zs, 0, sizeof(zs));
-  if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) {
-    return absl::InternalError(absl::StrCat(what, ": zlib inflateInit2 failed"));
-  }
-  uint64_t in_given = 0, out_given = 0;
-  constexpr uint64_t kChunk = uint64_t{1} << 30;  // z_stream counts are 32-bit
-  int rc;
-  for (;;) {
-    if (zs.avail_in == 0 && in_given < in_size) {
-      uint64_t n = std::min(kChunk, in_size - in_given);
-      zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in + in_given));
-      zs.avail_in = static_cast<uInt>(n);
-      in_given += n;
-    }
-    if (zs.avail_out == 0 && out_given < expected) {
-      uint64_t n = std::min(kChunk, expected - out_given);
-      zs.next_out = reinterpret_cast<Bytef*>(out.data() + out_given);
-      zs.avail_out = static_cast<uInt>(n);
-      out_given += n;
-    }
-    // inflate returns Z_BUF_ERROR when it can make no progress, so this loop always ends.
-    rc = inflate(&zs, Z_NO_FLUSH);
-    if (rc != Z_OK) break;
-  }
-  bool out_full = zs.avail_out == 0 && out_given == expected;
-  bool in_empty = zs.avail_in == 0 && in_given == in_size;
-  uint64_t total_out = zs.total_out;
-  std::string msg = zs.msg ? zs.msg : "";
-  inflateEnd(&zs);
-  if (rc == Z_STREAM_END) {
-    if (total_out != expected) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": deflate stream gives ", total_out,
-                                                     " bytes but the directory declares ", expected));
-    }
-    return absl::OkStatus();
-  }
-  if (rc == Z_BUF_ERROR && out_full && !in_empty) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, ": deflate stream holds more than the ", expected, " bytes the directory declares"));
-  }
-  if (rc == Z_BUF_ERROR) {
-    return absl::InvalidArgumentError(absl::StrCat(what, ": deflate stream is truncated"));
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat(what, ": bad deflate stream (", msg.empty() ? absl::StrCat("zlib error ", rc) : msg, ")"));
-}
-
 }  // namespace
 
-absl::StatusOr<std::vector<ZipMember>> ReadZip(const std::string& b, const std::string& where) {
+absl::StatusOr<std::vector<ZipEntry>> ListZip(std::string_view b, const std::string& where) {
   auto dir_or = FindDirectory(b, where);
   if (!dir_or.ok()) return dir_or.status();
   const Directory& dir = *dir_or;
-  std::vector<ZipMember> members;
+  std::vector<ZipEntry> entries;
   absl::flat_hash_set<std::string> seen;
   uint64_t at = dir.offset;
   const uint64_t cd_end = dir.offset + dir.size;
@@ -215,7 +163,7 @@ absl::StatusOr<std::vector<ZipMember>> ReadZip(const std::string& b, const std::
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": central directory entry ", i, " runs past the directory"));
     }
-    std::string name = b.substr(at + kCentralHeaderSize, name_len);
+    std::string name(b.substr(at + kCentralHeaderSize, name_len));
     std::string what = absl::StrCat(where, ": member '", name, "'");
     // Zip64 extra field: the 64-bit values of saturated fields, in this fixed order.
     uint64_t e = at + kCentralHeaderSize + name_len, e_end = e + extra_len;
@@ -260,33 +208,142 @@ absl::StatusOr<std::vector<ZipMember>> ReadZip(const std::string& b, const std::
       return absl::InvalidArgumentError(absl::StrCat(what, ": data (", csize, " bytes at offset ", data,
                                                      ") lies outside the archive"));
     }
-    ZipMember m;
-    m.name = std::move(name);
-    if (method == 0) {
-      if (csize != usize) {
-        return absl::InvalidArgumentError(absl::StrCat(what, ": stored member with compressed size ", csize,
-                                                       " != uncompressed size ", usize));
-      }
-      m.data = b.substr(data, csize);
-    } else if (method == 8) {
-      if (usize > csize * kMaxDeflateRatio + 1024) {
-        return absl::InvalidArgumentError(absl::StrCat(what, ": declared size ", usize,
-                                                       " is impossible for ", csize, " deflated bytes"));
-      }
-      absl::Status s = Inflate(b.data() + data, csize, usize, m.data, what);
-      if (!s.ok()) return s;
-    } else {
+    if (method == 0 && csize != usize) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": stored member with compressed size ", csize,
+                                                     " != uncompressed size ", usize));
+    }
+    if (method == 8 && usize > csize * kMaxDeflateRatio + 1024) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": declared size ", usize,
+                                                     " is impossible for ", csize, " deflated bytes"));
+    }
+    if (method != 0 && method != 8) {
       return absl::InvalidArgumentError(absl::StrCat(
           what, ": compression method ", method, " is not supported (only stored and deflate)"));
     }
-    uint32_t actual = Crc32(m.data.data(), m.data.size());
-    if (actual != crc) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": CRC-32 mismatch (data is corrupt)"));
-    }
-    members.push_back(std::move(m));
+    entries.push_back({std::move(name), method, crc, csize, usize, data});
     at += kCentralHeaderSize + var_len;
   }
-  return members;
+  return entries;
+}
+
+// ---- reading one member ------------------------------------------------------------------------
+
+ZipMemberReader::ZipMemberReader(std::string_view archive, const ZipEntry& entry, std::string what)
+    : in_(archive.substr(entry.data_offset, entry.compressed_size)), entry_(entry), what_(std::move(what)) {
+  if (entry_.method == 8) {
+    zs_ = std::make_unique<z_stream>();
+    std::memset(zs_.get(), 0, sizeof(z_stream));
+    if (inflateInit2(zs_.get(), -MAX_WBITS) != Z_OK) zs_.reset();
+  }
+}
+
+ZipMemberReader::~ZipMemberReader() {
+  if (zs_) inflateEnd(zs_.get());
+}
+
+absl::Status ZipMemberReader::Read(char* out, uint64_t n) {
+  if (n > remaining()) {
+    return absl::InternalError(absl::StrCat(what_, ": read of ", n, " bytes past the member's declared size"));
+  }
+  if (entry_.method == 0) {
+    // A stored member's bytes are all here: check them before any is used, so that damage is
+    // reported as such rather than as whatever the damaged bytes parse as.
+    if (absl::Status s = CheckStoredCrc(); !s.ok()) return s;
+    std::memcpy(out, in_.data() + read_, n);
+  } else {
+    if (absl::Status s = Inflate(out, n); !s.ok()) return s;
+    crc_ = static_cast<uint32_t>(crc32_z(crc_, reinterpret_cast<const Bytef*>(out), n));
+  }
+  read_ += n;
+  return absl::OkStatus();
+}
+
+// Inflates exactly `n` more bytes into `out`, feeding the compressed bytes in chunks (z_stream
+// counts are 32-bit). The stream ending early or failing is an error naming the member.
+absl::Status ZipMemberReader::Inflate(char* out, uint64_t n) {
+  if (!zs_) return absl::InternalError(absl::StrCat(what_, ": zlib inflateInit2 failed"));
+  constexpr uint64_t kChunk = uint64_t{1} << 30;
+  uint64_t produced = 0;
+  while (produced < n) {
+    if (ended_) {
+      return absl::InvalidArgumentError(absl::StrCat(what_, ": deflate stream gives ", zs_->total_out,
+                                                     " bytes but the directory declares ", entry_.size));
+    }
+    FeedInput();
+    const uint64_t want = std::min(kChunk, n - produced);
+    zs_->next_out = reinterpret_cast<Bytef*>(out + produced);
+    zs_->avail_out = static_cast<uInt>(want);
+    // Z_BLOCK: stop at block boundaries, so nothing past the bytes asked for is decoded (not
+    // even the next block's header).
+    const int rc = inflate(zs_.get(), Z_BLOCK);
+    produced += want - zs_->avail_out;
+    if (rc == Z_STREAM_END) {
+      ended_ = true;
+    } else if (rc == Z_BUF_ERROR && zs_->avail_in == 0 && in_given_ == in_.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(what_, ": deflate stream is truncated"));
+    } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      const std::string msg = zs_->msg ? zs_->msg : absl::StrCat("zlib error ", rc);
+      return absl::InvalidArgumentError(absl::StrCat(what_, ": bad deflate stream (", msg, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void ZipMemberReader::FeedInput() {
+  constexpr uint64_t kChunk = uint64_t{1} << 30;
+  if (zs_->avail_in != 0 || in_given_ == in_.size()) return;
+  const uint64_t n = std::min(kChunk, in_.size() - in_given_);
+  zs_->next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in_.data() + in_given_));
+  zs_->avail_in = static_cast<uInt>(n);
+  in_given_ += n;
+}
+
+absl::Status ZipMemberReader::Finish() {
+  if (remaining() != 0) {
+    return absl::InternalError(absl::StrCat(what_, ": ", remaining(), " declared bytes were not read"));
+  }
+  // A deflate stream must end exactly at the declared size: one more byte is refused unread.
+  while (entry_.method == 8 && !ended_) {
+    if (!zs_) return absl::InternalError(absl::StrCat(what_, ": zlib inflateInit2 failed"));
+    char extra;
+    FeedInput();
+    zs_->next_out = reinterpret_cast<Bytef*>(&extra);
+    zs_->avail_out = 1;
+    const int rc = inflate(zs_.get(), Z_NO_FLUSH);
+    if (zs_->avail_out == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(what_, ": deflate stream holds more than the ", entry_.size,
+                                                     " bytes the directory declares"));
+    }
+    if (rc == Z_STREAM_END) {
+      ended_ = true;
+    } else if (rc == Z_BUF_ERROR && zs_->avail_in == 0 && in_given_ == in_.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(what_, ": deflate stream is truncated"));
+    } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      const std::string msg = zs_->msg ? zs_->msg : absl::StrCat("zlib error ", rc);
+      return absl::InvalidArgumentError(absl::StrCat(what_, ": bad deflate stream (", msg, ")"));
+    }
+  }
+  if (entry_.method == 0) return CheckStoredCrc();
+  if (crc_ != entry_.crc32) return CrcMismatch();
+  return absl::OkStatus();
+}
+
+absl::Status ZipMemberReader::CheckStoredCrc() {
+  if (!stored_crc_checked_ && Crc32(in_.data(), in_.size()) != entry_.crc32) return CrcMismatch();
+  stored_crc_checked_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status ZipMemberReader::CrcMismatch() const {
+  return absl::InvalidArgumentError(absl::StrCat(what_, ": CRC-32 mismatch (data is corrupt)"));
+}
+
+absl::StatusOr<std::string> ReadZipMember(std::string_view archive, const ZipEntry& entry, const std::string& what) {
+  ZipMemberReader reader(archive, entry, what);
+  std::string data(entry.size, '\0');
+  if (absl::Status s = reader.Read(data.data(), data.size()); !s.ok()) return s;
+  if (absl::Status s = reader.Finish(); !s.ok()) return s;
+  return data;
 }
 
 absl::StatusOr<std::string> WriteZip(const std::vector<std::pair<std::string, std::string>>& members) {

@@ -9,6 +9,8 @@
 #include <random>
 #include <sstream>
 
+#include <zlib.h>
+
 #include "io/npy.h"
 #include "io/zip.h"
 
@@ -470,18 +472,76 @@ TEST_CASE("npz: bad deflate streams and impossible sizes", "[npy]") {
   // compressed size at +20, uncompressed at +24.
   bad[cd + 27] = '\x7f';  // usize about 2^31
   ExpectNpzError(bad, "impossible");
-  // A declared size a little larger than the real one: the stream ends early.
+  // A declared size a little larger than the real one: the .npy header (128 bytes, then 6 f32)
+  // disagrees before the data is inflated; read as a plain zip member, the stream ends early.
   bad = good;
   bad[cd + 24] = static_cast<char>(static_cast<uint8_t>(good[cd + 24]) + 1);
-  ExpectNpzError(bad, "deflate stream gives 152 bytes");
+  ExpectNpzError(bad, "needs fewer data bytes than the 25 the zip directory declares for the member");
+  auto entries = ListZip(bad, "z");
+  REQUIRE(entries.ok());
+  auto member = ReadZipMember(bad, (*entries)[0], "z");
+  REQUIRE_FALSE(member.ok());
+  CHECK(std::string(member.status().message()).find("deflate stream gives 152 bytes but the directory declares 153") !=
+        std::string::npos);
   // A declared size smaller than the real one.
   bad = good;
   bad[cd + 24] = static_cast<char>(static_cast<uint8_t>(good[cd + 24]) - 1);
-  ExpectNpzError(bad, "more than the 151 bytes");
+  ExpectNpzError(bad, "needs more data bytes than the 23 the zip directory declares for the member");
+  entries = ListZip(bad, "z");
+  REQUIRE(entries.ok());
+  member = ReadZipMember(bad, (*entries)[0], "z");
+  REQUIRE_FALSE(member.ok());
+  CHECK(std::string(member.status().message()).find("holds more than the 151 bytes") != std::string::npos);
   // Compressed size cut short: truncated stream.
   bad = good;
   bad[cd + 20] = 10;
   ExpectNpzError(bad, "truncated");
+}
+
+// A one-member archive whose member "arg0.npy" is deflated from `npy` (a sync-flushed, unfinished
+// stream) followed by 0xff bytes (an invalid deflate block, were it ever inflated) up to
+// `compressed_size`, its uncompressed size declared as `declared`.
+std::string DeflatedMemberArchive(const std::string& npy, uint32_t declared, size_t compressed_size) {
+  z_stream zs{};
+  REQUIRE(deflateInit2(&zs, Z_BEST_COMPRESSION, Z_DEFLATED, -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+  std::string data(npy.size() + 1024, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(npy.data()));
+  zs.avail_in = static_cast<uInt>(npy.size());
+  zs.next_out = reinterpret_cast<Bytef*>(data.data());
+  zs.avail_out = static_cast<uInt>(data.size());
+  REQUIRE(deflate(&zs, Z_SYNC_FLUSH) == Z_OK);
+  data.resize(data.size() - zs.avail_out);
+  deflateEnd(&zs);
+  REQUIRE(data.size() <= compressed_size);
+  data.resize(compressed_size, '\xff');
+  std::string z;
+  auto put = [&](uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) z.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+  };
+  const std::string name = "arg0.npy";
+  put(0x04034b50, 4); put(20, 2); put(0, 2); put(8, 2); put(0, 4); put(0, 4);  // local header
+  put(data.size(), 4); put(declared, 4); put(name.size(), 2); put(0, 2);
+  z += name + data;
+  const size_t cd = z.size();
+  put(0x02014b50, 4); put(20, 2); put(20, 2); put(0, 2); put(8, 2); put(0, 4); put(0, 4);  // central entry
+  put(data.size(), 4); put(declared, 4); put(name.size(), 2); put(0, 2); put(0, 2); put(0, 2); put(0, 2);
+  put(0, 4); put(0, 4);
+  z += name;
+  const size_t cd_size = z.size() - cd;
+  put(0x06054b50, 4); put(0, 2); put(0, 2); put(1, 2); put(1, 2); put(cd_size, 4); put(cd, 4); put(0, 2);
+  return z;
+}
+
+TEST_CASE("npz: a member's declared size is checked against its .npy header before inflating", "[npy]") {
+  // The fuzzer's zip bomb: 3 MB declaring 3 GiB, whose header says f32[4,5]. The member is
+  // refused once its header is read; the 0xff bytes after it (an invalid deflate block) would
+  // give "bad deflate stream" had the reader inflated further.
+  const std::string npy = MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (4, 5), }", std::string(80, 0));
+  const uint32_t declared = 3u << 30;
+  const size_t header = npy.size() - 80;
+  ExpectNpzError(DeflatedMemberArchive(npy, declared, declared / 1000),
+                 "shape (4, 5) of '<f4' needs fewer data bytes than the " + std::to_string(declared - header) +
+                     " the zip directory declares for the member");
 }
 
 TEST_CASE("npz: zip64 end-of-directory records are followed", "[npy]") {
