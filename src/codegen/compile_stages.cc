@@ -1,13 +1,13 @@
 #include "codegen/compile_stages.h"
 
 #include <filesystem>
-#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "engine/pass.h"
 #include "engine/pass_manager.h"
 #include "schedule/hlo_scheduling.h"
+#include "support/file_io.h"
 
 namespace hloc::codegen {
 
@@ -73,19 +73,6 @@ absl::StatusOr<std::unique_ptr<BufferAssignment>> RunHloStagesAndAssignBuffers(
   return assignment;
 }
 
-namespace {
-
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return absl::InternalError(absl::StrCat("cannot write '", path, "'"));
-  out << text;
-  out.close();
-  if (!out) return absl::InternalError(absl::StrCat("write to '", path, "' failed"));
-  return absl::OkStatus();
-}
-
-}  // namespace
-
 absl::Status WriteCompileDumps(const std::string& dump_to, const HloModule& module, const runtime::Executable& exe,
                                const std::string& thunk_text,
                                const std::vector<std::pair<std::string, const std::string*>>& extra) {
@@ -101,7 +88,7 @@ absl::Status WriteCompileDumps(const std::string& dump_to, const HloModule& modu
       {path("thunk_sequence", true), &thunk_text}};
   for (const auto& [suffix, text] : extra) files.push_back({path(suffix, false), text});
   for (const auto& [p, text] : files)
-    if (absl::Status s = WriteFile(p, *text); !s.ok()) return s;
+    if (absl::Status s = WriteFileAtomically(p, *text); !s.ok()) return s;
   return absl::OkStatus();
 }
 

@@ -3,7 +3,6 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -449,12 +448,7 @@ absl::Status WriteNpz(const std::string& path,
   }
   auto zip = WriteZip(members);
   if (!zip.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", zip.status().message()));
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return absl::PermissionDeniedError(absl::StrCat(path, ": cannot write file (", std::strerror(errno), ")"));
-  out.write(zip->data(), static_cast<std::streamsize>(zip->size()));
-  out.close();
-  if (!out) return absl::DataLossError(absl::StrCat(path, ": write error"));
-  return absl::OkStatus();
+  return WriteFileAtomically(path, *zip);
 }
 
 absl::StatusOr<Literal> ReinterpretAs(const NpyArray& array, const Shape& shape) {

@@ -13,6 +13,7 @@
 #include "passes/fusion/kernel_report.h"
 #include "passes/fusion/priority_fusion.h"
 #include "ir/hlo_printer.h"
+#include "support/file_io.h"
 #include "tools/cli.h"
 
 namespace hloc::cli {
@@ -253,19 +254,13 @@ int RunOpt(const std::vector<std::string>& args) {
     if (names.size() != 2) return UsageError("opt", "--explain-fusion takes PRODUCER,CONSUMER");
     std::cout << ExplainFusion(*module, names[0], names[1], context);
     if (auto out_path = parsed->Get("--output"); out_path && *out_path != "-") {
-      std::ofstream out(*out_path, std::ios::binary | std::ios::trunc);
-      out << text;
-      if (!out) return Fail(absl::StrCat("write to '", *out_path, "' failed"));
+      if (absl::Status s = WriteFileAtomically(*out_path, text); !s.ok()) return Fail(std::string(s.message()));
     }
     std::cout.flush();
     return std::cout ? kExitOk : kExitFailure;
   }
   if (auto out_path = parsed->Get("--output"); out_path && *out_path != "-") {
-    std::ofstream out(*out_path, std::ios::binary | std::ios::trunc);
-    if (!out) return Fail(absl::StrCat("cannot write '", *out_path, "'"));
-    out << text;
-    out.close();
-    if (!out) return Fail(absl::StrCat("write to '", *out_path, "' failed"));
+    if (absl::Status s = WriteFileAtomically(*out_path, text); !s.ok()) return Fail(std::string(s.message()));
     return kExitOk;
   }
   std::cout << text;

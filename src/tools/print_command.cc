@@ -1,8 +1,8 @@
 // hloc print FILE: parse and print back in XLA's text format (default, long or short form).
-#include <fstream>
 #include <iostream>
 
 #include "ir/hlo_printer.h"
+#include "support/file_io.h"
 #include "tools/cli.h"
 
 namespace hloc::cli {
@@ -51,15 +51,8 @@ int RunPrint(const std::vector<std::string>& args) {
   std::string text = PrintModule(*module, options);
   if (!text.empty() && text.back() != '\n') text.push_back('\n');
   if (auto out_path = parsed->Get("--output"); out_path && *out_path != "-") {
-    std::ofstream out(*out_path, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      std::cerr << "hloc: error: cannot write '" << *out_path << "'\n";
-      return kExitFailure;
-    }
-    out << text;
-    out.close();
-    if (!out) {
-      std::cerr << "hloc: error: write to '" << *out_path << "' failed\n";
+    if (absl::Status s = WriteFileAtomically(*out_path, text); !s.ok()) {
+      std::cerr << "hloc: error: " << s.message() << "\n";
       return kExitFailure;
     }
     return kExitOk;
