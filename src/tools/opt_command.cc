@@ -1,7 +1,6 @@
 // hloc opt FILE: run a pass pipeline (a YAML manifest, a hardware profile's patched pipeline,
 // or a --passes list) on an HLO module and print the optimized module.
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -245,9 +244,11 @@ int RunOpt(const std::vector<std::string>& args) {
   std::string text = PrintModule(*module);
   if (!text.empty() && text.back() != '\n') text.push_back('\n');
   if (auto report_path = parsed->Get("--kernel-report")) {
-    std::ofstream report(*report_path, std::ios::binary | std::ios::trunc);
-    report << KernelReportJson(CountKernels(*module, context.profile));
-    if (!report) return Fail(absl::StrCat("cannot write '", *report_path, "'"));
+    // Checked like every output (the stream was tested before it was flushed, so a failed write
+    // went unnoticed).
+    if (absl::Status s = WriteFileAtomically(*report_path, KernelReportJson(CountKernels(*module, context.profile)));
+        !s.ok())
+      return Fail(std::string(s.message()));
   }
   if (auto pair = parsed->Get("--explain-fusion")) {
     std::vector<std::string> names = SplitList(*pair);
