@@ -160,11 +160,11 @@ TEST_CASE("hlox: wrong magic, version and every truncation are errors", "[runtim
   auto bad_magic = Executable::Deserialize("HLOY" + bytes.substr(4), "x.hlox");
   REQUIRE_FALSE(bad_magic.ok());
   CHECK(std::string(bad_magic.status().message()).find("does not start with \"HLOX\"") != std::string::npos);
-  std::string v2 = bytes;
-  v2[4] = 2;
-  auto bad_version = Executable::Deserialize(v2, "x.hlox");
+  std::string v3 = bytes;
+  v3[4] = 3;
+  auto bad_version = Executable::Deserialize(v3, "x.hlox");
   REQUIRE_FALSE(bad_version.ok());
-  CHECK(std::string(bad_version.status().message()).find("version 2") != std::string::npos);
+  CHECK(std::string(bad_version.status().message()).find("version 3") != std::string::npos);
   for (size_t len = 0; len < bytes.size(); ++len) {
     auto r = Executable::Deserialize(bytes.substr(0, len), "cut.hlox");
     INFO("length " << len);
@@ -197,10 +197,37 @@ TEST_CASE("hlox: corrupted files never crash", "[runtime][serialize]") {
       ++accepted;
       CHECK(ValidateExecutable(*r, "fuzz").ok());
       (void)ThunkSequenceToString(r->thunks);
+      // Every section is checksummed: only an edit that changed nothing (a byte set to the value
+      // it had) gets through, not even one inside a string.
+      CHECK(m == bytes);
     }
   }
-  // Most mutations hit lengths, kinds or slices and are refused; some (inside strings) are fine.
-  CHECK(accepted < 600);
+  CHECK(accepted < 10);
+}
+
+TEST_CASE("hlox: a flipped byte in any section fails its checksum before it is decoded", "[runtime][serialize]") {
+  Executable e = RichExecutable();
+  e.code = std::vector<uint8_t>(64, 0x90);  // stands for machine code: any bytes decode as a blob
+  const std::string bytes = e.Serialize();
+  REQUIRE(Executable::Deserialize(bytes, "ok.hlox").ok());
+  // The code section's payload: tag (4) and length (8) after "HLOX", the version and the header
+  // section; find it by its bytes.
+  const size_t code = bytes.find(std::string(64, '\x90'));
+  REQUIRE(code != std::string::npos);
+  std::string bad = bytes;
+  bad[code + 17] ^= 0x04;
+  auto r = Executable::Deserialize(bad, "flip.hlox");
+  REQUIRE_FALSE(r.ok());
+  INFO(r.status().message());
+  CHECK(std::string(r.status().message()).find("flip.hlox: corrupt executable at byte offset") == 0);
+  CHECK(std::string(r.status().message()).find("section 2 (code): checksum mismatch") != std::string::npos);
+  // Every single-bit flip after the version is refused, wherever it lands.
+  for (size_t at = 8; at < bytes.size(); at += 7) {
+    bad = bytes;
+    bad[at] ^= 0x10;
+    INFO("byte " << at);
+    CHECK_FALSE(Executable::Deserialize(bad, "flip.hlox").ok());
+  }
 }
 
 TEST_CASE("hlox: slices outside their allocation are refused", "[runtime][serialize]") {
