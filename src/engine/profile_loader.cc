@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "engine/builtin_data.h"
 #include "engine/rewrite.h"
 #include "engine/rule_tables.h"
 
@@ -385,6 +386,10 @@ std::string Bytes(int64_t v) {
 std::vector<std::string> YamlNamesIn(const std::vector<std::string>& dirs) {
   std::set<std::string> names;
   for (const std::string& d : dirs) {
+    if (IsBuiltinPath(d)) {
+      for (std::string& n : BuiltinYamlNamesIn(d)) names.insert(std::move(n));
+      continue;
+    }
     std::error_code ec;
     for (fs::directory_iterator it(d, ec), end; !ec && it != end; it.increment(ec)) {
       if (it->path().extension() == ".yaml") names.insert(it->path().stem().string());
@@ -401,6 +406,7 @@ bool LooksLikePath(const std::string& s) {
 }
 
 bool IsFile(const std::string& path) {
+  if (IsBuiltinPath(path)) return FindBuiltinFile(path).has_value();
   std::error_code ec;
   return fs::is_regular_file(path, ec);
 }

@@ -18,6 +18,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "engine/builtin_data.h"
 #include "yaml-cpp/depthguard.h"
 
 namespace hloc::yaml {
@@ -64,6 +65,12 @@ absl::StatusOr<YAML::Node> LoadDocuments(std::istream& in, const std::string& na
 }  // namespace
 
 absl::StatusOr<YAML::Node> LoadFile(const std::string& path) {
+  // The profiles and pipelines built into hloc: "<built-in>/configs/h200.yaml".
+  if (IsBuiltinPath(path)) {
+    std::optional<std::string_view> text = FindBuiltinFile(path);
+    if (!text) return absl::NotFoundError(absl::StrCat(path, ": no such built-in file"));
+    return LoadString(std::string(*text), path);
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open file"));
   in.seekg(0, std::ios::end);

@@ -91,7 +91,8 @@ int CheckOutputs(const std::vector<const Literal*>& outputs, const std::string& 
                  std::optional<double> tol, std::optional<double> atol, const std::string& display_path);
 // Folders to look for a resource folder in ("configs", "pipelines"): the flag's, the
 // environment variable's, `extra` when not empty (e.g. beside a profile file), beside the hloc
-// binary's folder (and ../share/hloc), then ./folder.
+// binary's folder (and ../share/hloc, where `cmake --install` puts them), then ./folder, and
+// last the copies built into hloc ("<built-in>/folder", src/engine/builtin_data.h).
 std::vector<std::string> DataSearchDirs(const std::optional<std::string>& flag, const char* env_var,
                                         const char* folder, const std::string& extra = "");
 

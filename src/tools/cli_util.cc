@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "engine/builtin_data.h"
 #include "eval/compare.h"
 #include "io/npy.h"
 #include "ir/hlo_parser.h"
@@ -334,6 +335,9 @@ std::vector<std::string> DataSearchDirs(const std::optional<std::string>& flag, 
     dirs.push_back((exe.parent_path() / ".." / "share" / "hloc" / folder).lexically_normal().string());
   }
   dirs.push_back(folder);
+  // Last, the copies built into the binary (src/engine/builtin_data.h): a binary copied alone
+  // still finds the default profiles and pipelines.
+  dirs.push_back((fs::path(std::string(kBuiltinDir)) / folder).string());
   return dirs;
 }
 

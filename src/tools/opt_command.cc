@@ -68,10 +68,11 @@ While running:
   -v, --verbose       print one line per pass run (changed or not, time) to stderr
   -o, --output OUT    write the optimized module to OUT instead of standard output
   --pipeline-dir DIR  where pipeline names are looked up first (then $HLOC_PIPELINE_DIR, the
-                      profile's ../pipelines, the pipelines folder beside hloc's build
-                      folder, ./pipelines)
-  --config-dir DIR    where profile names are looked up first (then $HLOC_CONFIG_DIR, the
-                      configs folder beside hloc's build folder, ./configs)
+                      profile's ../pipelines, ../pipelines and ../share/hloc/pipelines beside
+                      the hloc binary, ./pipelines, and the copies built into hloc)
+  --config-dir DIR    where profile names are looked up first (then $HLOC_CONFIG_DIR,
+                      ../configs and ../share/hloc/configs beside the hloc binary, ./configs,
+                      and the copies built into hloc: <built-in>/configs)
   -h, --help          show this help
 
 Errors in manifests and profiles are reported as FILE:LINE:COL: message. Exit status: 0 on

@@ -61,3 +61,10 @@ ptxas = os.environ.get("PTXAS") or shutil.which("ptxas") or "/usr/local/cuda/bin
 if os.path.isfile(ptxas) and os.access(ptxas, os.X_OK):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+
+# tests/lit/install: `cmake --install %hloc-build` (the build folder hloc came from) where that
+# folder is a CMake build and cmake is on PATH.
+hloc_build = os.path.dirname(hloc)
+config.substitutions.append(("%hloc-build", hloc_build))
+if os.path.isfile(os.path.join(hloc_build, "cmake_install.cmake")) and shutil.which("cmake"):
+    config.available_features.add("cmake-install")
