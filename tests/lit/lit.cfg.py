@@ -68,3 +68,29 @@ hloc_build = os.path.dirname(hloc)
 config.substitutions.append(("%hloc-build", hloc_build))
 if os.path.isfile(os.path.join(hloc_build, "cmake_install.cmake")) and shutil.which("cmake"):
     config.available_features.add("cmake-install")
+
+# The Python package (tests/lit/python): `libhloc` where libhloc.so is built (scripts/build-python,
+# or HLOC_LIBRARY), `numpy` and %numpy_python where this Python or Debian's python3 has numpy.
+import subprocess
+
+
+def _has_numpy(python):
+    try:
+        return subprocess.run([python, "-c", "import numpy"], capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+for _python in [sys.executable, "/usr/bin/python3"]:
+    if os.path.isfile(_python) and _has_numpy(_python):
+        config.available_features.add("numpy")
+        config.substitutions.append(("%numpy_python", _python))
+        break
+for _lib in [os.environ.get("HLOC_LIBRARY", ""), os.path.join(repo_root, "python", "hloc", "libhloc.so"),
+             os.path.join(repo_root, "build-python", "libhloc.so"), os.path.join(build_dir, "libhloc.so")]:
+    if _lib and os.path.isfile(_lib):
+        config.available_features.add("libhloc")
+        break
+for _var in ["HLOC_LIBRARY", "HLOC_CACHE_DIR", "HOME"]:
+    if _var in os.environ:
+        config.environment[_var] = os.environ[_var]
