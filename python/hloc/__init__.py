@@ -159,6 +159,13 @@ def numpy_dtype(element_type):
     raise Error("element type %s has no numpy form" % element_type)
 
 
+def _f32_to_bf16_bits(a):
+    bits = np.ascontiguousarray(a, np.float32).view(np.uint32)
+    rounded = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
+    nan = np.isnan(np.asarray(a, np.float32))
+    return np.where(nan, np.uint32(0x7FC0), rounded).astype(np.uint16)
+
+
 def _to_numpy(x):
     if isinstance(x, np.ndarray):
         return x
@@ -248,17 +255,20 @@ class Executable:
         for i, (a, p) in enumerate(zip(args, self.parameters)):
             a = _to_numpy(a)
             if a.dtype != p.dtype:
-                if p.element_type in _BITS and a.dtype.itemsize == p.dtype.itemsize and a.dtype.kind not in "fc":
-                    a = a.view(p.dtype)  # bit patterns of bf16 / f8 as they came
-                elif p.element_type in _BITS and a.dtype.itemsize == p.dtype.itemsize and a.dtype.name == "bfloat16":
-                    a = a.view(p.dtype)
+                if p.element_type in _BITS and p.dtype.kind == "u":
+                    # no numpy type for it: bit patterns pass as they are (any dtype of the same
+                    # width), floating-point values are rounded (bf16: to nearest even)
+                    if a.dtype.itemsize == p.dtype.itemsize:
+                        a = a.view(p.dtype)
+                    elif p.element_type == "bf16" and a.dtype.kind == "f":
+                        a = _f32_to_bf16_bits(a)
+                    else:
+                        raise Error("argument %d: %s values for a %s parameter: pass %s bit patterns" % (
+                            i, a.dtype, p.element_type, p.dtype))
                 else:
                     a = a.astype(p.dtype)
             if tuple(a.shape) != p.shape:
-                if a.size == int(np.prod(p.shape, dtype=np.int64)) and a.ndim == 0 and not p.shape:
-                    pass
-                else:
-                    raise Error("argument %d: shape %s, the parameter is %r" % (i, tuple(a.shape), p))
+                raise Error("argument %d: shape %s, the parameter is %r" % (i, tuple(a.shape), p))
             keep.append(np.ascontiguousarray(a))
         outs = [np.empty(r.shape, r.dtype) for r in self.results]
         n_in, n_out = len(keep), len(outs)
