@@ -1,6 +1,7 @@
 // The GPU executable itself (see gpu_executable.h): Load checks and prepares everything once,
 // so Run only enqueues work; every error names the module, the thunk and what was being done.
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -650,22 +651,40 @@ class GpuExecutableImpl : public GpuExecutable {
                                     0x3E003E00u, words, stream_));
       }
     }
+    // --verbose: a line on stderr as each library call's candidates have been timed (a module with
+    // many GEMMs and convolutions autotunes for seconds); cache hits and heuristic picks are quick
+    // and only appear in Describe's summary.
+    const size_t library_calls = gemms_.size() + convs_.size();
+    size_t prepared = 0;
+    auto started = std::chrono::steady_clock::now();
+    auto progress = [&](const char* kind, const Thunk* t, const std::string& chosen_by) {
+      ++prepared;
+      const auto now = std::chrono::steady_clock::now();
+      const double ms = std::chrono::duration<double, std::milli>(now - started).count();
+      started = now;
+      if (!options_.verbose || chosen_by.find("autotune") == std::string::npos) return;
+      std::cerr << absl::StrFormat("gpu: autotuned %s '%s' (%d of %d library calls) in %.0f ms: %s\n", kind, t->name,
+                                   prepared, library_calls, ms, chosen_by);
+    };
     for (auto& [t, g] : gemms_) {
       const bool has_c = t->arguments.size() == 4;
       absl::Status s = g->Prepare(stream_, Address(t->arguments[0]), Address(t->arguments[1]),
                                   has_c ? Address(t->arguments[2]) : 0, Address(t->arguments.back()), workspace_,
                                   workspace_bytes_);
       if (!s.ok()) return absl::Status(s.code(), absl::StrCat(origin_, ": ", s.message()));
+      progress("gemm", t, g->chosen_by());
     }
     for (auto& [t, f] : ffts_) {
       absl::Status s = f->Prepare(stream_, workspace_, workspace_bytes_);
       if (!s.ok()) return absl::Status(s.code(), absl::StrCat(origin_, ": ", s.message()));
     }
+    started = std::chrono::steady_clock::now();
     for (auto& [t, c] : convs_) {
       std::vector<CUdeviceptr> ptrs;
       for (const BufferSlice& s : t->arguments) ptrs.push_back(Address(s));
       absl::Status s = c->Prepare(stream_, ptrs, workspace_, workspace_bytes_);
       if (!s.ok()) return absl::Status(s.code(), absl::StrCat(origin_, ": ", s.message()));
+      progress("conv", t, c->chosen_by());
     }
     GPU_RETURN_IF_ERROR(PrepareDeviceLoops());
     GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuStreamSynchronize, Where("autotuning library calls"), stream_));
