@@ -3,6 +3,9 @@
 // dynamic-update-slice, concatenate, pad, reverse and gather). Out-of-range start indices clamp,
 // as XLA's semantics say; parts of the output that come from different operands (pad,
 // concatenate, dynamic-update-slice) branch, so no operand is read out of bounds.
+#include <bit>
+
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "codegen/elemental/elemental_internal.h"
 
@@ -46,20 +49,128 @@ Gen Mapped(const GeneratorMap* ops, const HloInstruction* hlo, std::function<abs
   };
 }
 
-// Picks one of operands [lo, hi) of a concatenate by the index along `dim` (binary search of
-// the offsets, so deep concatenates stay shallow).
-SV ConcatPick(B& b, const GeneratorMap& ops, const HloInstruction* hlo, int64_t dim, const std::vector<int64_t>& offsets,
-              size_t lo, size_t hi, const Index& index) {
-  if (hi - lo == 1) {
-    std::vector<llvm::Value*> in = index.multidim;
-    in[dim] = b.CreateSub(in[dim], I64(b, offsets[lo]));
-    return OperandGenerator(ops, hlo, static_cast<int64_t>(lo))(Index(in));
+// Reads element `k` of a constant i64 table (invariant: the load may be hoisted or cached).
+llvm::Value* TableEntry(B& b, llvm::GlobalVariable* table, llvm::Value* k) {
+  llvm::Value* ptr = b.CreateInBoundsGEP(table->getValueType(), table, {I64(b, 0), k});
+  llvm::LoadInst* load = b.CreateLoad(b.getInt64Ty(), ptr);
+  load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(b.getContext(), {}));
+  return load;
+}
+
+llvm::GlobalVariable* ConstantTable(llvm::Module& module, const std::vector<int64_t>& values, const std::string& name) {
+  auto* type = llvm::ArrayType::get(llvm::Type::getInt64Ty(module.getContext()), values.size());
+  auto* table = new llvm::GlobalVariable(module, type, /*isConstant=*/true, llvm::GlobalValue::PrivateLinkage,
+                                         llvm::ConstantDataArray::get(module.getContext(), values), name);
+  table->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  return table;
+}
+
+// Jumps to blocks[slot] (slot < blocks.size()). A switch has at most kSwitchFanOut cases: a
+// larger set goes through a first switch on slot / kSwitchFanOut (on another value, so LLVM
+// does not merge the two), since LLVM's machine passes spend time quadratic in the number of
+// successors of one block (thousands of distinct concatenate operands took minutes).
+constexpr int64_t kSwitchFanOut = 64;
+void EmitSlotSwitch(B& b, llvm::Value* slot, const std::vector<llvm::BasicBlock*>& blocks) {
+  const int64_t n = static_cast<int64_t>(blocks.size());
+  // The default is never taken (slot is always valid); it is a real block, not UB.
+  if (n <= kSwitchFanOut) {
+    llvm::SwitchInst* sw = b.CreateSwitch(slot, blocks[0], static_cast<unsigned>(n));
+    for (int64_t s = 0; s < n; ++s) sw->addCase(b.getInt64(s), blocks[s]);
+    return;
   }
-  const size_t mid = (lo + hi) / 2;
-  return EmitIfThenElse(
-      b, b.CreateICmpSLT(index[dim], I64(b, offsets[mid])),
-      [&] { return ConcatPick(b, ops, hlo, dim, offsets, lo, mid, index); },
-      [&] { return ConcatPick(b, ops, hlo, dim, offsets, mid, hi, index); }, "concat");
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  const int64_t groups = (n + kSwitchFanOut - 1) / kSwitchFanOut;
+  std::vector<llvm::BasicBlock*> group_blocks;
+  for (int64_t g = 0; g < groups; ++g) group_blocks.push_back(llvm::BasicBlock::Create(b.getContext(), "concat.group", fn));
+  llvm::Value* group = b.CreateUDiv(slot, I64(b, kSwitchFanOut));
+  llvm::Value* within = b.CreateURem(slot, I64(b, kSwitchFanOut));
+  llvm::SwitchInst* outer = b.CreateSwitch(group, group_blocks[0], static_cast<unsigned>(groups));
+  for (int64_t g = 0; g < groups; ++g) outer->addCase(b.getInt64(g), group_blocks[g]);
+  for (int64_t g = 0; g < groups; ++g) {
+    b.SetInsertPoint(group_blocks[g]);
+    const int64_t first = g * kSwitchFanOut, count = std::min(kSwitchFanOut, n - first);
+    llvm::SwitchInst* inner = b.CreateSwitch(within, blocks[first], static_cast<unsigned>(count));
+    for (int64_t s = 0; s < count; ++s) inner->addCase(b.getInt64(s), blocks[first + s]);
+  }
+}
+
+// What every element of one concatenate needs, made once per kernel: the operands' offsets
+// along `dim` (a constant table) and the distinct operands ("slots"; an operand repeated is
+// read by one block), with a table from operand to slot when some repeat.
+struct ConcatPlan {
+  int64_t dim = 0;
+  int64_t operands = 0;
+  llvm::GlobalVariable* offsets = nullptr;
+  std::vector<int64_t> slot_operand;          // an operand number of each slot
+  llvm::GlobalVariable* slots = nullptr;      // operand -> slot; null when every operand is its own
+};
+
+ConcatPlan MakeConcatPlan(llvm::Module& module, const HloInstruction* hlo, int64_t dim) {
+  ConcatPlan plan;
+  plan.dim = dim;
+  plan.operands = hlo->operand_count();
+  std::vector<int64_t> offsets, operand_slot;
+  absl::flat_hash_map<const HloInstruction*, int64_t> slot_of;
+  int64_t offset = 0;
+  for (int64_t i = 0; i < plan.operands; ++i) {
+    offsets.push_back(offset);
+    offset += hlo->operand(i)->shape().dimensions(dim);
+    auto [it, inserted] = slot_of.try_emplace(hlo->operand(i), static_cast<int64_t>(plan.slot_operand.size()));
+    if (inserted) plan.slot_operand.push_back(i);
+    operand_slot.push_back(it->second);
+  }
+  plan.offsets = ConstantTable(module, offsets, "concat.offsets");
+  if (plan.slot_operand.size() != static_cast<size_t>(plan.operands))
+    plan.slots = ConstantTable(module, operand_slot, "concat.slots");
+  return plan;
+}
+
+// A concatenate's element. The operand holding index[dim] is found without branches, by a
+// binary search of the offsets table (log2 of the operand count steps, each a load and a
+// select); a switch then jumps to a block per distinct operand, which reads it at the index less
+// its offset, and the blocks join in one phi. The IR grows with the number of distinct operands
+// only and holds no chains of branches and joins: those (a nested if/else, or XLA's bisection of
+// branches) make LLVM's SimplifyCFG fold empty blocks into ever wider phis, superlinear in the
+// operand count (a minute for 12k operands).
+SV EmitConcatenate(B& b, const GeneratorMap& ops, const HloInstruction* hlo, const ConcatPlan& plan,
+                   const Index& index) {
+  const int64_t n = plan.operands, dim = plan.dim;
+  // k: the last operand whose offset is <= index[dim] (an operand of width 0 shares its offset
+  // with the next one and is never picked, as index[dim] < the total width).
+  llvm::Value* k = I64(b, 0);
+  for (int64_t step = static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(n - 1))); step > 0; step >>= 1) {
+    llvm::Value* next = b.CreateAdd(k, I64(b, step));
+    llvm::Value* in_table = b.CreateICmpSLT(next, I64(b, n));
+    llvm::Value* at = b.CreateSelect(in_table, next, k);  // stays inside the table
+    llvm::Value* take = b.CreateAnd(in_table, b.CreateICmpSLE(TableEntry(b, plan.offsets, at), index[dim]));
+    k = b.CreateSelect(take, next, k);
+  }
+  llvm::Value* source = b.CreateSub(index[dim], TableEntry(b, plan.offsets, k));
+  llvm::Value* slot = plan.slots == nullptr ? k : TableEntry(b, plan.slots, k);
+  const std::vector<int64_t>& slot_operand = plan.slot_operand;
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::LLVMContext& ctx = b.getContext();
+  std::vector<llvm::BasicBlock*> blocks;
+  for (size_t s = 0; s < slot_operand.size(); ++s) blocks.push_back(llvm::BasicBlock::Create(ctx, "concat.operand", fn));
+  EmitSlotSwitch(b, slot, blocks);
+  auto* exit = llvm::BasicBlock::Create(ctx, "concat.exit", fn);
+  std::vector<std::pair<llvm::Value*, llvm::BasicBlock*>> results;
+  for (size_t s = 0; s < blocks.size(); ++s) {
+    b.SetInsertPoint(blocks[s]);
+    std::vector<llvm::Value*> in = index.multidim;
+    in[dim] = source;
+    SV v = OperandGenerator(ops, hlo, slot_operand[s])(Index(in));
+    if (!v.ok()) return v;
+    results.emplace_back(*v, b.GetInsertBlock());
+    b.CreateBr(exit);
+  }
+  b.SetInsertPoint(exit);
+  llvm::PHINode* phi = b.CreatePHI(results.front().first->getType(), results.size(), "concat");
+  for (const auto& [value, block] : results) {
+    if (value->getType() != phi->getType()) return absl::InternalError("concatenate operands yield different types");
+    phi->addIncoming(value, block);
+  }
+  return phi;
 }
 
 absl::StatusOr<Gen> MakeGather(ElementalIrEmitter& e, const HloInstruction* hlo, const GeneratorMap& ops) {
@@ -220,17 +331,9 @@ absl::StatusOr<ElementGenerator> MakeShapeOpGenerator(ElementalIrEmitter& e, con
     }
     case O::kConcatenate: {
       if (dims.size() != 1 || dims[0] < 0 || dims[0] >= rank) return absl::InvalidArgumentError("bad concatenate dimension");
-      const int64_t dim = dims[0];
-      std::vector<int64_t> offsets;
-      int64_t off = 0;
-      for (const HloInstruction* op : hlo->operands()) {
-        offsets.push_back(off);
-        off += op->shape().dimensions(dim);
-      }
-      if (offsets.empty()) return absl::InvalidArgumentError("concatenate without operands");
-      return Gen([=](const Index& index) -> SV {
-        return ConcatPick(*b, *ops, hlo, dim, offsets, 0, offsets.size(), index);
-      });
+      if (hlo->operand_count() == 0) return absl::InvalidArgumentError("concatenate without operands");
+      const ConcatPlan plan = MakeConcatPlan(*e.module(), hlo, dims[0]);
+      return Gen([=](const Index& index) -> SV { return EmitConcatenate(*b, *ops, hlo, plan, index); });
     }
     case O::kPad: {
       if (!hlo->attrs().padding_config) return absl::InvalidArgumentError("pad without padding config");

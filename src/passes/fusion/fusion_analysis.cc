@@ -370,6 +370,7 @@ void IndexFrom(IndexingState& st, const HloComputation* comp, int64_t from,
   st.index_count.resize(n, 0.0);
   absl::flat_hash_set<const HloInstruction*> outputs;
   if (tuple_root) outputs.insert(root->operands().begin(), root->operands().end());
+  absl::flat_hash_set<const HloInstruction*> seen_users;
   for (int64_t i = from; i < n; ++i) {
     const HloInstruction* x = st.rpost[i];
     if ((x == root && tuple_root) || (done != nullptr && (*done)[i])) continue;
@@ -377,8 +378,11 @@ void IndexFrom(IndexingState& st, const HloComputation* comp, int64_t from,
     IndexingState::Readers& mine = st.readers[i];
     mine.clear();
     if (output) mine.push_back({i, 1.0});
+    // users() lists a user once per use; each distinct user is read once (its operands loop
+    // below counts every use), else a concatenate of one operand n times costs n^2.
+    seen_users.clear();
     for (const HloInstruction* u : x->users()) {
-      if (u == root && tuple_root) continue;
+      if ((u == root && tuple_root) || !seen_users.insert(u).second) continue;
       const int64_t ui = st.pos.at(u);
       if (SameIndexUser(u, x)) {
         for (const auto& [v, f] : st.readers[ui]) MaxInto(mine, v, f);

@@ -78,6 +78,14 @@ class ComputationAssigner {
   }
 
  private:
+  // PreservesLayout, remembered: it looks at every operand and is asked once per operand, which
+  // made a concatenate of n operands cost n^2.
+  bool Preserves(const HloInstruction& x) {
+    auto [it, inserted] = preserves_layout_.try_emplace(&x, false);
+    if (inserted) it->second = PreservesLayout(x);
+    return it->second;
+  }
+
   const Shape* Assigned(const HloInstruction* x) const {
     auto it = assigned_.find(x);
     return it == assigned_.end() ? nullptr : &it->second;
@@ -122,7 +130,7 @@ class ComputationAssigner {
     if (d->has_value()) return std::optional<Layout>((*d)->layout);
     const Shape* us = Assigned(u);
     if (us == nullptr) return std::optional<Layout>();
-    if (PreservesLayout(*u) && x->shape().rank() == u->shape().rank() && x->shape().rank() > 0)
+    if (Preserves(*u) && x->shape().rank() == u->shape().rank() && x->shape().rank() > 0)
       return std::optional<Layout>(LayoutOf(*us));
     if (u->opcode() == HloOpcode::kTranspose)
       return std::optional<Layout>(layout::TransposeOperandBitcastLayout(*us, u->attrs().dimensions));
@@ -189,8 +197,10 @@ class ComputationAssigner {
       if (assigned_.count(x) || !CanTakeLayout(*x)) continue;
       std::optional<Layout> candidate;
       if (x == root && result_.IsArray()) candidate = LayoutOf(result_);
+      absl::flat_hash_set<const HloInstruction*> seen;  // users() has a user once per use
       for (const HloInstruction* u : x->users()) {
         if (candidate) break;
+        if (!seen.insert(u).second) continue;
         for (int64_t i = 0; i < u->operand_count() && !candidate; ++i) {
           if (u->operand(i) != x) continue;
           if (u == root && root_wish_ && root_wish_->tuple_shapes(i).IsArray()) {
@@ -276,7 +286,7 @@ class ComputationAssigner {
       default:
         break;
     }
-    if (PreservesLayout(*x)) {
+    if (Preserves(*x)) {
       for (const HloInstruction* o : x->operands()) {
         const Shape& os = assigned_.at(o);
         if (os.IsArray() && os.rank() == s.rank() && os.rank() > 0) return WithLayout(s, LayoutOf(os));
@@ -301,7 +311,7 @@ class ComputationAssigner {
       Trace(*u, absl::StrCat("operand ", i), (*d)->layout, (*d)->row);
       return std::optional<Shape>(WithLayout(xs, (*d)->layout));
     }
-    if (PreservesLayout(*u)) {
+    if (Preserves(*u)) {
       if (xs.rank() == u->shape().rank() && xs.rank() > 0) return std::optional<Shape>(WithLayout(xs, LayoutOf(u->shape())));
       return std::optional<Shape>();
     }
@@ -383,6 +393,7 @@ class ComputationAssigner {
   std::ostream* trace_ = nullptr;
   std::vector<HloInstruction*> order_;
   absl::flat_hash_map<const HloInstruction*, Shape> assigned_;
+  absl::flat_hash_map<const HloInstruction*, bool> preserves_layout_;  // Preserves()'s answers
   absl::flat_hash_map<std::string, HloInstruction*> copies_;
 };
 
