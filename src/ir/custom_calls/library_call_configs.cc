@@ -44,7 +44,8 @@ class JsonReader {
   static constexpr int kMaxDepth = 64;
 
   absl::Status Error(std::string_view what) const {
-    return absl::InvalidArgumentError(absl::StrCat("backend_config JSON: ", std::string(what), " at offset ", pos_));
+    // The reader serves backend_config and input spec files alike: callers say which it was.
+    return absl::InvalidArgumentError(absl::StrCat("invalid JSON: ", std::string(what), " at offset ", pos_));
   }
   void SkipSpace() {
     while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\t' || s_[pos_] == '\r')) ++pos_;
@@ -211,7 +212,7 @@ std::string WrapGpuBackendConfig(std::string_view inner_key, const std::string& 
 // inner config (a test may write only that).
 absl::StatusOr<JsonValue> InnerConfig(std::string_view json, std::string_view key) {
   auto doc = ParseJson(json);
-  if (!doc.ok()) return doc.status();
+  if (!doc.ok()) return absl::InvalidArgumentError(absl::StrCat("backend_config: ", doc.status().message()));
   if (doc->kind != JsonValue::Kind::kObject) return absl::InvalidArgumentError("backend_config is not a JSON object");
   if (const JsonValue* inner = doc->Find(key)) {
     if (inner->kind != JsonValue::Kind::kObject)
