@@ -2,6 +2,7 @@
 #include <iostream>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tools/cli.h"
@@ -35,6 +36,27 @@ or a check fails (parse or verification error, evaluation error, output mismatch
 command-line error.
 )HELP";
 
+using Command = int (*)(const std::vector<std::string>&);
+
+// Every subcommand, in the order the usage lists them (dispatch, `hloc help NAME` and the
+// unknown-command message all read this table, so none of them can miss one).
+constexpr std::pair<const char*, Command> kCommands[] = {
+    {"verify", hloc::cli::RunVerify}, {"print", hloc::cli::RunPrint},     {"eval", hloc::cli::RunEval},
+    {"opt", hloc::cli::RunOpt},       {"compile", hloc::cli::RunCompile}, {"run", hloc::cli::RunRun},
+};
+
+Command FindCommand(const std::string& name) {
+  for (const auto& [n, run] : kCommands)
+    if (name == n) return run;
+  return nullptr;
+}
+
+int UnknownCommand(const std::string& name) {
+  std::string names;
+  for (const auto& [n, run] : kCommands) names += std::string(names.empty() ? "" : ", ") + n;
+  return hloc::cli::UsageError("", "unknown command '" + name + "' (commands: " + names + ")");
+}
+
 int Dispatch(const std::vector<std::string>& args) {
   using namespace hloc::cli;
   if (args.empty()) {
@@ -46,14 +68,8 @@ int Dispatch(const std::vector<std::string>& args) {
   if (command == "-h" || command == "--help" || command == "help") {
     if (command == "help" && !rest.empty()) {
       // `hloc help eval` is `hloc eval --help`.
-      std::vector<std::string> help_args = {"--help"};
-      if (rest[0] == "verify") return RunVerify(help_args);
-      if (rest[0] == "print") return RunPrint(help_args);
-      if (rest[0] == "eval") return RunEval(help_args);
-      if (rest[0] == "opt") return RunOpt(help_args);
-      if (rest[0] == "compile") return RunCompile(help_args);
-      if (rest[0] == "run") return RunRun(help_args);
-      return UsageError("", "unknown command '" + rest[0] + "'");
+      if (Command run = FindCommand(rest[0])) return run({"--help"});
+      return UnknownCommand(rest[0]);
     }
     std::cout << kUsage;
     return kExitOk;
@@ -62,14 +78,9 @@ int Dispatch(const std::vector<std::string>& args) {
     std::cout << "hloc " << kVersion << "\n";
     return kExitOk;
   }
-  if (command == "verify") return RunVerify(rest);
-  if (command == "print") return RunPrint(rest);
-  if (command == "eval") return RunEval(rest);
-  if (command == "opt") return RunOpt(rest);
-  if (command == "compile") return RunCompile(rest);
-  if (command == "run") return RunRun(rest);
+  if (Command run = FindCommand(command)) return run(rest);
   if (!command.empty() && command[0] == '-') return UsageError("", "unknown option '" + command + "'");
-  return UsageError("", "unknown command '" + command + "' (commands: verify, print, eval, opt)");
+  return UnknownCommand(command);
 }
 
 }  // namespace
