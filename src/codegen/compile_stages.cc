@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "engine/html_report.h"
 #include "engine/pass.h"
 #include "engine/pass_manager.h"
 #include "schedule/hlo_scheduling.h"
@@ -26,7 +27,8 @@ absl::Status WithStage(const absl::Status& s, const std::string& stage) {
 
 absl::StatusOr<std::unique_ptr<BufferAssignment>> RunHloStagesAndAssignBuffers(
     HloModule& module, const std::optional<Pipeline>& pipeline, const std::optional<Profile>& profile,
-    const std::string& dump_to, std::ostream* log, int64_t alignment, StageTimer& timer) {
+    const std::string& dump_to, std::ostream* log, int64_t alignment, StageTimer& timer,
+    CompileRecorder* recorder) {
   if (!dump_to.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(dump_to, ec);
@@ -49,6 +51,7 @@ absl::StatusOr<std::unique_ptr<BufferAssignment>> RunHloStagesAndAssignBuffers(
   if (const std::optional<Pipeline>& run = pipeline ? pipeline : required) {
     PassContext context;
     if (profile) context.profile = &profile->hardware;
+    context.recorder = recorder;
     PassManagerOptions pm;
     pm.log = log;
     pm.notes = log;
@@ -75,7 +78,8 @@ absl::StatusOr<std::unique_ptr<BufferAssignment>> RunHloStagesAndAssignBuffers(
 
 absl::Status WriteCompileDumps(const std::string& dump_to, const HloModule& module, const runtime::Executable& exe,
                                const std::string& thunk_text,
-                               const std::vector<std::pair<std::string, const std::string*>>& extra) {
+                               const std::vector<std::pair<std::string, const std::string*>>& extra,
+                               const CompileRecorder* recorder) {
   if (dump_to.empty()) return absl::OkStatus();
   auto path = [&](const std::string& suffix, bool txt) {
     std::string name = DumpFileName(0, module.name(), suffix);
@@ -89,6 +93,8 @@ absl::Status WriteCompileDumps(const std::string& dump_to, const HloModule& modu
   for (const auto& [suffix, text] : extra) files.push_back({path(suffix, false), text});
   for (const auto& [p, text] : files)
     if (absl::Status s = WriteFileAtomically(p, *text); !s.ok()) return s;
+  if (recorder != nullptr)
+    return WriteHtmlReport(dump_to, 0, module, *recorder, {exe.buffer_assignment_text, thunk_text});
   return absl::OkStatus();
 }
 

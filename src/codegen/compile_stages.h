@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "buffers/buffer_assignment.h"
+#include "engine/compile_recorder.h"
 #include "engine/pipeline.h"
 #include "engine/profile_loader.h"
 #include "ir/module.h"
@@ -37,7 +38,8 @@ absl::Status WithStage(const absl::Status& s, const std::string& stage);
 // schedules an unscheduled module and assigns buffers with `alignment`.
 absl::StatusOr<std::unique_ptr<BufferAssignment>> RunHloStagesAndAssignBuffers(
     HloModule& module, const std::optional<Pipeline>& pipeline, const std::optional<Profile>& profile,
-    const std::string& dump_to, std::ostream* log, int64_t alignment, StageTimer& timer);
+    const std::string& dump_to, std::ostream* log, int64_t alignment, StageTimer& timer,
+    CompileRecorder* recorder = nullptr);
 
 // Finds the profile `name_or_path` in `config_dirs`, checks it is for `kind` hardware ("cpu",
 // "gpu"; `compiler` names the caller in the error), finds the pipeline it names (first beside
@@ -51,9 +53,11 @@ absl::Status LoadProfileAndPipeline(const std::string& name_or_path, const std::
 
 // Writes the dumps every backend makes into `dump_to` (XLA's names, module_0000.NAME.SUFFIX):
 // after_optimizations, ...-buffer-assignment and thunk_sequence from `exe`, then `extra`
-// (suffix with its extension, text), e.g. {"ll", ir}. Nothing when `dump_to` is empty.
+// (suffix with its extension, text), e.g. {"ll", ir}. Nothing when `dump_to` is empty. With
+// `recorder` (--dump-html), also the browser view, module_0000.NAME.html (html_report.h).
 absl::Status WriteCompileDumps(const std::string& dump_to, const HloModule& module, const runtime::Executable& exe,
                                const std::string& thunk_text,
-                               const std::vector<std::pair<std::string, const std::string*>>& extra);
+                               const std::vector<std::pair<std::string, const std::string*>>& extra,
+                               const CompileRecorder* recorder = nullptr);
 
 }  // namespace hloc::codegen

@@ -16,6 +16,7 @@
 namespace hloc {
 
 struct HardwareProfile;
+struct CompileRecorder;
 
 enum class OptionType { kBool, kInt, kFloat, kString, kStringList };
 using OptionValue = std::variant<bool, int64_t, double, std::string, std::vector<std::string>>;
@@ -57,6 +58,10 @@ struct PassContext {
   // Writes a pass's own dump file (module_NNNN.<module>.<suffix>.txt, in --dump-to's folder);
   // null when dumps are off. The latency-hiding scheduler writes its schedule with it.
   std::function<absl::Status(const std::string& suffix, const std::string& text)> write_dump;
+  // --dump-html: the structured record of this compilation (compile_recorder.h); null: off.
+  // The pass manager adds a row per pass; rewrite passes add rule firings, fusion passes their
+  // decisions.
+  CompileRecorder* recorder = nullptr;
 };
 
 // Which records of one family (a pass's fusion vetoes, its layout rows) a pass's rule lists

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "engine/compile_recorder.h"
 #include "ir/verifier.h"
 #include "support/file_io.h"
 
@@ -69,6 +70,8 @@ class Runner {
         return WithContext(s, "the input module does not verify (before any pass): ");
       }
     }
+    if (CompileRecorder* r = context_.recorder; r != nullptr && r->snapshots.empty())
+      r->snapshots.push_back(PrintModule(module_, options_.dump.print_options));
     absl::StatusOr<bool> changed = RunList(pipeline_.passes, pipeline_.name, pipeline_.name);
     if (!changed.ok()) return changed.status();
     if (!options_.dump.dump_to.empty()) {
@@ -156,6 +159,11 @@ class Runner {
     context_.enabled_rules.insert(context_.enabled_rules.end(), entry.enabled_rules.begin(), entry.enabled_rules.end());
     context_.disabled_rules.insert(context_.disabled_rules.end(), entry.disabled_rules.begin(),
                                    entry.disabled_rules.end());
+    CompileRecorder* recorder = context_.recorder;
+    if (recorder != nullptr) {
+      const int last = static_cast<int>(recorder->snapshots.size()) - 1;
+      recorder->passes.push_back({path, entry.pass, false, 0, last, last});
+    }
     const auto start = std::chrono::steady_clock::now();
     const double cpu_start = ThreadCpuSeconds();
     absl::StatusOr<bool> changed = it->second->Run(module_, context_);
@@ -168,6 +176,15 @@ class Runner {
       return WithContext(changed.status(), absl::StrCat("pass '", entry.pass, "' (", where, ") failed: "));
     }
     if (report_ != nullptr) report_->runs.push_back({path, entry.pass, *changed, seconds});
+    if (recorder != nullptr) {
+      CompileRecorder::PassStep& step = recorder->passes.back();
+      step.changed = *changed;
+      step.seconds = seconds;
+      if (*changed) {
+        recorder->snapshots.push_back(PrintModule(module_, options_.dump.print_options));
+        step.after = static_cast<int>(recorder->snapshots.size()) - 1;
+      }
+    }
     if (options_.log != nullptr) {
       // Wall time, then this thread's CPU time: on a shared machine only the latter measures
       // the pass (scripts/bench-compile reads both).

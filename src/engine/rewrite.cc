@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/compile_recorder.h"
 #include "engine/profile.h"
 #include "ir/hlo_printer.h"
 #include "ir/shape_inference.h"
@@ -294,7 +295,8 @@ ComputationRun RewriteComputation(HloComputation* computation, const std::string
       if (inst->user_count() == 0 && !inst->IsRoot()) continue;  // dead: not worth rewriting
       const std::vector<const RuleInfo*>& candidates = by_opcode[static_cast<int>(inst->opcode())];
       if (candidates.empty()) continue;
-      std::string before = context.trace_rules ? PrintInstruction(*inst, TraceOptions()) : std::string();
+      const bool record = context.trace_rules || context.recorder != nullptr;
+      std::string before = record ? PrintInstruction(*inst, TraceOptions()) : std::string();
       for (const RuleInfo* rule : candidates) {
         ctx.set_root(inst);
         ctx.created().clear();
@@ -314,6 +316,14 @@ ComputationRun RewriteComputation(HloComputation* computation, const std::string
           }
           for (const auto& [old, replacement] : ctx.replaced())
             trace << "  after:  " << PrintInstruction(*replacement, TraceOptions()) << "\n";
+        }
+        if (context.recorder != nullptr) {
+          std::string after;
+          if (ctx.replaced().empty()) after = PrintInstruction(*inst, TraceOptions());
+          for (const auto& [old, replacement] : ctx.replaced())
+            after += (after.empty() ? "" : "\n") + PrintInstruction(*replacement, TraceOptions());
+          context.recorder->firings.push_back(
+              {context.recorder->current_pass(), rule->name, rule->file, rule->line, before, after});
         }
         for (HloInstruction* c : ctx.created()) {
           push(c);

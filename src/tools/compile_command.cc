@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/cpu/cpu_compiler.h"
 #include "codegen/gpu/gpu_compiler.h"
+#include "engine/compile_recorder.h"
 #include "engine/profile_loader.h"
 #include "support/file_io.h"
 #include "tools/cli.h"
@@ -52,6 +53,9 @@ Options:
                       ...after_optimizations.txt (the scheduled module),
                       ...after_optimizations-buffer-assignment.txt, ...thunk_sequence.txt
                       and module_0000.NAME.ll (the optimized LLVM IR)
+  --dump-html         with --dump-to: also module_0000.NAME.html, a self-contained page of the
+                      passes (diffs, times), rule firings, fusion decisions, the fusion graph,
+                      buffer live ranges and the thunk sequence
   -O LEVEL            LLVM optimization level 0-3 (default 2)
   --target-cpu CPU    the CPU to compile for: host (default: this machine's CPU and
                       features) or an LLVM CPU name (x86-64, x86-64-v3, skylake-avx512, ...)
@@ -120,6 +124,8 @@ int RunGpuCompile(const ParsedArgs& parsed, const std::vector<std::string>& conf
   if (absl::Status d = ApplyDisablePasses(parsed, options.pipeline); !d.ok()) return UsageError("compile", std::string(d.message()));
   if (auto dir = parsed.Get("--dump-to")) options.dump_to = *dir;
   if (parsed.Has("--verbose")) options.log = &std::cerr;
+  CompileRecorder recorder;
+  if (parsed.Has("--dump-html")) options.recorder = &recorder;
   std::unique_ptr<HloModule> module = LoadModule(parsed.positional[0]);
   if (!module) return kExitFailure;
   absl::StatusOr<runtime::Executable> exe = codegen::gpu::GpuCompiler::Compile(*module, options);
@@ -136,6 +142,7 @@ int RunCompile(const std::vector<std::string>& args) {
                            {"--no-passes", "", false},
                            {"--disable-passes", "", true},
                            {"--dump-to", "", true},
+                           {"--dump-html", "", false},
                            {"--opt-level", "-O", true},
                            {"--verbose", "-v", false},
                            {"--target-cpu", "", true},
@@ -154,6 +161,8 @@ int RunCompile(const std::vector<std::string>& args) {
     return UsageError("compile", parsed->positional.empty() ? "missing FILE" : "expected exactly one FILE");
   if (!parsed->Has("--output") && !parsed->Has("--dump-to"))
     return UsageError("compile", "missing -o OUT.hlox (or --dump-to DIR)");
+  if (parsed->Has("--dump-html") && !parsed->Has("--dump-to"))
+    return UsageError("compile", "--dump-html needs --dump-to DIR");
   if (parsed->Has("--no-passes") && parsed->Has("--profile"))
     return UsageError("compile", "--no-passes and --profile cannot be combined");
 
@@ -194,6 +203,8 @@ int RunCompile(const std::vector<std::string>& args) {
   if (auto dir = parsed->Get("--dump-to")) options.dump_to = *dir;
   if (auto cpu = parsed->Get("--target-cpu")) options.target_cpu = *cpu;
   if (parsed->Has("--verbose")) options.log = &std::cerr;
+  CompileRecorder recorder;
+  if (parsed->Has("--dump-html")) options.recorder = &recorder;
 
   std::unique_ptr<HloModule> module = LoadModule(parsed->positional[0]);
   if (!module) return kExitFailure;

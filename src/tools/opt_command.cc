@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "engine/html_report.h"
 #include "engine/pass_manager.h"
 #include "engine/pipeline.h"
 #include "engine/profile_loader.h"
@@ -56,6 +57,8 @@ While running:
   --dump-pass-re RE   also dump between passes whose name matches the regular expression
                       RE, as XLA's --xla_dump_hlo_pass_re does
                       (module_0000.NAME.0001.PIPELINE.after_PASS.before_NEXT.txt)
+  --dump-html         with --dump-to: also module_0000.NAME.html, a self-contained page of the
+                      passes (diffs, times), rule firings, fusion decisions and the fusion graph
   --trace-rules       print every rewrite-rule firing (rule, file:line, before/after) to stderr
   --explain-fusion A,B
                       after the pipeline, print (instead of the module) whether producer A was
@@ -122,6 +125,7 @@ int RunOpt(const std::vector<std::string>& args) {
                            {"--list-passes", "", false},
                            {"--dump-to", "", true},
                            {"--dump-pass-re", "", true},
+                           {"--dump-html", "", false},
                            {"--trace-rules", "", false},
                            {"--explain-fusion", "", true},
                            {"--kernel-report", "", true},
@@ -150,6 +154,7 @@ int RunOpt(const std::vector<std::string>& args) {
   if (parsed->Has("--passes") && parsed->Has("--pipeline")) {
     return UsageError("opt", "--passes and --pipeline cannot be combined (--passes replaces the manifest)");
   }
+  if (parsed->Has("--dump-html") && !parsed->Has("--dump-to")) return UsageError("opt", "--dump-html needs --dump-to DIR");
   if (parsed->Has("--dump-pass-re") && !parsed->Has("--dump-to")) {
     return UsageError("opt", "--dump-pass-re needs --dump-to DIR");
   }
@@ -234,6 +239,8 @@ int RunOpt(const std::vector<std::string>& args) {
   if (profile) context.profile = &profile->hardware;
   context.trace_rules = parsed->Has("--trace-rules");
   context.trace_out = &std::cerr;
+  CompileRecorder recorder;
+  if (parsed->Has("--dump-html")) context.recorder = &recorder;
   PassManagerOptions options;
   options.notes = &std::cerr;
   if (parsed->Has("--verbose")) options.log = &std::cerr;
@@ -241,6 +248,10 @@ int RunOpt(const std::vector<std::string>& args) {
   if (auto re = parsed->Get("--dump-pass-re")) options.dump.pass_re = *re;
   absl::StatusOr<bool> changed = RunPipeline(pipeline, *module, context, options);
   if (!changed.ok()) return Fail(absl::StrCat(DisplayName(parsed->positional[0]), ": ", changed.status().message()));
+  if (context.recorder != nullptr) {
+    if (absl::Status s = WriteHtmlReport(options.dump.dump_to, 0, *module, recorder); !s.ok())
+      return Fail(std::string(s.message()));
+  }
 
   std::string text = PrintModule(*module);
   if (!text.empty() && text.back() != '\n') text.push_back('\n');

@@ -114,7 +114,7 @@ absl::StatusOr<runtime::Executable> CpuCompiler::Compile(HloModule& module, cons
   StageTimer timer(options.log);
   // 1-3. HLO passes, a schedule, buffers (64-byte alignment).
   absl::StatusOr<std::unique_ptr<BufferAssignment>> assignment = RunHloStagesAndAssignBuffers(
-      module, options.pipeline, options.profile, options.dump_to, options.log, 64, timer);
+      module, options.pipeline, options.profile, options.dump_to, options.log, 64, timer, options.recorder);
   if (!assignment.ok()) return assignment.status();
 
   // 4. Thunks and kernels.
@@ -173,7 +173,8 @@ absl::StatusOr<runtime::Executable> CpuCompiler::Compile(HloModule& module, cons
     os.flush();
   }
   const std::string thunk_text = runtime::ExecutableThunksToString(exe);
-  if (absl::Status s = WriteCompileDumps(options.dump_to, module, exe, thunk_text, {{"ll", &ir}}); !s.ok()) return s;
+  if (absl::Status s = WriteCompileDumps(options.dump_to, module, exe, thunk_text, {{"ll", &ir}}, options.recorder); !s.ok())
+    return s;
   if (artifacts != nullptr) {
     artifacts->optimized_hlo = exe.hlo_text;
     artifacts->buffer_assignment = exe.buffer_assignment_text;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "engine/compile_recorder.h"
 #include "engine/pipeline.h"
 #include "engine/profile_loader.h"
 #include "ir/module.h"
@@ -31,6 +32,8 @@ struct CpuCompileOptions {
   // NAME.thunk_sequence.txt, NAME.ll) are written here when not empty.
   std::string dump_to;
   std::ostream* log = nullptr;  // one line per pass and per compile stage (verbose); null: silent
+  // --dump-html: what the compilation did, for the browser view written with the dumps.
+  CompileRecorder* recorder = nullptr;
   int opt_level = 2;            // LLVM optimization level (0..3)
   // The CPU the code is for: "" or "host" = this machine's CPU and features; otherwise an LLVM
   // CPU name ("x86-64", "x86-64-v3", "skylake-avx512", ...) with its default features, for

@@ -134,7 +134,7 @@ absl::StatusOr<runtime::Executable> GpuCompiler::Compile(HloModule& module, cons
   StageTimer timer(options.log);
   // 1-3. HLO passes, a schedule, buffers (256-byte alignment).
   absl::StatusOr<std::unique_ptr<BufferAssignment>> assignment = RunHloStagesAndAssignBuffers(
-      module, options.pipeline, options.profile, options.dump_to, options.log, 256, timer);
+      module, options.pipeline, options.profile, options.dump_to, options.log, 256, timer, options.recorder);
   if (!assignment.ok()) return assignment.status();
 
   // 4. Thunks and kernels.
@@ -211,7 +211,10 @@ absl::StatusOr<runtime::Executable> GpuCompiler::Compile(HloModule& module, cons
   exe.hlo_text = PrintModule(module);
   exe.buffer_assignment_text = (*assignment)->ToString();
   const std::string thunk_text = runtime::ThunkSequenceToString(exe.thunks);
-  if (absl::Status s = WriteCompileDumps(options.dump_to, module, exe, thunk_text, {{"ir-no-opt.ll", &ir}, {"ptx", &*ptx}}); !s.ok()) return s;
+  if (absl::Status s = WriteCompileDumps(options.dump_to, module, exe, thunk_text, {{"ir-no-opt.ll", &ir}, {"ptx", &*ptx}},
+                                       options.recorder);
+      !s.ok())
+    return s;
   if (artifacts != nullptr) {
     artifacts->optimized_hlo = exe.hlo_text;
     artifacts->buffer_assignment = exe.buffer_assignment_text;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/compile_recorder.h"
 #include "engine/pipeline.h"
 #include "engine/profile_loader.h"
 #include "ir/module.h"
@@ -26,6 +27,8 @@ struct GpuCompileOptions {
   std::optional<Profile> profile;    // h200 when absent
   std::string dump_to;               // XLA-named dumps + NAME.ptx
   std::ostream* log = nullptr;
+  // --dump-html: what the compilation did, for the browser view written with the dumps.
+  CompileRecorder* recorder = nullptr;
   bool command_buffers = true;       // run CommandBufferConversionPass
   // Which thunk kinds graphs hold and the shortest run converted (XLA's
   // xla_gpu_enable_command_buffer / xla_gpu_graph_min_graph_size); `enabled` is ANDed with

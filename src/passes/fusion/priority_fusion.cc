@@ -10,6 +10,7 @@
 #include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "engine/compile_recorder.h"
 #include "passes/fusion/fusion_analysis.h"
 #include "passes/fusion/fusion_builder.h"
 #include "passes/fusion/fusion_legality.h"
@@ -181,8 +182,12 @@ class ComputationFusion {
       HloInstruction* producer = top->second;
       Erase(producer);
       Priority p = ComputePriority(producer, legality_, cost_, &pairs_, &estimates_);
-      if (!p.fusible || p.benefit < kMinBenefit) continue;
+      if (!p.fusible || p.benefit < kMinBenefit) {
+        Record(producer, p, false);
+        continue;
+      }
       std::vector<HloInstruction*> consumers = Consumers(producer);
+      Record(producer, p, true);
       if (context_.trace_rules && context_.trace_out)
         *context_.trace_out << "priority-fusion: " << producer->name() << " into " << consumers.size()
                             << " consumer(s), benefit " << absl::StrFormat("%.3f", p.benefit * 1e6) << " us\n";
@@ -256,6 +261,32 @@ class ComputationFusion {
   }
 
  private:
+  // --dump-html: a fusion, a veto (with its record and line) or an unprofitable pair, with the
+  // cost model's numbers. A producer with nothing to fuse into is not worth a row.
+  void Record(HloInstruction* producer, const Priority& p, bool fused) {
+    if (context_.recorder == nullptr || (!p.fusible && p.refused_consumer == nullptr)) return;
+    CompileRecorder::FusionEvent e;
+    e.producer = producer->name();
+    if (p.refused_consumer != nullptr) {
+      e.consumers = p.refused_consumer->name();
+    } else {
+      for (HloInstruction* c : Consumers(producer)) absl::StrAppend(&e.consumers, e.consumers.empty() ? "" : ",", c->name());
+    }
+    e.fused = fused;
+    e.time_unfused_us = p.times.time_unfused * 1e6;
+    e.time_fused_us = p.times.time_fused * 1e6;
+    e.benefit_us = p.benefit * 1e6;
+    if (!p.fusible) {
+      e.reason = p.refusal.reason;
+      e.record = p.refusal.rule;
+      e.file = p.refusal.file;
+      e.line = p.refusal.line;
+    } else if (!fused) {
+      e.reason = "the cost model finds the fused kernel slower";
+    }
+    context_.recorder->AddFusion(std::move(e));
+  }
+
   void Erase(HloInstruction* inst) {
     auto it = key_.find(inst);
     if (it == key_.end()) return;

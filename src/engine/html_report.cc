@@ -1,0 +1,214 @@
+#include "engine/html_report.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "engine/html_report_page.h"
+#include "engine/pass_manager.h"
+#include "ir/computation.h"
+#include "ir/instruction.h"
+#include "ir/opcode.h"
+#include "support/file_io.h"
+
+namespace hloc {
+namespace {
+
+// A JSON string; '<', '>' and '&' as \uXXXX so the text can sit inside <script>.
+std::string Json(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20 || c == '<' || c == '>' || c == '&') {
+          out += absl::StrFormat("\\u%04x", c);
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string Num(double v) { return absl::StrFormat("%.6g", v); }
+
+const char* FusionKindName(FusionKind k) {
+  switch (k) {
+    case FusionKind::kLoop: return "kLoop";
+    case FusionKind::kInput: return "kInput";
+    case FusionKind::kOutput: return "kOutput";
+    case FusionKind::kCustom: return "kCustom";
+  }
+  return "?";
+}
+
+std::string Escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"') out += "\\\"";
+    else if (c == '\\') out += "\\\\";
+    else out.push_back(c);
+  }
+  return out;
+}
+
+// The entry computation as a Graphviz graph: fusions as filled boxes, other ops as ellipses.
+std::string FusionGraphDot(const HloModule& module, size_t max_nodes) {
+  const HloComputation* entry = module.entry_computation();
+  std::ostringstream dot;
+  dot << "digraph fusions {\n  rankdir=TB; node [fontname=\"DejaVu Sans\", fontsize=10];\n";
+  if (entry == nullptr) return dot.str() + "}\n";
+  std::map<const HloInstruction*, int> ids;
+  for (const auto& inst : entry->instructions()) {
+    if (ids.size() >= max_nodes) break;
+    const int id = static_cast<int>(ids.size());
+    ids[inst.get()] = id;
+    std::string label = inst->name();
+    if (inst->opcode() == HloOpcode::kFusion) {
+      const HloComputation* body = inst->fused_instructions_computation();
+      absl::StrAppend(&label, "\\n", FusionKindName(inst->attrs().fusion_kind), ", ",
+                      body != nullptr ? body->instructions().size() : 0, " ops");
+      dot << "  n" << id << " [shape=box, style=filled, fillcolor=\"#cfe3ff\", label=\"" << Escape(label) << "\"];\n";
+    } else {
+      absl::StrAppend(&label, "\\n", std::string(HloOpcodeString(inst->opcode())));
+      dot << "  n" << id << " [shape=ellipse, label=\"" << Escape(label) << "\"];\n";
+    }
+  }
+  for (const auto& [inst, id] : ids)
+    for (const HloInstruction* op : inst->operands())
+      if (auto it = ids.find(op); it != ids.end()) dot << "  n" << it->second << " -> n" << id << ";\n";
+  dot << "}\n";
+  return dot.str();
+}
+
+// SVG from `dot -Tsvg`, or "" when Graphviz is not installed or fails.
+std::string RenderDot(const std::string& dot) {
+  if (std::system("command -v dot >/dev/null 2>&1") != 0) return "";
+  char path[] = "/tmp/hloc-graph-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return "";
+  close(fd);
+  {
+    std::ofstream f(path);
+    f << dot;
+  }
+  std::string svg;
+  if (FILE* p = popen(absl::StrCat("dot -Tsvg '", path, "' 2>/dev/null").c_str(), "r")) {
+    char buf[8192];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) svg.append(buf, n);
+    if (pclose(p) != 0) svg.clear();
+  }
+  std::remove(path);
+  const size_t start = svg.find("<svg");
+  return start == std::string::npos ? "" : svg.substr(start);
+}
+
+}  // namespace
+
+std::string RenderHtmlReport(const HloModule& module, const CompileRecorder& r, const HtmlReportExtras& extras) {
+  std::string j = "{";
+  absl::StrAppend(&j, "\"module\":", Json(module.name()), ",\"scheduled\":", module.is_scheduled() ? "true" : "false");
+  // Snapshots of the module text, shared by the passes that did not change it.
+  j += ",\"snapshots\":[";
+  for (size_t i = 0; i < r.snapshots.size(); ++i) absl::StrAppend(&j, i ? "," : "", Json(r.snapshots[i]));
+  j += "],\"passes\":[";
+  for (size_t i = 0; i < r.passes.size(); ++i) {
+    const CompileRecorder::PassStep& p = r.passes[i];
+    absl::StrAppend(&j, i ? "," : "", "{\"path\":", Json(p.path), ",\"pass\":", Json(p.pass),
+                    ",\"changed\":", p.changed ? "true" : "false", ",\"seconds\":", Num(p.seconds),
+                    ",\"before\":", p.before, ",\"after\":", p.after, "}");
+  }
+  j += "],\"firings\":[";
+  for (size_t i = 0; i < r.firings.size(); ++i) {
+    const CompileRecorder::RuleFiring& f = r.firings[i];
+    absl::StrAppend(&j, i ? "," : "", "{\"pass\":", f.pass, ",\"rule\":", Json(f.rule), ",\"file\":", Json(f.file),
+                    ",\"line\":", f.line, ",\"before\":", Json(f.before), ",\"after\":", Json(f.after), "}");
+  }
+  j += "],\"fusions\":[";
+  for (size_t i = 0; i < r.fusions.size(); ++i) {
+    const CompileRecorder::FusionEvent& f = r.fusions[i];
+    absl::StrAppend(&j, i ? "," : "", "{\"pass\":", f.pass, ",\"producer\":", Json(f.producer),
+                    ",\"consumers\":", Json(f.consumers), ",\"fused\":", f.fused ? "true" : "false",
+                    ",\"unfused_us\":", Num(f.time_unfused_us), ",\"fused_us\":", Num(f.time_fused_us),
+                    ",\"benefit_us\":", Num(f.benefit_us), ",\"reason\":", Json(f.reason), ",\"record\":",
+                    Json(f.record), ",\"file\":", Json(f.file), ",\"line\":", f.line, "}");
+  }
+  absl::StrAppend(&j, "],\"dropped_fusion_events\":", r.dropped_fusion_events);
+
+  // The fusion instructions of the final module, and live ranges over the entry's order (its
+  // schedule when the module is scheduled): defined at its position, live to its last user's.
+  j += ",\"final_fusions\":[";
+  bool first = true;
+  for (const auto& c : module.computations()) {
+    for (const auto& inst : c->instructions()) {
+      if (inst->opcode() != HloOpcode::kFusion) continue;
+      const HloComputation* body = inst->fused_instructions_computation();
+      absl::StrAppend(&j, first ? "" : ",", "{\"name\":", Json(inst->name()), ",\"kind\":",
+                      Json(FusionKindName(inst->attrs().fusion_kind)), ",\"computation\":", Json(c->name()),
+                      ",\"ops\":", body != nullptr ? body->instructions().size() : 0, "}");
+      first = false;
+    }
+  }
+  j += "],\"live_ranges\":[";
+  if (const HloComputation* entry = module.entry_computation()) {
+    std::map<const HloInstruction*, int64_t> position;
+    for (const auto& inst : entry->instructions()) position[inst.get()] = static_cast<int64_t>(position.size());
+    const int64_t n = static_cast<int64_t>(position.size());
+    first = true;
+    int64_t shown = 0;
+    for (const auto& inst : entry->instructions()) {
+      const HloOpcode op = inst->opcode();
+      if (!inst->shape().IsArray() || op == HloOpcode::kBitcast || op == HloOpcode::kGetTupleElement) continue;
+      if (++shown > 600) break;
+      const int64_t start = position[inst.get()];
+      int64_t end = inst.get() == entry->root_instruction() ? n : start;
+      for (const HloInstruction* u : inst->users())
+        if (auto it = position.find(u); it != position.end()) end = std::max(end, it->second);
+      absl::StrAppend(&j, first ? "" : ",", "{\"name\":", Json(inst->name()), ",\"op\":",
+                      Json(std::string(HloOpcodeString(op))), ",\"bytes\":", inst->shape().byte_size(),
+                      ",\"start\":", start, ",\"end\":", end, "}");
+      first = false;
+    }
+    absl::StrAppend(&j, "],\"schedule_length\":", n);
+  } else {
+    j += "],\"schedule_length\":0";
+  }
+  const std::string dot = FusionGraphDot(module, 400);
+  absl::StrAppend(&j, ",\"graph_svg\":", Json(RenderDot(dot)), ",\"graph_dot\":", Json(dot));
+  absl::StrAppend(&j, ",\"buffer_assignment\":", Json(extras.buffer_assignment_text),
+                  ",\"thunk_sequence\":", Json(extras.thunk_sequence_text), "}");
+
+  std::string page = kHtmlReportPage;
+  const std::string marker = "/*HLOC_DATA*/";
+  page.replace(page.find(marker), marker.size(), j);
+  const std::string title_marker = "HLOC_TITLE";
+  std::string title;
+  for (char c : module.name()) title += (c == '<' || c == '>' || c == '&') ? '_' : c;
+  for (size_t at = page.find(title_marker); at != std::string::npos; at = page.find(title_marker, at + title.size()))
+    page.replace(at, title_marker.size(), title);
+  return page;
+}
+
+absl::Status WriteHtmlReport(const std::string& dump_to, int64_t module_id, const HloModule& module,
+                             const CompileRecorder& recorder, const HtmlReportExtras& extras) {
+  std::string name = DumpFileName(module_id, module.name(), "html");
+  // DumpFileName gives module_NNNN.NAME.html.txt: drop the ".txt".
+  if (name.size() > 4 && name.substr(name.size() - 4) == ".txt") name = name.substr(0, name.size() - 4);
+  std::error_code ec;
+  std::filesystem::create_directories(dump_to, ec);
+  return WriteFileAtomically((std::filesystem::path(dump_to) / name).string(),
+                             RenderHtmlReport(module, recorder, extras));
+}
+
+}  // namespace hloc

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Checks the browser view of `--dump-html` in a real headless Chromium.
+
+  python3 tests/html/check_html.py [--hloc build/hloc] [--module tests/corpus/X.small.before_optimizations.txt]
+                                   [--keep DIR]
+
+1. `hloc compile MODULE --profile h200 --dump-to D --dump-html -v` and
+   `hloc opt MODULE --profile h200 --trace-rules --dump-to D2 --dump-html -v`;
+2. loads each page with `chromium --headless --dump-dom` and checks that the script ran
+   (body data-ready="1", #errors empty, no console error in Chromium's log), then reads the counts
+   the page wrote into elements with ids and compares them with the dumps and logs:
+   passes = `[pass]` lines of -v, rule firings = --trace-rules firings, fusions made =
+   "priority-fusion: X into" trace lines, thunks = lines of thunk_sequence.txt, fusion
+   instructions = fusion instructions in after_optimizations.txt;
+3. takes a screenshot (`--screenshot`) and checks that it is a PNG.
+Prints "check_html: ok" at the end, or "check_html: SKIP (...)" and exits 0 when Chromium is not
+installed (scripts/setup installs it). Exits 1 on the first failed check.
+"""
+import argparse
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def fail(msg):
+    print(f"check_html: FAIL: {msg}")
+    sys.exit(1)
+
+
+def run(cmd, **kw):
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if p.returncode != 0:
+        fail(f"{' '.join(cmd)} exited {p.returncode}:\n{p.stderr[-3000:]}")
+    return p
+
+
+def chromium_binary():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def chromium(browser, profile_dir, args):
+    cmd = [browser, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--disable-extensions",
+           f"--user-data-dir={profile_dir}", "--enable-logging=stderr", "--v=0"] + args
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+
+
+def page_counts(dom):
+    counts = {}
+    for m in re.finditer(r'id="(n-[a-z-]+)">([^<]*)<', dom):
+        counts[m.group(1)] = m.group(2)
+    return counts
+
+
+def check_page(browser, work, html, expected, label):
+    url = "file://" + os.path.abspath(html)
+    p = chromium(browser, os.path.join(work, "profile-" + label), ["--dump-dom", url])
+    if p.returncode != 0:
+        fail(f"{label}: chromium --dump-dom exited {p.returncode}:\n{p.stderr[-3000:]}")
+    dom = p.stdout
+    console_errors = [l for l in p.stderr.splitlines()
+                      if "CONSOLE" in l and ("Uncaught" in l or "Error" in l or ":ERROR:" in l)]
+    if console_errors:
+        fail(f"{label}: console errors:\n" + "\n".join(console_errors))
+    if 'data-ready="1"' not in dom:
+        fail(f"{label}: the page's script did not finish (no data-ready on body)")
+    m = re.search(r'<div id="errors">(.*?)</div>', dom, re.S)
+    if m is None or m.group(1).strip():
+        fail(f"{label}: #errors is not empty: {m.group(1) if m else '(missing)'}")
+    counts = page_counts(dom)
+    for key, want in expected.items():
+        got = counts.get(key)
+        if got != str(want):
+            fail(f"{label}: #{key} shows {got!r}, the dumps say {want}")
+        print(f"check_html: {label}: #{key} = {got} (matches)")
+    if "<svg" not in dom:
+        fail(f"{label}: no SVG in the page (fusion graph / live ranges)")
+    return dom
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hloc", default=os.environ.get("HLOC_BIN", os.path.join(ROOT, "build", "hloc")))
+    ap.add_argument("--module", default=os.path.join(ROOT, "tests", "corpus",
+                                                     "attention_bf16.small.before_optimizations.txt"))
+    ap.add_argument("--keep", help="write the dumps and the screenshot here (kept)")
+    args = ap.parse_args()
+
+    browser = chromium_binary()
+    if browser is None:
+        print("check_html: SKIP (chromium is not installed; scripts/setup installs Debian's chromium)")
+        return 0
+    work = args.keep or tempfile.mkdtemp(prefix="hloc-html-")
+    os.makedirs(work, exist_ok=True)
+
+    # compile: passes, thunks, final fusions.
+    cdir = os.path.join(work, "compile")
+    p = run([args.hloc, "compile", args.module, "--profile", "h200", "--dump-to", cdir, "--dump-html", "-v"])
+    passes = len(re.findall(r"^\[pass\] ", p.stderr, re.M))
+    html = glob.glob(os.path.join(cdir, "*.html"))
+    if len(html) != 1:
+        fail(f"expected one .html in {cdir}, found {html}")
+    thunk_text = open(glob.glob(os.path.join(cdir, "*.thunk_sequence.txt"))[0]).read()
+    thunks = len(re.findall(r"^\s*\d+: k\w+", thunk_text, re.M))
+    after = open(glob.glob(os.path.join(cdir, "*.after_optimizations.txt"))[0]).read()
+    fusion_insts = len(re.findall(r"^\s*(ROOT )?\S+ = .*\bfusion\(", after, re.M))
+    check_page(browser, work, html[0], {"n-passes": passes, "n-thunks": thunks,
+                                        "n-fusion-instructions": fusion_insts}, "compile")
+
+    # opt with --trace-rules: rule firings and fusions against the trace.
+    odir = os.path.join(work, "opt")
+    p = run([args.hloc, "opt", args.module, "--profile", "h200", "--trace-rules", "--dump-to", odir, "--dump-html",
+             "-v", "-o", os.path.join(work, "opt.txt")])
+    passes = len(re.findall(r"^\[pass\] ", p.stderr, re.M))
+    firings = len(re.findall(r"^\[(?!pass\])[^\]]+\] \S+ \([^)]*:\d+\)$", p.stderr, re.M))
+    fused = len(re.findall(r"^priority-fusion: \S+ into ", p.stderr, re.M))
+    html = glob.glob(os.path.join(odir, "*.html"))
+    if len(html) != 1:
+        fail(f"expected one .html in {odir}, found {html}")
+    check_page(browser, work, html[0], {"n-passes": passes, "n-firings": firings, "n-fusions": fused}, "opt")
+
+    # A screenshot of the compile page.
+    png = os.path.join(work, "compile.png")
+    c = chromium(browser, os.path.join(work, "profile-shot"),
+                 [f"--screenshot={png}", "--window-size=1400,1800", "file://" + os.path.abspath(
+                     glob.glob(os.path.join(cdir, "*.html"))[0])])
+    if c.returncode != 0 or not os.path.isfile(png):
+        fail(f"no screenshot (chromium exited {c.returncode}):\n{c.stderr[-3000:]}")
+    with open(png, "rb") as f:
+        head = f.read(8)
+    if head != b"\x89PNG\r\n\x1a\n" or os.path.getsize(png) < 10000:
+        fail(f"{png} is not a PNG of a drawn page ({os.path.getsize(png)} bytes)")
+    print(f"check_html: screenshot {png} ({os.path.getsize(png)} bytes)")
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    print("check_html: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
