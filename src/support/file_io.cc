@@ -113,10 +113,14 @@ class TempRegistration {
   TempSlot* slot_ = nullptr;
 };
 
+// Writes in pieces of kWriteChunk: a signal is handled between write calls, and one call for
+// hundreds of megabytes would hold off the cleanup of an interrupted write until it returns.
+constexpr size_t kWriteChunk = size_t{16} << 20;
+
 absl::Status WriteAll(int fd, std::string_view contents) {
   size_t done = 0;
   while (done < contents.size()) {
-    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    const ssize_t n = ::write(fd, contents.data() + done, std::min(kWriteChunk, contents.size() - done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return absl::DataLossError(n < 0 ? Errno() : "no progress");
     done += static_cast<size_t>(n);
