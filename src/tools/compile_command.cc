@@ -159,10 +159,10 @@ int RunCompile(const std::vector<std::string>& args) {
   }
   if (parsed->positional.size() != 1)
     return UsageError("compile", parsed->positional.empty() ? "missing FILE" : "expected exactly one FILE");
-  if (!parsed->Has("--output") && !parsed->Has("--dump-to"))
-    return UsageError("compile", "missing -o OUT.hlox (or --dump-to DIR)");
   if (parsed->Has("--dump-html") && !parsed->Has("--dump-to"))
     return UsageError("compile", "--dump-html needs --dump-to DIR");
+  if (!parsed->Has("--output") && !parsed->Has("--dump-to"))
+    return UsageError("compile", "missing -o OUT.hlox (or --dump-to DIR)");
   if (parsed->Has("--no-passes") && parsed->Has("--profile"))
     return UsageError("compile", "--no-passes and --profile cannot be combined");
 
