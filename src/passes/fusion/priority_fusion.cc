@@ -262,9 +262,11 @@ class ComputationFusion {
 
  private:
   // --dump-html: a fusion, a veto (with its record and line) or an unprofitable pair, with the
-  // cost model's numbers. A producer with nothing to fuse into is not worth a row.
+  // cost model's numbers. A producer with nothing to fuse into is not worth a row; a producer
+  // refused again (it is re-ranked as its neighbours fuse) keeps one row, its latest refusal.
   void Record(HloInstruction* producer, const Priority& p, bool fused) {
     if (context_.recorder == nullptr || (!p.fusible && p.refused_consumer == nullptr)) return;
+    std::vector<CompileRecorder::FusionEvent>& events = context_.recorder->fusions;
     CompileRecorder::FusionEvent e;
     e.producer = producer->name();
     if (p.refused_consumer != nullptr) {
@@ -284,6 +286,16 @@ class ComputationFusion {
     } else if (!fused) {
       e.reason = "the cost model finds the fused kernel slower";
     }
+    if (!fused) {
+      auto it = refusal_row_.find(e.producer);
+      if (it != refusal_row_.end() && it->second < events.size() && !events[it->second].fused &&
+          events[it->second].producer == e.producer) {
+        e.pass = events[it->second].pass;
+        events[it->second] = std::move(e);
+        return;
+      }
+      refusal_row_[e.producer] = events.size();
+    }
     context_.recorder->AddFusion(std::move(e));
   }
 
@@ -297,7 +309,10 @@ class ComputationFusion {
     Erase(inst);
     if (!IsCandidateProducer(inst)) return;
     Priority p = ComputePriority(inst, legality_, cost_, &pairs_, &estimates_);
-    if (!p.fusible || p.benefit < kMinBenefit) return;
+    if (!p.fusible || p.benefit < kMinBenefit) {
+      Record(inst, p, false);
+      return;
+    }
     // Ties go to the producer defined later (consumers first), as a post-order walk would.
     auto k = std::make_pair(p.benefit, inst->unique_id());
     queue_.emplace(k, inst);
@@ -314,6 +329,7 @@ class ComputationFusion {
   EstimateCache estimates_{cost_};
   std::map<std::pair<double, int64_t>, HloInstruction*> queue_;
   absl::flat_hash_map<HloInstruction*, std::pair<double, int64_t>> key_;
+  absl::flat_hash_map<std::string, size_t> refusal_row_;  // producer -> its refusal's row (--dump-html)
 };
 
 }  // namespace
