@@ -62,6 +62,12 @@ def page_counts(dom):
 
 
 def check_page(browser, work, html, expected, label):
+    text = open(html, encoding="utf-8").read()
+    # The embedded JSON must not end its <script> early, and nothing may come from the network.
+    if text.count("</script>") != text.count("<script"):
+        fail(f"{label}: {text.count('</script>')} '</script>' for {text.count('<script')} '<script'")
+    if re.search(r'(src|href)=\\?"(https?:)?//', text) or "<link" in text:
+        fail(f"{label}: the page loads something from the network")
     url = "file://" + os.path.abspath(html)
     p = chromium(browser, os.path.join(work, "profile-" + label), ["--dump-dom", url])
     if p.returncode != 0:
