@@ -20,6 +20,15 @@
 #define HLOC_GEMM_CLONES
 #endif
 
+// OpenBLAS's CBLAS entry points (linked from libopenblas, the single-threaded build; see
+// CMakeLists.txt), declared here so the header of whichever BLAS is installed does not matter.
+extern "C" {
+void cblas_sgemm(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+                 const float* b, int ldb, float beta, float* c, int ldc);
+void cblas_dgemm(int order, int trans_a, int trans_b, int m, int n, int k, double alpha, const double* a, int lda,
+                 const double* b, int ldb, double beta, double* c, int ldc);
+}
+
 namespace hloc::runtime {
 
 uint16_t FloatToBf16(float f) {
@@ -410,6 +419,92 @@ bool MaxIndex(int64_t batch, int64_t rows, int64_t cols, int64_t ld, int64_t bs,
   return true;
 }
 
+// ---- f32 and f64 through OpenBLAS -----------------------------------------------------------
+
+constexpr int kCblasRowMajor = 101, kCblasNoTrans = 111, kCblasTrans = 112;
+
+bool FitsInt(int64_t v) { return v >= 0 && v <= std::numeric_limits<int>::max(); }
+
+// D = alpha * op(A) op(B) + beta * C (with the bias or C first copied into D) by cblas_?gemm,
+// one call per batch and row block, the blocks spread over the pool; then the activation.
+// False (nothing written) when the config is not one BLAS runs: operand and output types not
+// all f32 (f32 compute) or all f64, sizes or strides beyond int, or leading dims BLAS refuses.
+template <typename T>
+bool RunBlas(const GemmConfig& g, const Operands& o, ThreadPool* pool) {
+  const int64_t a_cols = g.lhs_transposed ? g.m : g.k, b_cols = g.rhs_transposed ? g.k : g.n;
+  if (g.k == 0 || g.lhs_leading_dim < std::max<int64_t>(a_cols, 1) ||
+      g.rhs_leading_dim < std::max<int64_t>(b_cols, 1) || g.output_leading_dim < std::max<int64_t>(g.n, 1)) {
+    return false;
+  }
+  for (int64_t v : {g.m, g.n, g.k, g.lhs_leading_dim, g.rhs_leading_dim, g.output_leading_dim}) {
+    if (!FitsInt(v)) return false;
+  }
+  const bool bias = HasBias(o.epilogue);
+  const bool c_in_d = g.beta != 0.0 && !bias;  // BLAS reads C from D
+  if (c_in_d && o.c_ptr != nullptr && o.c_ptr != o.d_ptr) {
+    // A separate C that overlaps D other than exactly would be clobbered by the copy.
+    const char* c0 = static_cast<const char*>(o.c_ptr);
+    const char* d0 = static_cast<const char*>(o.d_ptr);
+    const int64_t span = ((g.batch - 1) * g.output_batch_stride + (g.m - 1) * g.output_leading_dim + g.n) *
+                         static_cast<int64_t>(sizeof(T));
+    if (c0 < d0 + span && d0 < c0 + span) return false;
+  }
+  const T* a = static_cast<const T*>(o.a_ptr);
+  const T* b = static_cast<const T*>(o.b_ptr);
+  T* d = static_cast<T*>(o.d_ptr);
+  const int64_t lda = g.lhs_leading_dim, ldb = g.rhs_leading_dim, ldd = g.output_leading_dim;
+  // Tasks: batches x row blocks, about two per thread when the product is big enough.
+  const double flops = 2.0 * g.batch * g.m * g.n * static_cast<double>(g.k);
+  const int threads = pool == nullptr || flops < 2e5 ? 1 : pool->num_threads();
+  int64_t row_blocks = 1;
+  if (threads > 1 && g.batch < 2 * threads) {
+    row_blocks = std::min<int64_t>((2 * threads + g.batch - 1) / g.batch, std::max<int64_t>(g.m / 16, 1));
+  }
+  const int64_t rows_per = (g.m + row_blocks - 1) / row_blocks;
+  const int64_t tasks = g.batch * row_blocks;
+  auto task = [&](int64_t t) {
+    const int64_t bt = t / row_blocks, i0 = (t % row_blocks) * rows_per;
+    const int64_t mc = std::min(rows_per, g.m - i0);
+    if (mc <= 0) return;
+    T* dp = d + bt * g.output_batch_stride + i0 * ldd;
+    T beta = static_cast<T>(g.beta);
+    if (bias) {
+      const T* bias_row = static_cast<const T*>(o.c_ptr);
+      for (int64_t i = 0; i < mc; ++i) std::memcpy(dp + i * ldd, bias_row, g.n * sizeof(T));
+      beta = T(1);
+    } else if (c_in_d && o.c_ptr != nullptr && o.c_ptr != o.d_ptr) {
+      const T* cp = static_cast<const T*>(o.c_ptr) + bt * g.output_batch_stride + i0 * ldd;
+      for (int64_t i = 0; i < mc; ++i) std::memcpy(dp + i * ldd, cp + i * ldd, g.n * sizeof(T));
+    } else if (!c_in_d) {
+      beta = T(0);
+    }
+    // op(A) rows i0.. : A stored [m, k] starts at row i0; stored [k, m] (transposed) at column i0.
+    const T* ap = a + bt * g.lhs_batch_stride + (g.lhs_transposed ? i0 : i0 * lda);
+    const T* bp = b + bt * g.rhs_batch_stride;
+    const int ta = g.lhs_transposed ? kCblasTrans : kCblasNoTrans, tb = g.rhs_transposed ? kCblasTrans : kCblasNoTrans;
+    if constexpr (std::is_same_v<T, float>) {
+      cblas_sgemm(kCblasRowMajor, ta, tb, static_cast<int>(mc), static_cast<int>(g.n), static_cast<int>(g.k),
+                  static_cast<float>(g.alpha), ap, static_cast<int>(lda), bp, static_cast<int>(ldb), beta, dp,
+                  static_cast<int>(ldd));
+    } else {
+      cblas_dgemm(kCblasRowMajor, ta, tb, static_cast<int>(mc), static_cast<int>(g.n), static_cast<int>(g.k),
+                  g.alpha, ap, static_cast<int>(lda), bp, static_cast<int>(ldb), beta, dp, static_cast<int>(ldd));
+    }
+    if (o.epilogue != Epilogue::kDefault && o.epilogue != Epilogue::kBias) {
+      for (int64_t i = 0; i < mc; ++i) {
+        T* row = dp + i * ldd;
+        for (int64_t j = 0; j < g.n; ++j) row[j] = static_cast<T>(Activate(o.epilogue, static_cast<double>(row[j])));
+      }
+    }
+  };
+  if (threads == 1 || tasks == 1) {
+    for (int64_t t = 0; t < tasks; ++t) task(t);
+  } else {
+    pool->ParallelFor(tasks, task);
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::StatusOr<GemmConfig> NormalizeGemmConfig(const GemmConfig& config) {
@@ -504,6 +599,13 @@ void RunGemm(const GemmConfig& g, const void* a, const void* b, const void* c, v
   Operands o{ParseType(g.lhs_type), ParseType(g.rhs_type), ParseType(g.output_type), ParseEpilogue(g.epilogue),
              a, b, c, d};
   if (g.batch == 0 || g.m == 0 || g.n == 0) return;
+  // f32 and f64 go to OpenBLAS; bf16, f16, integers, mixed types and f32 with f64 compute to the
+  // blocked kernels below.
+  if (o.a == ET::kF32 && o.b == ET::kF32 && o.out == ET::kF32 && g.compute_type != "f64" &&
+      RunBlas<float>(g, o, pool)) {
+    return;
+  }
+  if (o.a == ET::kF64 && o.b == ET::kF64 && o.out == ET::kF64 && RunBlas<double>(g, o, pool)) return;
   // C that is D itself is read tile by tile before the tile is written, so in place is safe.
   if (IsFloat(o.a) || IsFloat(o.b)) {
     if (o.a == ET::kF64 || o.b == ET::kF64 || g.compute_type == "f64") {
