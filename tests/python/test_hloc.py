@@ -60,7 +60,15 @@ def check_close(out, ref, what, tol=2e-3, atol=1e-6):
     if ref.dtype.kind in "biu":
         assert np.array_equal(out, ref), "%s: integers differ" % what
         return
-    rms = np.sqrt(np.mean((out.astype(np.float64) - ref.astype(np.float64)) ** 2)) if ref.size else 0.0
+    # NaN equals NaN and an infinity the same infinity; the rest by relative-norm error.
+    out = out.astype(np.float64)
+    ref = ref.astype(np.float64)
+    special = ~np.isfinite(ref)
+    same = (np.isnan(out) & np.isnan(ref)) | (out == ref)
+    assert np.array_equal(special & same, special), "%s: NaN/inf positions differ" % what
+    assert np.all(np.isfinite(out[~special])), "%s: non-finite values where the reference is finite" % what
+    out, ref = out[~special], ref[~special]
+    rms = np.sqrt(np.mean((out - ref) ** 2)) if ref.size else 0.0
     e = rel_err(out, ref)
     assert e <= tol or rms <= atol, "%s: relative error %.3g (rms %.3g) above %g" % (what, e, rms, tol)
 
