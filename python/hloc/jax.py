@@ -95,15 +95,18 @@ class Jitted:
         if hasattr(fun, "__name__"):
             self.__name__ = fun.__name__
 
-    def _signature(self, leaves):
-        return tuple((tuple(np.shape(x)), str(getattr(x, "dtype", np.asarray(x).dtype))) for x in leaves)
+    def _signature(self, treedef, leaves):
+        return (str(treedef),) + tuple((tuple(np.shape(x)), str(getattr(x, "dtype", np.asarray(x).dtype)))
+                                       for x in leaves)
 
     def lower(self, *args):
         """The HLO text JAX hands to its compiler for these arguments."""
         return self._jitted.lower(*args).as_text(dialect="hlo")
 
-    def _entry(self, args, leaves):
-        sig = self._signature(leaves)
+    def _entry(self, args, leaves=None):
+        flat, treedef = _jax.tree_util.tree_flatten(args)
+        leaves = flat if leaves is None else leaves
+        sig = self._signature(treedef, leaves)
         with self._lock:
             entry = self._cache.get(sig)
             if entry is None:
