@@ -8,6 +8,7 @@ python/hloc/, build-python/, build/); build it with scripts/build-python. Needs 
 """
 import os
 import re
+import shutil
 import sys
 import tempfile
 import traceback
@@ -207,16 +208,20 @@ def test_jax():
     import jax.numpy as jnp
     cache = tempfile.mkdtemp(prefix="hloc-cache-")
     os.environ["HLOC_CACHE_DIR"] = cache
-    f = hj.jit(lambda x, w: jnp.tanh(x @ w).sum(axis=0), profile="cpu")
-    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
-    w = np.linspace(0, 1, 8, dtype=np.float32).reshape(4, 2)
-    y = f(x, w)
-    check_close(np.asarray(y), np.tanh(x @ w).sum(axis=0), "hloc.jax mlp", tol=1e-5)
-    assert f.last_cache_hit is False
-    g = hj.jit(lambda x, w: jnp.tanh(x @ w).sum(axis=0), profile="cpu")
-    g(x, w)
-    assert g.last_cache_hit is True, "the second compile did not come from the disk cache"
-    assert any(n.endswith(".hlox") for n in os.listdir(cache)), os.listdir(cache)
+    try:
+        f = hj.jit(lambda x, w: jnp.tanh(x @ w).sum(axis=0), profile="cpu")
+        x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+        w = np.linspace(0, 1, 8, dtype=np.float32).reshape(4, 2)
+        y = f(x, w)
+        check_close(np.asarray(y), np.tanh(x @ w).sum(axis=0), "hloc.jax mlp", tol=1e-5)
+        assert f.last_cache_hit is False
+        g = hj.jit(lambda x, w: jnp.tanh(x @ w).sum(axis=0), profile="cpu")
+        g(x, w)
+        assert g.last_cache_hit is True, "the second compile did not come from the disk cache"
+        assert any(n.endswith(".hlox") for n in os.listdir(cache)), os.listdir(cache)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+        del os.environ["HLOC_CACHE_DIR"]
 
 
 def main():
