@@ -749,7 +749,7 @@ TEST_CASE("parser: error messages and locations", "[parser][errors]") {
         "t.hlo:3:27: integer literal out of range (in instruction %a)");
   // A file that cannot be read.
   auto missing = ParseHloModuleFile("/nonexistent/x.hlo");
-  CHECK(missing.status().message() == "/nonexistent/x.hlo: cannot open file");
+  CHECK(missing.status().message() == "/nonexistent/x.hlo: cannot open file (No such file or directory)");
 }
 
 TEST_CASE("parser: the lexer's tokens", "[parser][lexer]") {
