@@ -15,6 +15,7 @@
 #include "engine/pass_manager.h"
 #include "ir/hlo_printer.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -81,6 +82,17 @@ void OptimizeModule(llvm::Module& module, llvm::TargetMachine& tm, int opt_level
   tuning.LoopVectorization = opt_level >= 2;
   tuning.SLPVectorization = opt_level >= 2;
   llvm::PassBuilder pb(&tm, tuning);
+  // Vector math from glibc's libmvec: the loop vectorizer turns exp, log, sin, cos, tan and pow
+  // (LLVM 19's LIBMVEC-X86 list) into _ZGV* calls on whole vectors, which the JIT resolves from
+  // the process (the CPU runtime links libmvec). Only for x86-64 Linux targets with AVX2, so a
+  // vector width the target lacks is never asked for. Registered before the default analyses.
+  const llvm::Triple& triple = tm.getTargetTriple();
+  llvm::TargetLibraryInfoImpl tlii(triple);
+  if (opt_level >= 2 && triple.getArch() == llvm::Triple::x86_64 && triple.isOSLinux() &&
+      tm.getTargetFeatureString().contains("+avx2")) {
+    tlii.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86, triple);
+  }
+  fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
