@@ -67,10 +67,14 @@ std::string ArgText(const Init* arg, llvm::StringRef name) {
   return name.empty() ? text : text + ":$" + name.str();
 }
 
+std::string UndeclaredPassMessage(const std::string& pass, const std::set<std::string>& declared);
+
 // Generates one rule. Errors are printed at the rule's def and set `failed`.
 class RuleEmitter {
  public:
-  explicit RuleEmitter(const Record* rule) : rule_(rule) {}
+  // `declared_passes`: the RewritePass names (null: the file declares none, no check).
+  RuleEmitter(const Record* rule, const std::set<std::string>* declared_passes)
+      : rule_(rule), declared_passes_(declared_passes) {}
 
   bool failed() const { return failed_; }
   int root_opcode_expr_is_any() const { return root_opcode_.empty(); }
@@ -81,8 +85,11 @@ class RuleEmitter {
     const std::string name = rule_->getName().str();
     fn_ = "Rule_" + CppIdent(name);
     if (rule_->isAnonymous()) Error("a rule needs a name (def Name : Rule<...>) so YAML can enable or disable it");
-    if (rule_->getValueAsString("Pass").empty())
+    const std::string pass = rule_->getValueAsString("Pass").str();
+    if (pass.empty())
       Error("rule '" + name + "' has no Pass: wrap it in `let Pass = \"algsimp\" in { ... }` or set `let Pass = ...`");
+    else if (declared_passes_ != nullptr && !declared_passes_->count(pass))
+      Error(UndeclaredPassMessage(pass, *declared_passes_));
 
     const DagInit* pattern = rule_->getValueAsDag("Pattern");
     const Record* root_op = OperatorDef(pattern);
@@ -155,6 +162,19 @@ class RuleEmitter {
     bound_order_.push_back(var);
   }
 
+  // After an error in a pattern node: its $names (and its sub-patterns') as bound, with no code
+  // (the rule is not emitted), so later uses of them are not reported as unbound.
+  void BindNamesOnly(const DagInit* dag) {
+    auto mark = [&](const std::string& name) {
+      if (!name.empty() && !bound_.count(name)) bound_[name] = "nullptr";
+    };
+    mark(dag->getNameStr().str());
+    for (unsigned i = 0; i < dag->getNumArgs(); ++i) {
+      mark(dag->getArgNameStr(i).str());
+      if (const auto* sub = llvm::dyn_cast<DagInit>(dag->getArg(i))) BindNamesOnly(sub);
+    }
+  }
+
   // Operand i of the node held in `var`; the root's two operands swap in a commutative retry.
   std::string OperandExpr(const std::string& var, unsigned i, bool is_root) const {
     if (is_root && commutative_) return var + "->operand(swap ? " + std::to_string(1 - i) + " : " + std::to_string(i) + ")";
@@ -200,7 +220,11 @@ class RuleEmitter {
     }
     unsigned n = dag->getNumArgs();
     if (info->arity >= 0 && static_cast<int>(n) != info->arity) {
-      Error(op_name + " takes " + std::to_string(info->arity) + " operand(s), but the pattern gives it " + std::to_string(n));
+      Error(op_name + " takes " + std::to_string(info->arity) + " operand(s), but the pattern gives it " + std::to_string(n) +
+            " (" + DagText(dag) + ")");
+      // Its $names still count as bound: the rest of the rule then reports only real mistakes,
+      // not "unbound" for every name written in this node.
+      BindNamesOnly(dag);
       return;
     }
     Line("if (" + var + "->opcode() != HloOpcode::" + info->enumerator + " || " + var + "->operand_count() != " +
@@ -412,7 +436,7 @@ class RuleEmitter {
     }
     if (info->arity >= 0 && static_cast<int>(operands.size()) != info->arity && !failed_) {
       Error("result " + op_name + " takes " + std::to_string(info->arity) + " operand(s), but it is given " +
-            std::to_string(operands.size()));
+            std::to_string(operands.size()) + " (" + DagText(dag) + ")");
       return "";
     }
     std::string var = Temp("r");
@@ -430,6 +454,7 @@ class RuleEmitter {
   }
 
   const Record* rule_;
+  const std::set<std::string>* declared_passes_;
   std::string fn_;
   std::string body_;
   std::string root_opcode_;
@@ -440,6 +465,23 @@ class RuleEmitter {
   std::vector<std::string> bound_order_;        // NativeRule arguments, in binding order
   std::map<std::string, std::string> results_;  // result node $name -> C++ variable
 };
+
+// A rule's Pass that no RewritePass record declares: a misspelt pass would otherwise become a
+// pass of its own that no pipeline runs, and the rule would silently never fire.
+std::string UndeclaredPassMessage(const std::string& pass, const std::set<std::string>& declared) {
+  std::string best, list;
+  unsigned best_d = ~0u;
+  for (const std::string& d : declared) {
+    list += (list.empty() ? "" : ", ") + d;
+    unsigned dist = llvm::StringRef(pass).edit_distance(d, /*AllowReplacements=*/true);
+    if (dist < best_d) best_d = dist, best = d;
+  }
+  std::string hint;
+  if (!best.empty() && best_d <= std::max<size_t>(2, pass.size() / 3)) hint = " (did you mean '" + best + "'?)";
+  return "Pass '" + pass + "' is not a rewrite pass" + hint + ": no pipeline runs it. Declared (RewritePass records): " +
+         list + "; a new rule-driven pass needs `def : RewritePass<\"" + pass +
+         "\">;` (rules/base/Dsl.td) and an entry in a pipeline (pipelines/*.yaml)";
+}
 
 std::string Summary(const Record* rule) {
   std::string s = rule->getValueAsString("Summary").str();
@@ -461,15 +503,25 @@ bool EmitRules(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
   // Declaration order (getAllDerivedDefinitions sorts by name): priority ties break by it.
   std::stable_sort(rules.begin(), rules.end(), [](const Record* a, const Record* b) { return a->getID() < b->getID(); });
 
+  std::set<std::string> declared_passes;
+  const bool check_passes = records.getClass("RewritePass") != nullptr;
+  if (check_passes)
+    for (const Record* r : records.getAllDerivedDefinitions("RewritePass"))
+      declared_passes.insert(r->getValueAsString("Name").str());
+
   bool failed = false;
-  std::string functions, table;
+  std::string functions, table, names;
   for (const Record* rule : rules) {
-    RuleEmitter emitter(rule);
+    RuleEmitter emitter(rule, check_passes ? &declared_passes : nullptr);
     std::string code = emitter.Emit();
     if (emitter.failed()) {
       failed = true;
       continue;
     }
+    // Rule names are global (YAML enables and disables rules by name, traces name them): one
+    // symbol per name, so two rule files defining the same name fail the link, naming it.
+    names += "extern \"C\" const char hloc_rule_name_" + CppIdent(rule->getName()) + "[] = " +
+             CppString(RecordFile(rule) + ":" + std::to_string(RecordLine(rule))) + ";\n";
     functions += code + "\n";
     std::string requires_var = "nullptr";
     std::vector<Record*> reqs = rule->getValueAsListOfDefs("Requires");
@@ -491,6 +543,10 @@ bool EmitRules(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
   os << "#include <cstddef>\n#include <cstdint>\n#include <utility>\n\n";
   os << "#include \"engine/rewrite.h\"\n#include \"engine/rule_helpers.h\"\n#include \"ir/opcode.h\"\n";
   for (const std::string& h : CppHeaders(records)) os << "#include \"" << h << "\"\n";
+  if (!names.empty()) {
+    os << "\n// Rule names are global: a second definition of one in another rule file fails the link here.\n"
+       << names;
+  }
   os << "\nnamespace hloc {\nnamespace {\n\n" << functions;
   if (!rules.empty()) os << "const RuleInfo kRules[] = {\n" << table << "};\n\n";
   os << "}  // namespace\n\n";

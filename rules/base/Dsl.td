@@ -90,11 +90,20 @@ class CppHeader<string path> {
   string Path = path;
 }
 
+// The rewrite passes a rule's `Pass` may name. Each runs its rules by this name where a pipeline
+// (pipelines/*.yaml) lists it; hloc-tblgen rejects a rule whose Pass is not declared here, so a
+// misspelt Pass cannot make a pass that no pipeline runs. A new rule-driven pass is declared
+// with `def : RewritePass<"name">;` and added to a pipeline.
+class RewritePass<string name> {
+  string Name = name;
+}
+def : RewritePass<"algsimp">;
+
 class Rule<dag pattern, dag result, list<dag> constraints = []> {
   dag Pattern = pattern;
   dag Result = result;
   list<dag> Constraints = constraints;
-  string Pass = "";           // the rewrite pass that runs it, e.g. "algsimp" (required)
+  string Pass = "";           // the rewrite pass that runs it, e.g. "algsimp" (required; a RewritePass)
   string Group = "";          // YAML enables/disables rules by name or by group
   int Priority = 0;           // higher tries first; declaration order breaks ties
   list<Requirement> Requires = [];

@@ -5,6 +5,10 @@ include "base/Common.td"
 
 def : CppHeader<"unit/rules/test_rule_helpers.h">;
 
+// The test passes (a rule's Pass must be a declared RewritePass).
+def : RewritePass<"test-rewrite">;
+def : RewritePass<"test-pingpong">;
+
 def HasTestCap : Requirement<"the profile's TestCap capability">;
 def IsNegative : Constraint<"$x is a constant whose elements are all negative", "TestIsNegativeConstant">;
 
