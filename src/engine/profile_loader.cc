@@ -577,6 +577,23 @@ absl::StatusOr<Profile> LoadProfileString(const std::string& text, const std::st
   return ParseProfile(yaml::Reader(name), *root, registries);
 }
 
+absl::Status SetTuningValues(const std::vector<std::string>& assignments, HardwareProfile& hardware) {
+  // Read as the profile's `tuning:` mapping would be, one "key: value" line per assignment, so
+  // the names, units and ranges are checked exactly as in a profile.
+  std::string text;
+  for (const std::string& a : assignments) {
+    const size_t eq = a.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == a.size())
+      return absl::InvalidArgumentError(absl::StrCat("--tuning takes KEY=VALUE (a key of the profile's tuning: ",
+                                                     "section, `hloc opt --profile P --print-profile` lists them), got '",
+                                                     a, "'"));
+    absl::StrAppend(&text, a.substr(0, eq), ": ", a.substr(eq + 1), "\n");
+  }
+  absl::StatusOr<YAML::Node> root = yaml::LoadString(text, "--tuning");
+  if (!root.ok()) return root.status();
+  return ParseTuning(yaml::Reader("--tuning"), *root, &hardware);
+}
+
 absl::Status ApplyPatches(const Profile& profile, Pipeline& pipeline, const Registries& registries) {
   yaml::Reader reader(profile.source);
   for (const PipelinePatch& patch : profile.patches) {

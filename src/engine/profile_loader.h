@@ -67,6 +67,10 @@ absl::StatusOr<Profile> LoadProfileFile(const std::string& path, const Registrie
 absl::StatusOr<Profile> LoadProfileString(const std::string& text, const std::string& name,
                                           const Registries& registries = {});
 
+// `--tuning KEY=VALUE,...` on the command line: sets these tuning numbers (engine/tuning.h) as the
+// profile's `tuning:` section would (same names, units and ranges; errors name "--tuning").
+absl::Status SetTuningValues(const std::vector<std::string>& assignments, HardwareProfile& hardware);
+
 // Applies the profile's patches, in order, to `pipeline` (the merged pipeline).
 absl::Status ApplyPatches(const Profile& profile, Pipeline& pipeline, const Registries& registries = {});
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "io/npy.h"
 #include "ir/literal.h"
 #include "engine/pipeline.h"
+#include "engine/profile_loader.h"
 #include "ir/module.h"
 
 namespace hloc::cli {
@@ -60,6 +62,20 @@ std::unique_ptr<HloModule> LoadModule(const std::string& path);
 // the pipeline the profile chose; an error names what is unknown. Nothing without the option.
 absl::Status ApplyDisablePasses(const ParsedArgs& args, std::optional<Pipeline>& pipeline);
 
+// --pipeline P, --disable-passes a,b and --tuning K=V,... (hloc compile, run), applied to what the
+// profile loaded: P (a path, or a name looked up as P.yaml like the profile's own pipeline)
+// replaces the profile's pipeline and is patched by the profile as `hloc opt --pipeline` does;
+// then the passes are disabled (ApplyDisablePasses) and the tuning numbers set. Nothing
+// without the options. `command_line_error` says whether an error is the command line's (exit
+// 2) or the pipeline file's (exit 1).
+absl::Status ApplyPipelineOptions(const ParsedArgs& args, std::optional<Profile>& profile,
+                                  std::optional<Pipeline>& pipeline, bool* command_line_error);
+// The options above, for each command's table.
+inline const std::vector<OptionSpec>& PipelineOptionSpecs() {
+  static const std::vector<OptionSpec> specs = {{"--pipeline", "", true}, {"--tuning", "", true}};
+  return specs;
+}
+
 // How messages name the module file ("<stdin>" for "-").
 inline std::string DisplayName(const std::string& path) { return path == "-" ? "<stdin>" : path; }
 
@@ -98,6 +114,27 @@ std::vector<std::string> DataSearchDirs(const std::optional<std::string>& flag, 
 
 // Counts for a one-line summary of a module.
 int64_t CountInstructions(const HloModule& module);
+
+// Progress of a long compile (hloc compile, run): with -v every pass and stage line goes to
+// stderr; without it, on a terminal (or with HLOC_PROGRESS=1; HLOC_PROGRESS=0 silences it), the
+// compile stages' lines ("compile: STAGE  T s") and the passes that took a second or more, so a
+// 40-second compile is not silent. Log() is what to hand the compiler (null: nothing).
+class CompileProgress {
+ public:
+  explicit CompileProgress(bool verbose);
+  ~CompileProgress();
+  std::ostream* Log() { return log_; }
+
+ private:
+  class Filter;
+  std::unique_ptr<Filter> filter_;
+  std::unique_ptr<std::ostream> stream_;
+  std::ostream* log_ = nullptr;
+};
+
+// `hloc --version` (version.cc): the version, commit, what hloc was built with and the GPU
+// libraries found on this machine.
+void PrintVersion(std::ostream& out);
 
 // Subcommands: each takes the arguments after its name and returns the exit code.
 int RunVerify(const std::vector<std::string>& args);

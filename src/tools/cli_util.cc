@@ -8,13 +8,17 @@
 #include <sstream>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+
+#include <unistd.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "engine/builtin_data.h"
+#include "engine/yaml_util.h"
 #include "eval/compare.h"
 #include "io/npy.h"
 #include "ir/hlo_parser.h"
@@ -61,7 +65,10 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::string& command, const std::vect
     }
     const OptionSpec* spec = find(name);
     if (spec == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown option '", name, "' for 'hloc ", command, "'"));
+      std::vector<std::string> names;
+      for (const OptionSpec& s : specs) names.push_back(s.name);
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown option '", name, "' for 'hloc ", command, "'", yaml::DidYouMean(name, names)));
     }
     if (parsed.values.contains(spec->name)) {
       return absl::InvalidArgumentError(absl::StrCat("option '", spec->name, "' given more than once"));
@@ -356,6 +363,86 @@ absl::Status ApplyDisablePasses(const ParsedArgs& args, std::optional<Pipeline>&
   absl::Status s = DisableTargets(*pipeline, names);
   if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(s.message(), " (in --disable-passes)"));
   return absl::OkStatus();
+}
+
+absl::Status ApplyPipelineOptions(const ParsedArgs& args, std::optional<Profile>& profile,
+                                  std::optional<Pipeline>& pipeline, bool* command_line_error) {
+  namespace fs = std::filesystem;
+  *command_line_error = true;
+  if (auto name = args.Get("--pipeline")) {
+    if (!pipeline) return absl::InvalidArgumentError("--pipeline cannot be combined with --no-passes");
+    *command_line_error = false;  // a file that is missing or bad
+    std::string profile_relative;
+    if (profile) profile_relative = (fs::path(profile->source).parent_path() / ".." / "pipelines").lexically_normal();
+    absl::StatusOr<std::string> path =
+        FindPipelineFile(*name, DataSearchDirs(args.Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines", profile_relative));
+    if (!path.ok()) return path.status();
+    absl::StatusOr<Pipeline> p = LoadPipelineFile(*path);
+    if (!p.ok()) return p.status();
+    if (profile) {
+      if (absl::Status s = ApplyPatches(*profile, *p); !s.ok()) return s;
+    }
+    pipeline = std::move(*p);
+    *command_line_error = true;
+  }
+  if (absl::Status s = ApplyDisablePasses(args, pipeline); !s.ok()) return s;
+  if (auto list = args.Get("--tuning")) {
+    if (!profile) return absl::InvalidArgumentError("--tuning sets a profile's tuning numbers; it needs a --profile");
+    std::vector<std::string> items = absl::StrSplit(*list, ',', absl::SkipEmpty());
+    if (items.empty()) return absl::InvalidArgumentError("--tuning needs at least one KEY=VALUE");
+    if (absl::Status s = SetTuningValues(items, profile->hardware); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// Forwards whole lines to stderr: the compile stages' lines and the passes that took at least
+// a second ("[pass] NAME: changed (1.234s, cpu ...)").
+class CompileProgress::Filter : public std::streambuf {
+ protected:
+  int overflow(int c) override {
+    if (c == traits_type::eof()) return 0;
+    line_.push_back(static_cast<char>(c));
+    if (c == '\n') Flush();
+    return c;
+  }
+
+ public:
+  ~Filter() override { Flush(); }
+  void Flush() {
+    if (line_.empty()) return;
+    bool show = line_.rfind("compile:", 0) == 0;
+    if (!show && line_.rfind("[pass] ", 0) == 0) {
+      const size_t open = line_.rfind(" (");
+      double seconds = 0;
+      if (open != std::string::npos && std::sscanf(line_.c_str() + open, " (%lfs", &seconds) == 1) show = seconds >= 1.0;
+    }
+    if (show) {
+      std::cerr << line_;
+      std::cerr.flush();
+    }
+    line_.clear();
+  }
+
+ private:
+  std::string line_;
+};
+
+CompileProgress::CompileProgress(bool verbose) {
+  if (verbose) {
+    log_ = &std::cerr;
+    return;
+  }
+  const char* env = std::getenv("HLOC_PROGRESS");
+  const bool on = env != nullptr && *env != '\0' ? std::string(env) != "0" : ::isatty(STDERR_FILENO) != 0;
+  if (!on) return;
+  filter_ = std::make_unique<Filter>();
+  stream_ = std::make_unique<std::ostream>(filter_.get());
+  log_ = stream_.get();
+}
+
+CompileProgress::~CompileProgress() {
+  if (stream_) stream_->flush();
+  if (filter_) filter_->Flush();
 }
 
 }  // namespace hloc::cli

@@ -45,8 +45,14 @@ Options:
                       instead of cuBLAS
   --deterministic-ops GPU: results that repeat bit for bit (XLA's xla_gpu_deterministic_ops):
                       no floating-point atomics (such scatters update serially, in order)
+  --pipeline P        run this pipeline manifest instead of the one the profile names: a path,
+                      or a name looked up as P.yaml in the pipelines folder; the profile's
+                      patches apply to it (as hloc opt --pipeline)
   --disable-passes a,b
                       switch off these passes, groups or labels of the profile's pipeline
+  --tuning K=V,...    set tuning numbers of the profile (keys of its tuning: section, with
+                      the same units and ranges; hloc opt --profile P --print-profile lists
+                      them), e.g. --tuning kernel_launch_overhead_s=3e-6
   --no-passes         compile the module as it is (no HLO passes; each instruction then
                       becomes its own kernel)
   --dump-to DIR       write XLA-named dumps to DIR: module_0000.NAME.before_optimizations.txt,
@@ -60,7 +66,9 @@ Options:
   --target-cpu CPU    the CPU to compile for: host (default: this machine's CPU and
                       features) or an LLVM CPU name (x86-64, x86-64-v3, skylake-avx512, ...)
                       for an executable that runs on other machines
-  -v, --verbose       print each pass and compile stage with its time to stderr
+  -v, --verbose       print each pass and compile stage with its time to stderr (without it,
+                      on a terminal or with HLOC_PROGRESS=1: the compile stages and any pass
+                      of a second or more, as they finish)
   --pipeline-dir DIR  where pipeline names are looked up first
   --config-dir DIR    where profile names are looked up first
   -h, --help          show this help
@@ -121,9 +129,12 @@ int RunGpuCompile(const ParsedArgs& parsed, const std::vector<std::string>& conf
       *parsed.Get("--profile"), config_dirs,
       DataSearchDirs(parsed.Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), options, &profile);
   if (!s.ok()) return Fail(std::string(s.message()));
-  if (absl::Status d = ApplyDisablePasses(parsed, options.pipeline); !d.ok()) return UsageError("compile", std::string(d.message()));
+  bool usage = false;
+  if (absl::Status d = ApplyPipelineOptions(parsed, options.profile, options.pipeline, &usage); !d.ok())
+    return usage ? UsageError("compile", std::string(d.message())) : Fail(std::string(d.message()));
   if (auto dir = parsed.Get("--dump-to")) options.dump_to = *dir;
-  if (parsed.Has("--verbose")) options.log = &std::cerr;
+  CompileProgress progress(parsed.Has("--verbose"));
+  options.log = progress.Log();
   CompileRecorder recorder;
   if (parsed.Has("--dump-html")) options.recorder = &recorder;
   std::unique_ptr<HloModule> module = LoadModule(parsed.positional[0]);
@@ -141,6 +152,8 @@ int RunCompile(const std::vector<std::string>& args) {
                            {"--profile", "", true},
                            {"--no-passes", "", false},
                            {"--disable-passes", "", true},
+                           {"--pipeline", "", true},
+                           {"--tuning", "", true},
                            {"--dump-to", "", true},
                            {"--dump-html", "", false},
                            {"--opt-level", "-O", true},
@@ -165,6 +178,10 @@ int RunCompile(const std::vector<std::string>& args) {
     return UsageError("compile", "missing -o OUT.hlox (or --dump-to DIR)");
   if (parsed->Has("--no-passes") && parsed->Has("--profile"))
     return UsageError("compile", "--no-passes and --profile cannot be combined");
+  if (parsed->Has("--no-passes") &&
+      (parsed->Has("--pipeline") || parsed->Has("--disable-passes") || parsed->Has("--tuning")))
+    return UsageError("compile", "--pipeline, --disable-passes and --tuning change the passes; they cannot be combined "
+                                 "with --no-passes");
 
   // A GPU profile takes the GPU compiler. The profile is read once here and handed on (a profile
   // that cannot be read is reported by the CPU branch, which reads it again).
@@ -197,12 +214,14 @@ int RunCompile(const std::vector<std::string>& args) {
         DataSearchDirs(parsed->Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), options,
         profile ? &*profile : nullptr);
     if (!s.ok()) return Fail(std::string(s.message()));
-    if (absl::Status d = ApplyDisablePasses(*parsed, options.pipeline); !d.ok())
-      return UsageError("compile", std::string(d.message()));
+    bool usage = false;
+    if (absl::Status d = ApplyPipelineOptions(*parsed, options.profile, options.pipeline, &usage); !d.ok())
+      return usage ? UsageError("compile", std::string(d.message())) : Fail(std::string(d.message()));
   }
   if (auto dir = parsed->Get("--dump-to")) options.dump_to = *dir;
   if (auto cpu = parsed->Get("--target-cpu")) options.target_cpu = *cpu;
-  if (parsed->Has("--verbose")) options.log = &std::cerr;
+  CompileProgress progress(parsed->Has("--verbose"));
+  options.log = progress.Log();
   CompileRecorder recorder;
   if (parsed->Has("--dump-html")) options.recorder = &recorder;
 

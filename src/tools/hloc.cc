@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/yaml_util.h"
 #include "tools/cli.h"
 
 namespace {
@@ -29,7 +30,8 @@ Commands:
 
 Options:
   -h, --help                   show this help (also 'hloc <command> --help')
-  --version                    show the version
+  --version                    show the version, the commit, the LLVM and CUDA versions hloc
+                               was built with and the GPU libraries found on this machine
 
 FILE may be '-' to read standard input. Exit status: 0 on success, 1 when the input is bad
 or a check fails (parse or verification error, evaluation error, output mismatch), 2 on a
@@ -54,7 +56,12 @@ Command FindCommand(const std::string& name) {
 int UnknownCommand(const std::string& name) {
   std::string names;
   for (const auto& [n, run] : kCommands) names += std::string(names.empty() ? "" : ", ") + n;
-  return hloc::cli::UsageError("", "unknown command '" + name + "' (commands: " + names + ")");
+  std::vector<std::string> candidates;
+  for (const auto& [n, run] : kCommands) candidates.push_back(n);
+  candidates.push_back("help");
+  candidates.push_back("version");
+  return hloc::cli::UsageError("", "unknown command '" + name + "'" + hloc::yaml::DidYouMean(name, candidates) +
+                                       " (commands: " + names + ")");
 }
 
 int Dispatch(const std::vector<std::string>& args) {
@@ -75,7 +82,7 @@ int Dispatch(const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (command == "--version" || command == "version") {
-    std::cout << "hloc " << kVersion << "\n";
+    PrintVersion(std::cout);
     return kExitOk;
   }
   if (Command run = FindCommand(command)) return run(rest);

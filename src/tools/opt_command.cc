@@ -38,6 +38,8 @@ Choosing what runs:
                       (no manifest; a --profile then only contributes its hardware facts)
   --disable-passes a,b
                       disable these passes, groups or labels of the pipeline
+  --tuning K=V,...    with --profile: set tuning numbers of the profile (the keys of its
+                      tuning: section, same units and ranges; --print-profile shows them)
   Without --pipeline, --profile or --passes, the GPU pipeline (pipelines/gpu.yaml) runs with
   no hardware profile: hloc follows XLA:GPU's pipeline, and rules that need a capability
   stay off until a profile supplies it.
@@ -59,12 +61,19 @@ While running:
                       (module_0000.NAME.0001.PIPELINE.after_PASS.before_NEXT.txt)
   --dump-html         with --dump-to: also module_0000.NAME.html, a self-contained page of the
                       passes (diffs, times), rule firings, fusion decisions and the fusion graph
-  --trace-rules       print every rewrite-rule firing (rule, file:line, before/after) to stderr
+  --trace-rules       print every rewrite-rule firing (rule, file:line, before/after) to stderr,
+                      and every fusion priority-fusion makes or refuses (the veto with its
+                      file:line, or the cost model's numbers)
   --explain-fusion A,B
                       after the pipeline, print (instead of the module) whether producer A was
                       or would be fused into consumer B: the Fusible record or veto of
                       rules/fusion/*.td that refuses it, with its file:line, or the cost
-                      model's numbers (the module still goes to -o OUT when given)
+                      model's numbers, and what multi-output fusion would do; for two kernels
+                      that are no producer and consumer, sibling multi-output and horizontal
+                      fusion. A and B are the input module's names (followed through the
+                      passes' renames by their place in the text) or the optimized module's.
+                      Exit 1 when a name is in neither or its instruction is gone. (The
+                      module still goes to -o OUT when given.)
   --kernel-report F   also write, as JSON to F, the kernels and library calls the optimized
                       module would launch and the bytes the fusion cost model expects
                       (scripts/bench-kernels tabulates it against XLA)
@@ -120,6 +129,7 @@ int RunOpt(const std::vector<std::string>& args) {
                            {"--profile", "", true},
                            {"--passes", "", true},
                            {"--disable-passes", "", true},
+                           {"--tuning", "", true},
                            {"--print-pipeline", "", false},
                            {"--print-profile", "", false},
                            {"--list-passes", "", false},
@@ -171,6 +181,12 @@ int RunOpt(const std::vector<std::string>& args) {
     absl::StatusOr<Profile> loaded = LoadProfileFile(*path);
     if (!loaded.ok()) return Fail(std::string(loaded.status().message()));
     profile = std::move(*loaded);
+  }
+  if (auto list = parsed->Get("--tuning")) {
+    if (!profile) return UsageError("opt", "--tuning sets a profile's tuning numbers; it needs a --profile");
+    std::vector<std::string> items = SplitList(*list);
+    if (items.empty()) return UsageError("opt", "--tuning needs at least one KEY=VALUE");
+    if (absl::Status s = SetTuningValues(items, profile->hardware); !s.ok()) return UsageError("opt", std::string(s.message()));
   }
 
   Pipeline pipeline;
@@ -234,6 +250,13 @@ int RunOpt(const std::vector<std::string>& args) {
 
   std::unique_ptr<HloModule> module = LoadModule(parsed->positional[0]);
   if (!module) return kExitFailure;
+  // --explain-fusion names the input's instructions: find them now, before passes rename them.
+  std::vector<InputInstruction> explain;
+  if (auto pair = parsed->Get("--explain-fusion")) {
+    std::vector<std::string> names = SplitList(*pair);
+    if (names.size() != 2) return UsageError("opt", "--explain-fusion takes PRODUCER,CONSUMER");
+    for (const std::string& n : names) explain.push_back(FindInputInstruction(*module, n));
+  }
 
   PassContext context;
   if (profile) context.profile = &profile->hardware;
@@ -262,10 +285,13 @@ int RunOpt(const std::vector<std::string>& args) {
         !s.ok())
       return Fail(std::string(s.message()));
   }
-  if (auto pair = parsed->Get("--explain-fusion")) {
-    std::vector<std::string> names = SplitList(*pair);
-    if (names.size() != 2) return UsageError("opt", "--explain-fusion takes PRODUCER,CONSUMER");
-    std::cout << ExplainFusion(*module, names[0], names[1], context);
+  if (explain.size() == 2) {
+    FusionExplanation e = ExplainFusion(*module, explain[0], explain[1], context);
+    if (!e.found) {
+      std::cerr << "hloc: error: " << e.text;
+      return kExitFailure;
+    }
+    std::cout << e.text;
     if (auto out_path = parsed->Get("--output"); out_path && *out_path != "-") {
       if (absl::Status s = WriteFileAtomically(*out_path, text); !s.ok()) return Fail(std::string(s.message()));
     }

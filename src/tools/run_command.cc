@@ -24,6 +24,7 @@
 #include "codegen/cpu/cpu_compiler.h"
 #include "codegen/gpu/gpu_compiler.h"
 #include "engine/pipeline.h"
+#include "engine/profile_loader.h"
 #include "eval/compare.h"
 #include "ir/hlo_parser.h"
 #include "passes/spmd/device_io.h"
@@ -54,9 +55,11 @@ an executable written by `hloc compile -o EXE.hlox` (recognised by its "HLOX" he
 one line per output, or with --expect the comparison with the expected outputs.
 
 Options:
-  --backend B         cpu (default) or gpu (an NVIDIA GPU through the CUDA driver, loaded at
-                      run time; without one the command fails saying why). HLO text is
-                      compiled for the GPU as `hloc compile --profile h200` does (deviceless).
+  --backend B         cpu or gpu (an NVIDIA GPU through the CUDA driver, loaded at run time;
+                      without one the command fails saying why). HLO text is compiled for the
+                      GPU as `hloc compile --profile h200` does (deviceless). Default: the
+                      platform an EXE.hlox was compiled for, else the kind of --profile (a GPU
+                      profile such as h200 means gpu), else cpu.
   --inputs IN.npz     the entry parameters, in order: arrays named arg0..argN, or, when no
                       array is named like that, the arrays in file order (as `hloc eval`).
                       bf16 parameters are read from uint16 bit patterns, f8 from uint8.
@@ -70,7 +73,8 @@ Options:
                       inputs on every machine)
   --expect EXP.npz    compare each output with EXP.npz's array of the same name (out0..outM,
                       or file order) with the thresholds of `hloc eval --expect`; exit 1 on
-                      any mismatch
+                      any mismatch. Needs --inputs (or --seed N when EXP.npz was made from
+                      hloc's random inputs): random inputs never match a reference
   --tol T             threshold for every floating-point output (overrides the defaults)
   --atol A            absolute floor for every floating-point output (rms of the difference;
                       overrides the defaults, as for hloc eval)
@@ -79,11 +83,16 @@ Options:
                       "bench: module=NAME backend=cpu threads=T runs=N median_ms=X min_ms=X
                       mean_ms=X compile_ms=X load_ms=X" (compile_ms is 0 for an .hlox)
   --threads N         threads of the CPU runtime (default: all cores)
-  --profile C         when compiling FILE: a CPU hardware profile, a path or a name looked up
-                      as C.yaml in the configs folder (default: cpu)
+  --profile C         when compiling FILE: a hardware profile, a path or a name looked up as
+                      C.yaml in the configs folder (default: cpu, or h200 with --backend gpu);
+                      a GPU profile picks --backend gpu
+  --pipeline P        when compiling FILE: run this pipeline manifest instead of the profile's
+                      (the profile's patches apply to it; as hloc compile --pipeline)
   --disable-passes a,b
                       when compiling FILE: switch off these passes, groups or labels of the
                       profile's pipeline (as hloc opt --disable-passes)
+  --tuning K=V,...    when compiling FILE: set tuning numbers of the profile (as hloc compile
+                      --tuning)
   --no-passes         when compiling FILE: no HLO passes (each instruction its own kernel)
   --config-dir DIR    where profile names are looked up first
   --pipeline-dir DIR  where pipeline names are looked up first
@@ -301,8 +310,11 @@ Backend CpuBackend() {
           args.Get("--profile").value_or("cpu"), DataSearchDirs(args.Get("--config-dir"), "HLOC_CONFIG_DIR", "configs"),
           DataSearchDirs(args.Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), options);
       if (!s.ok()) return s;
-      if (absl::Status d = ApplyDisablePasses(args, options.pipeline); !d.ok()) return d;
+      bool usage = false;
+      if (absl::Status d = ApplyPipelineOptions(args, options.profile, options.pipeline, &usage); !d.ok()) return d;
     }
+    CompileProgress progress(false);  // the stages on a terminal (HLOC_PROGRESS)
+    options.log = progress.Log();
     return codegen::cpu::CpuCompiler::Compile(module, options);
   };
   b.load = [](runtime::Executable executable,
@@ -397,7 +409,8 @@ Backend GpuBackend() {
           args.Get("--profile").value_or("h200"), DataSearchDirs(args.Get("--config-dir"), "HLOC_CONFIG_DIR", "configs"),
           DataSearchDirs(args.Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), options);
       if (!s.ok()) return s;
-      if (absl::Status d = ApplyDisablePasses(args, options.pipeline); !d.ok()) return d;
+      bool usage = false;
+      if (absl::Status d = ApplyPipelineOptions(args, options.profile, options.pipeline, &usage); !d.ok()) return d;
     }
     if (args.Get("--command-buffers").value_or("on") == "off") options.command_buffers = false;
     if (auto v = args.Get("--small-gemm-kernels")) {
@@ -407,6 +420,8 @@ Backend GpuBackend() {
     }
     options.deterministic_ops = args.Has("--deterministic-ops");
     options.warnings = &std::cerr;
+    CompileProgress progress(false);  // the stages on a terminal (HLOC_PROGRESS)
+    options.log = progress.Log();
     return codegen::gpu::GpuCompiler::Compile(module, options);
   };
   b.load = [](runtime::Executable executable, const ParsedArgs& args) -> absl::StatusOr<std::unique_ptr<Runner>> {
@@ -544,6 +559,8 @@ int RunRun(const std::vector<std::string>& args) {
                            {"--profile", "", true},
                            {"--no-passes", "", false},
                            {"--disable-passes", "", true},
+                           {"--pipeline", "", true},
+                           {"--tuning", "", true},
                            {"--config-dir", "", true},
                            {"--pipeline-dir", "", true},
                            {"--batches", "", true},
@@ -567,10 +584,12 @@ int RunRun(const std::vector<std::string>& args) {
   if (parsed->positional.size() != 1) {
     return UsageError("run", parsed->positional.empty() ? "missing FILE" : "expected exactly one FILE");
   }
-  auto backend = MakeBackend(parsed->Get("--backend").value_or("cpu"));
-  if (!backend.ok()) {
-    if (absl::IsInvalidArgument(backend.status())) return UsageError("run", std::string(backend.status().message()));
-    return Fail(std::string(backend.status().message()));
+  // Outputs of random inputs never match a reference made from other inputs: --expect needs the
+  // inputs it was made from (--inputs), or says which random ones (--seed, --input-spec).
+  if (parsed->Has("--expect") && !parsed->Has("--inputs") && !parsed->Has("--seed") && !parsed->Has("--input-spec")) {
+    return UsageError("run",
+                      "--expect compares with outputs computed from known inputs: give them with --inputs IN.npz "
+                      "(or, for a reference made from hloc's random inputs, --seed N)");
   }
   auto int_flag = [&](const char* name, int64_t min, int64_t max, int64_t fallback, int64_t* out) -> bool {
     *out = fallback;
@@ -615,22 +634,67 @@ int RunRun(const std::vector<std::string>& args) {
   if (parsed->Has("--no-passes") && parsed->Has("--profile")) {
     return UsageError("run", "--no-passes and --profile cannot be combined");
   }
+  if (parsed->Has("--no-passes") &&
+      (parsed->Has("--pipeline") || parsed->Has("--disable-passes") || parsed->Has("--tuning"))) {
+    return UsageError("run", "--pipeline, --disable-passes and --tuning change the passes; they cannot be combined "
+                             "with --no-passes");
+  }
 
   // --- the executable: deserialized, or compiled from HLO text ---
   const std::string& file = parsed->positional[0];
   const std::string path = DisplayName(file);
   auto bytes = ReadFileBytes(file);
   if (!bytes.ok()) return Fail(std::string(bytes.status().message()));
+  const bool is_executable = bytes->compare(0, 4, "HLOX") == 0;
+  std::optional<runtime::Executable> deserialized;
+  if (is_executable) {
+    auto exe = runtime::Executable::Deserialize(*bytes, path);
+    if (!exe.ok()) return Fail(std::string(exe.status().message()));
+    deserialized = std::move(*exe);
+  }
+  // The backend: --backend, else what the executable was compiled for, else the --profile's
+  // kind (--profile h200 compiles for and runs on the GPU), else the CPU.
+  std::string backend_name = parsed->Get("--backend").value_or("");
+  if (deserialized && !deserialized->platform.empty()) {
+    const std::string& platform = deserialized->platform;
+    if (backend_name.empty()) {
+      backend_name = platform;
+    } else if (backend_name != platform && (backend_name == "cpu" || backend_name == "gpu")) {
+      return UsageError("run", absl::StrCat(path, " was compiled for the ", platform, " (profile '",
+                                            deserialized->profile, "'", deserialized->target.empty() ? "" : ", ",
+                                            deserialized->target, "), not the ", backend_name, ": run it with --backend ",
+                                            platform, " (or leave --backend out), or compile it again with a ",
+                                            backend_name, " profile"));
+    }
+  }
+  if (!is_executable && parsed->Has("--profile") && !parsed->Has("--no-passes")) {
+    absl::StatusOr<std::string> profile_path =
+        FindProfileFile(*parsed->Get("--profile"), DataSearchDirs(parsed->Get("--config-dir"), "HLOC_CONFIG_DIR", "configs"));
+    absl::StatusOr<Profile> profile = profile_path.ok() ? LoadProfileFile(*profile_path) : profile_path.status();
+    if (profile.ok() && (profile->hardware.kind == "cpu" || profile->hardware.kind == "gpu")) {
+      if (backend_name.empty()) {
+        backend_name = profile->hardware.kind;
+      } else if (backend_name != profile->hardware.kind && (backend_name == "cpu" || backend_name == "gpu")) {
+        return UsageError("run", absl::StrCat("--profile ", *parsed->Get("--profile"), " is a ", profile->hardware.kind,
+                                              " profile but --backend is ", backend_name, ": use --backend ",
+                                              profile->hardware.kind, " (or leave --backend out)"));
+      }
+    }
+  }
+  if (backend_name.empty()) backend_name = "cpu";
+  auto backend = MakeBackend(backend_name);
+  if (!backend.ok()) {
+    if (absl::IsInvalidArgument(backend.status())) return UsageError("run", std::string(backend.status().message()));
+    return Fail(std::string(backend.status().message()));
+  }
   Loaded loaded;
   std::optional<spmd::SpmdLayout> spmd_layout;  // set for an executable of several devices
-  if (bytes->compare(0, 4, "HLOX") == 0) {
+  if (is_executable) {
     if (parsed->Has("--profile") || parsed->Has("--no-passes")) {
       return UsageError("run", absl::StrCat("--profile and --no-passes apply when compiling HLO text; ", path,
                                             " is compiled already"));
     }
-    auto exe = runtime::Executable::Deserialize(*bytes, path);
-    if (!exe.ok()) return Fail(std::string(exe.status().message()));
-    loaded.executable = std::move(*exe);
+    loaded.executable = std::move(*deserialized);
     if (!loaded.executable.hlo_text.empty()) {
       auto module = ParseHloModule(loaded.executable.hlo_text, path + " (embedded HLO)");
       if (module.ok()) loaded.module = std::move(*module);

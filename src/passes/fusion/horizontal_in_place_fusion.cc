@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
 #include "passes/fusion/fusion_builder.h"
 #include "passes/fusion/fusion_legality.h"
 #include "passes/fusion/priority_fusion.h"
@@ -111,6 +112,39 @@ class Grouper {
 };
 
 }  // namespace
+
+std::string ExplainHorizontalInPlaceFusion(const HloInstruction* a, const HloInstruction* b) {
+  auto say = [](const std::string& s) { return absl::StrCat("  horizontal-in-place-fusion: ", s, "\n"); };
+  const std::vector<int64_t>* da = InPlaceUpdateDims(a);
+  const std::vector<int64_t>* db = InPlaceUpdateDims(b);
+  if (da == nullptr || db == nullptr)
+    return say(absl::StrCat("'", (da == nullptr ? a : b)->name(),
+                            "' is not an in-place dynamic-update-slice loop fusion (only those are grouped)"));
+  if (*da != *db) return say("their updates have different dimensions");
+  for (const HloInstruction* o : b->operands())
+    if (o == Target(a)) return say(absl::StrCat("'", b->name(), "' reads the buffer '", a->name(), "' updates"));
+  for (const HloInstruction* o : a->operands())
+    if (o == Target(b)) return say(absl::StrCat("'", a->name(), "' reads the buffer '", b->name(), "' updates"));
+  auto depends = [](const HloInstruction* to, const HloInstruction* from) {
+    std::vector<const HloInstruction*> stack(to->operands().begin(), to->operands().end());
+    absl::flat_hash_set<const HloInstruction*> seen;
+    while (!stack.empty()) {
+      const HloInstruction* h = stack.back();
+      stack.pop_back();
+      if (h == from) return true;
+      if (!seen.insert(h).second) continue;
+      for (const HloInstruction* o : h->operands()) stack.push_back(o);
+      for (const HloInstruction* o : h->control_predecessors()) stack.push_back(o);
+    }
+    return false;
+  };
+  if (depends(a, b) || depends(b, a)) return say("one depends on the other: merging would make a cycle");
+  absl::flat_hash_set<const HloInstruction*> operands(a->operands().begin(), a->operands().end());
+  operands.insert(b->operands().begin(), b->operands().end());
+  if (static_cast<int64_t>(operands.size() + 2) > kMaxOperandsAndOutputs)
+    return say(absl::StrCat("more than ", kMaxOperandsAndOutputs, " operands and outputs together"));
+  return say("may share one kernel (one group, up to the pass's max_group members)");
+}
 
 absl::StatusOr<bool> HorizontalInPlaceFusion::Run(HloModule& module, PassContext&) {
   if (max_group_ < 2) return false;

@@ -12,6 +12,8 @@
 // between any two of them (the merge would make a cycle), and at most `max_group` members and
 // the multi-output operand limit.
 #pragma once
+#include <string>
+
 #include "engine/pass.h"
 
 namespace hloc {
@@ -25,5 +27,9 @@ class HorizontalInPlaceFusion : public HloPass {
  private:
   int64_t max_group_;
 };
+
+// `hloc opt --explain-fusion A,B` for this pass: whether A and B could share one kernel here, or
+// the first condition above that fails. Lines start with "  horizontal-in-place-fusion: ".
+std::string ExplainHorizontalInPlaceFusion(const HloInstruction* a, const HloInstruction* b);
 
 }  // namespace hloc

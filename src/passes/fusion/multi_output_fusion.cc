@@ -1,5 +1,6 @@
 #include "passes/fusion/multi_output_fusion.h"
 
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <set>
@@ -8,6 +9,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "engine/rewrite.h"
@@ -472,6 +474,21 @@ class ComputationMof {
   absl::flat_hash_set<int64_t> dead_consumers_, dead_parents_;
 };
 
+// Whether `to` depends on `from` (operands and control predecessors).
+bool DependsOn(const HloInstruction* to, const HloInstruction* from) {
+  std::vector<const HloInstruction*> stack = {to};
+  absl::flat_hash_set<const HloInstruction*> seen;
+  while (!stack.empty()) {
+    const HloInstruction* h = stack.back();
+    stack.pop_back();
+    if (!seen.insert(h).second) continue;
+    if (h == from && h != to) return true;
+    for (const HloInstruction* o : h->operands()) stack.push_back(o);
+    for (const HloInstruction* o : h->control_predecessors()) stack.push_back(o);
+  }
+  return false;
+}
+
 std::string HeroNames(const HloInstruction* fusion_inst) {
   std::set<std::string> heroes;
   bool reduction_hero = false;
@@ -495,6 +512,116 @@ bool HasBase(const std::string& name, const std::string& base) {
 }
 
 }  // namespace
+
+std::string ExplainMultiOutputFusion(HloInstruction* a, HloInstruction* b, PassContext& context) {
+  fusion::FusionLegality legality(&context);
+  fusion::GpuCostModel cost(context.profile);
+  std::string out;
+  auto say = [&](const std::string& s) { absl::StrAppend(&out, "  multi-output fusion: ", s, "\n"); };
+  auto numbers = [&](double benefit) {
+    const double launch = cost.hardware().launch_overhead;
+    return absl::StrFormat("two kernels %.3f us, one kernel %.3f us, benefit %.3f us",
+                           (2 * launch + cost.Estimate(a).exec_time + cost.Estimate(b).exec_time) * 1e6,
+                           (launch + cost.EstimateMerged({a, b}).exec_time) * 1e6, benefit * 1e6);
+  };
+  for (HloInstruction* n : {a, b}) {
+    if (!IsMofCandidate(n, legality)) {
+      say(absl::StrCat("'", n->name(), "' is no candidate (no kernel of its own, a library call, an iota or "
+                       "broadcast, an in-place update, a tuple-shaped root, or not fusible)"));
+      return out;
+    }
+  }
+  const bool reads = std::find(b->operands().begin(), b->operands().end(), a) != b->operands().end();
+  if (reads) {
+    int64_t other_users = 0;
+    for (HloInstruction* u : a->users()) other_users += u != b;
+    if (other_users == 0) {
+      say(absl::StrCat("producer-consumer: '", a->name(), "' has no other user, so priority-fusion decides the pair"));
+      return out;
+    }
+    const bool chain = fusion::HasReduction(a);
+    if (chain) {
+      if (!ChainMergeLegal(a, b, legality)) {
+        say("producer-consumer (a reduction joining its row chain): not legal (a veto, a kind the ops do not allow, "
+            "or the producer is multi-output)");
+        return out;
+      }
+    } else if (fusion::IsMultiOutputFusion(a)) {
+      say(absl::StrCat("producer-consumer: '", a->name(), "' is a multi-output fusion already"));
+      return out;
+    } else if (fusion::FusionDecision d = legality.CanFuse(a, b, fusion::FusionUse::kOutput); !d.ok) {
+      say(absl::StrCat("producer-consumer: not legal: ", d.ToString()));
+      return out;
+    }
+    if (!ShapesCompatible(a, b)) {
+      say("producer-consumer: the kernels iterate different shapes");
+      return out;
+    }
+    if (!HeroesCompatible(a, b, /*siblings=*/false)) {
+      say("producer-consumer: a tiled transpose would become untiled");
+      return out;
+    }
+    if (CombinedOperandsAndOutputs(a, b) + 1 > kMaxOperandsAndOutputs) {
+      say(absl::StrCat("producer-consumer: more than ", kMaxOperandsAndOutputs, " operands and outputs together"));
+      return out;
+    }
+    for (HloInstruction* u : a->users())
+      if (u != b && DependsOn(b, u)) {
+        say(absl::StrCat("producer-consumer: '", b->name(), "' depends on '", u->name(), "', another user of '",
+                         a->name(), "': merging would make a cycle"));
+        return out;
+      }
+    const double benefit = chain ? ChainMergeBenefit(cost, a, b) : MergeBenefit(cost, a, b);
+    const bool merge = chain ? benefit > 0 : benefit >= 0;
+    say(absl::StrCat("producer-consumer (", a->name(), " becomes an extra output): ",
+                     chain ? absl::StrFormat("benefit %.3f us", benefit * 1e6) : numbers(benefit), "; ",
+                     merge ? "would merge" : "would not merge (the cost model expects no gain)"));
+    return out;
+  }
+  // Siblings: a common operand read once by one kernel.
+  const HloInstruction* parent = nullptr;
+  bool any_common = false;
+  for (const HloInstruction* op : a->operands()) {
+    if (std::find(b->operands().begin(), b->operands().end(), op) == b->operands().end()) continue;
+    any_common = true;
+    if (IsProfitableOperand(op)) {
+      parent = op;
+      break;
+    }
+  }
+  if (!any_common) {
+    say(absl::StrCat("'", b->name(), "' does not read '", a->name(), "' and they read no common operand"));
+    return out;
+  }
+  if (parent == nullptr) {
+    say("siblings: their common operands are scalars or broadcast scalars, not worth sharing a kernel");
+    return out;
+  }
+  if (DependsOn(a, b) || DependsOn(b, a)) {
+    say("siblings: one depends on the other: merging would make a cycle");
+    return out;
+  }
+  if (!ShapesCompatible(a, b)) {
+    say("siblings: the kernels iterate different shapes");
+    return out;
+  }
+  if (!HeroesCompatible(a, b, /*siblings=*/true)) {
+    say("siblings: transpose heroes of different shapes");
+    return out;
+  }
+  if (!KindsAllow({a, b}, legality)) {
+    say("siblings: an op does not allow the kind of the merged fusion (rules/fusion/FusionKinds.td)");
+    return out;
+  }
+  if (CombinedOperandsAndOutputs(a, b) > kMaxOperandsAndOutputs) {
+    say(absl::StrCat("siblings: more than ", kMaxOperandsAndOutputs, " operands and outputs together"));
+    return out;
+  }
+  const double benefit = MergeBenefit(cost, a, b);
+  say(absl::StrCat("siblings (reading '", parent->name(), "' once): ", numbers(benefit), "; ",
+                   benefit >= 0 ? "would merge" : "would not merge (the cost model expects no gain)"));
+  return out;
+}
 
 absl::StatusOr<bool> MultiOutputFusion::Run(HloModule& module, PassContext& context) {
   fusion::FusionLegality legality(&context);

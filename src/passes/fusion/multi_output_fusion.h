@@ -8,6 +8,8 @@
 // no cycle would arise (reachability), the heroes agree, the operand limit holds and the cost
 // model expects a gain.
 #pragma once
+#include <string>
+
 #include "engine/pass.h"
 
 namespace hloc {
@@ -21,6 +23,12 @@ class MultiOutputFusion : public HloPass {
  private:
   bool producer_consumer_, siblings_;
 };
+
+// `hloc opt --explain-fusion A,B` for this pass: whether multi-output fusion would merge the two
+// kernels (producer-consumer when B reads A, siblings when they read a common operand), each of
+// the pass's checks in its order with the first that fails, and the cost model's numbers.
+// Lines start with "  multi-output fusion: ".
+std::string ExplainMultiOutputFusion(HloInstruction* a, HloInstruction* b, PassContext& context);
 
 // rename_fusions (XLA's RenameFusions): fusions get "<kind>_<heroes>_fusion" names
 // (loop_add_fusion, input_reduce_fusion) and their computations "fused_<heroes>".

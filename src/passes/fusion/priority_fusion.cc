@@ -11,10 +11,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "engine/compile_recorder.h"
+#include "engine/yaml_util.h"
 #include "passes/fusion/fusion_analysis.h"
 #include "passes/fusion/fusion_builder.h"
 #include "passes/fusion/fusion_legality.h"
 #include "passes/fusion/gpu_cost_model.h"
+#include "passes/fusion/horizontal_in_place_fusion.h"
+#include "passes/fusion/multi_output_fusion.h"
 #include "passes/fusion/pair_signature.h"
 #include "passes/pass_util.h"
 
@@ -184,6 +187,7 @@ class ComputationFusion {
       Priority p = ComputePriority(producer, legality_, cost_, &pairs_, &estimates_);
       if (!p.fusible || p.benefit < kMinBenefit) {
         Record(producer, p, false);
+        TraceRefusal(producer, p);
         continue;
       }
       std::vector<HloInstruction*> consumers = Consumers(producer);
@@ -299,6 +303,25 @@ class ComputationFusion {
     context_.recorder->AddFusion(std::move(e));
   }
 
+  // --trace-rules: each refused fusion once (a producer is re-ranked as its neighbours fuse):
+  // the veto with its record and line, or the cost model's numbers. A producer with nothing to
+  // fuse into is not listed.
+  void TraceRefusal(HloInstruction* producer, const Priority& p) {
+    if (!context_.trace_rules || context_.trace_out == nullptr) return;
+    if (!p.fusible && p.refused_consumer == nullptr) return;
+    std::string line;
+    if (!p.fusible) {
+      line = absl::StrCat("priority-fusion: refused ", producer->name(), " into ", p.refused_consumer->name(), ": ",
+                          p.refusal.ToString());
+    } else {
+      line = absl::StrCat("priority-fusion: refused ", producer->name(), " into ", Consumers(producer).size(),
+                          " consumer(s): not profitable ",
+                          absl::StrFormat("(unfused %.3f us, fused %.3f us, benefit %.3f us)", p.times.time_unfused * 1e6,
+                                          p.times.time_fused * 1e6, p.benefit * 1e6));
+    }
+    if (traced_refusals_.insert(line).second) *context_.trace_out << line << "\n";
+  }
+
   void Erase(HloInstruction* inst) {
     auto it = key_.find(inst);
     if (it == key_.end()) return;
@@ -311,6 +334,7 @@ class ComputationFusion {
     Priority p = ComputePriority(inst, legality_, cost_, &pairs_, &estimates_);
     if (!p.fusible || p.benefit < kMinBenefit) {
       Record(inst, p, false);
+      TraceRefusal(inst, p);
       return;
     }
     // Ties go to the producer defined later (consumers first), as a post-order walk would.
@@ -330,6 +354,7 @@ class ComputationFusion {
   std::map<std::pair<double, int64_t>, HloInstruction*> queue_;
   absl::flat_hash_map<HloInstruction*, std::pair<double, int64_t>> key_;
   absl::flat_hash_map<std::string, size_t> refusal_row_;  // producer -> its refusal's row (--dump-html)
+  std::set<std::string> traced_refusals_;                 // --trace-rules lines printed
 };
 
 }  // namespace
@@ -388,30 +413,144 @@ HloInstruction* FindInstruction(const HloModule& module, const std::string& name
 
 }  // namespace
 
-std::string ExplainFusion(HloModule& module, const std::string& producer_name, const std::string& consumer_name,
-                          PassContext& context) {
-  HloInstruction* producer = FindInstruction(module, producer_name);
-  HloInstruction* consumer = FindInstruction(module, consumer_name);
-  if (producer == nullptr) return absl::StrCat("explain-fusion: no instruction named '", producer_name, "'\n");
-  if (consumer == nullptr) return absl::StrCat("explain-fusion: no instruction named '", consumer_name, "'\n");
-  std::string out = absl::StrCat("explain-fusion ", producer_name, " -> ", consumer_name, ":\n");
+InputInstruction FindInputInstruction(const HloModule& input, const std::string& name) {
+  InputInstruction ref;
+  ref.name = name;
+  if (const HloInstruction* i = FindInstruction(input, name)) {
+    ref.in_input = true;
+    ref.opcode = std::string(HloOpcodeString(i->opcode()));
+    ref.location = i->text_location();
+  }
+  return ref;
+}
+
+namespace {
+
+// The instructions of `module` that stand for the input's `ref`: those with its place in the
+// text (clones keep it, a rule's replacement takes the place of the root it rewrites), best
+// first: the same name, the same opcode, then the last of a rule's new instructions (the one
+// no other of them reads); a producer copied into several fusions has one per copy. A fusion instruction takes the place of its last member; it is not
+// the member. Empty when the place is unknown or nothing has it.
+std::vector<HloInstruction*> ByInputPlace(const HloModule& module, const InputInstruction& ref) {
+  if (!ref.in_input || !ref.location.known()) return {};
+  std::vector<std::pair<int, HloInstruction*>> scored;
+  for (const auto& comp : module.computations()) {
+    for (const auto& owned : comp->instructions()) {
+      HloInstruction* i = owned.get();
+      const TextLocation& l = i->text_location();
+      if (l.line != ref.location.line || l.column != ref.location.column) continue;
+      const bool same_opcode = HloOpcodeString(i->opcode()) == ref.opcode;
+      if (i->opcode() == O::kFusion && !same_opcode) continue;
+      bool top = true;
+      for (const HloInstruction* u : i->users())
+        top &= !(u->text_location().line == l.line && u->text_location().column == l.column);
+      scored.push_back({(i->name() == ref.name ? 4 : 0) + (same_opcode ? 2 : 0) + (top ? 1 : 0), i});
+    }
+  }
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<HloInstruction*> out;
+  for (const auto& [score, i] : scored) out.push_back(i);
+  return out;
+}
+
+// The kernel an instruction belongs to now: the fusion holding it, or itself.
+HloInstruction* NodeOf(HloInstruction* i) {
+  while (i->parent() != nullptr && i->parent()->IsFusionComputation() && i->parent()->FusionInstruction() != nullptr)
+    i = i->parent()->FusionInstruction();
+  return i;
+}
+
+bool Reads(const HloInstruction* consumer, const HloInstruction* producer) {
+  return std::find(consumer->operands().begin(), consumer->operands().end(), producer) != consumer->operands().end();
+}
+
+std::string Where(const InputInstruction& ref) {
+  return ref.location.known() ? absl::StrCat(" (input line ", ref.location.line, ")") : std::string();
+}
+
+}  // namespace
+
+FusionExplanation ExplainFusion(HloModule& module, const InputInstruction& producer_ref,
+                                const InputInstruction& consumer_ref, PassContext& context) {
+  FusionExplanation result;
+  std::string& out = result.text;
+  // Candidates for each name: by the input's place in the text, else by name in the module.
+  std::vector<HloInstruction*> cands[2];
+  const InputInstruction* refs[2] = {&producer_ref, &consumer_ref};
+  for (int k = 0; k < 2; ++k) {
+    cands[k] = ByInputPlace(module, *refs[k]);
+    if (cands[k].empty())
+      if (HloInstruction* i = FindInstruction(module, refs[k]->name)) cands[k].push_back(i);
+  }
+  for (int k = 0; k < 2; ++k) {
+    if (!cands[k].empty()) continue;
+    const InputInstruction& ref = *refs[k];
+    if (ref.in_input) {
+      out = absl::StrCat("explain-fusion: '", ref.name, "'", Where(ref),
+                         " is gone after the pipeline: a pass removed it or replaced it with an instruction from "
+                         "elsewhere (run with --dump-to DIR --dump-pass-re . to see which)\n");
+    } else {
+      std::vector<std::string> names;
+      for (const auto& comp : module.computations())
+        for (const auto& i : comp->instructions()) names.push_back(i->name());
+      out = absl::StrCat("explain-fusion: no instruction named '", ref.name, "' in the input or the optimized module",
+                         yaml::DidYouMean(ref.name, names), "\n");
+    }
+    result.found = false;
+    return result;
+  }
+  // The pair to judge: copies of both in one fused computation if any (fused), else one where the
+  // consumer's kernel reads the producer's, else the best candidates.
+  HloInstruction* producer = cands[0].front();
+  HloInstruction* consumer = cands[1].front();
+  bool fused_together = false, reading = false;
+  for (HloInstruction* p : cands[0]) {
+    for (HloInstruction* c : cands[1]) {
+      if (p->parent() == c->parent() && p->parent()->IsFusionComputation()) {
+        producer = p, consumer = c, fused_together = true;
+        break;
+      }
+      if (!reading && Reads(NodeOf(c), NodeOf(p))) producer = p, consumer = c, reading = true;
+    }
+    if (fused_together) break;
+  }
+  const std::string& producer_name = producer_ref.name;
+  const std::string& consumer_name = consumer_ref.name;
+  absl::StrAppend(&out, "explain-fusion ", producer_name, " -> ", consumer_name, ":\n");
+  for (int k = 0; k < 2; ++k) {
+    HloInstruction* i = k == 0 ? producer : consumer;
+    if (i->name() != refs[k]->name)
+      absl::StrAppend(&out, "  '", refs[k]->name, "'", Where(*refs[k]), " is '", i->name(), "' (",
+                      std::string(HloOpcodeString(i->opcode())), ") after the pipeline\n");
+  }
   // Already fused together?
-  if (producer->parent() == consumer->parent() && producer->parent()->IsFusionComputation()) {
-    absl::StrAppend(&out, "  fused: both are in ", producer->parent()->name(), " (fusion ",
-                    producer->parent()->FusionInstruction()->name(), ")\n");
-    return out;
+  if (fused_together) {
+    HloInstruction* f = producer->parent()->FusionInstruction();
+    absl::StrAppend(&out, "  fused: both are in ", producer->parent()->name(), " (fusion ", f->name(), ", a ",
+                    fusion::IsMultiOutputFusion(f) ? "multi-output " : "",
+                    f->attrs().fusion_kind == FusionKind::kInput ? "kInput" : "kLoop", " fusion)\n");
+    return result;
   }
   // Otherwise judge the kernels they belong to now: the fusions holding them, if any.
-  auto node_of = [](HloInstruction* i) {
-    while (i->parent() != nullptr && i->parent()->IsFusionComputation() && i->parent()->FusionInstruction() != nullptr)
-      i = i->parent()->FusionInstruction();
-    return i;
-  };
-  if (node_of(producer) != producer || node_of(consumer) != consumer) {
-    producer = node_of(producer);
-    consumer = node_of(consumer);
+  if (NodeOf(producer) != producer || NodeOf(consumer) != consumer) {
+    producer = NodeOf(producer);
+    consumer = NodeOf(consumer);
     absl::StrAppend(&out, "  not fused together: ", producer_name, " is in ", producer->name(), ", ", consumer_name,
                     " in ", consumer->name(), "; judging those\n");
+  }
+  if (producer == consumer) return result;
+  if (!Reads(consumer, producer)) {
+    // No producer and consumer: what the passes that merge other pairs of kernels would do.
+    absl::StrAppend(&out, "  not a producer and consumer: ", consumer->name(), " does not read ", producer->name(),
+                    "\n");
+    if (producer->parent() != consumer->parent()) {
+      absl::StrAppend(&out, "  they are in different computations (", producer->parent()->name(), ", ",
+                      consumer->parent()->name(), ")\n");
+      return result;
+    }
+    absl::StrAppend(&out, ExplainMultiOutputFusion(producer, consumer, context));
+    absl::StrAppend(&out, ExplainHorizontalInPlaceFusion(producer, consumer));
+    return result;
   }
   fusion::FusionLegality legality(&context);
   fusion::GpuCostModel cost(context.profile);
@@ -419,7 +558,8 @@ std::string ExplainFusion(HloModule& module, const std::string& producer_name, c
   if (!d.ok) {
     absl::StrAppend(&out, "  not fusible: ", d.reason, "\n");
     if (!d.rule.empty()) absl::StrAppend(&out, "  rule: ", d.rule, " at ", d.file, ":", d.line, "\n");
-    return out;
+    absl::StrAppend(&out, ExplainMultiOutputFusion(producer, consumer, context));
+    return result;
   }
   absl::StrAppend(&out, "  legal: no Fusible record or veto in rules/fusion/*.td refuses the pair\n");
   std::vector<const HloInstruction*> all = fusion::FusedInstructions(producer);
@@ -436,7 +576,8 @@ std::string ExplainFusion(HloModule& module, const std::string& producer_name, c
                     " consumers and PriorityFusion fuses it into all or none; '",
                     p.refused_consumer ? p.refused_consumer->name() : std::string("?"), "' refuses: ", p.refusal.ToString(),
                     "\n");
-    return out;
+    absl::StrAppend(&out, ExplainMultiOutputFusion(producer, consumer, context));
+    return result;
   }
   absl::StrAppend(&out,
                   absl::StrFormat("  into all %d consumer(s): unfused %.3f us, fused %.3f us, benefit %.3f us\n",
@@ -444,7 +585,8 @@ std::string ExplainFusion(HloModule& module, const std::string& producer_name, c
                                   p.benefit * 1e6));
   absl::StrAppend(&out, p.benefit >= kMinBenefit ? "  would fuse (benefit >= 0)\n"
                                                  : "  would not fuse: the cost model expects it to be slower\n");
-  return out;
+  if (p.benefit < kMinBenefit) absl::StrAppend(&out, ExplainMultiOutputFusion(producer, consumer, context));
+  return result;
 }
 
 }  // namespace hloc

@@ -26,9 +26,28 @@ class PriorityFusion : public HloPass {
 // call), not fused or embedded (to_apply) computations.
 std::vector<HloComputation*> FusibleComputations(const HloModule& module);
 
+// An instruction the user names for --explain-fusion, looked up in the input module before
+// the pipeline runs: passes rename instructions (a producer copied into several fusions, a
+// rule's replacement), but clones and replacements keep the place in the text they stand for.
+struct InputInstruction {
+  std::string name;           // as the user wrote it
+  bool in_input = false;      // the input module has an instruction of that name
+  std::string opcode;         // its opcode (in_input)
+  TextLocation location;      // its place in the input text (line 0: unknown)
+};
+InputInstruction FindInputInstruction(const HloModule& input, const std::string& name);
+
+struct FusionExplanation {
+  std::string text;
+  bool found = true;  // false: a name is in neither module, or its instruction is gone (exit 1)
+};
+
 // `hloc opt --explain-fusion A,B`: why producer A would or would not fuse into consumer B in
-// `module` as it is (legality with the veto's rule file:line, then the cost numbers).
-std::string ExplainFusion(HloModule& module, const std::string& producer, const std::string& consumer,
-                          PassContext& context);
+// `module` as it is (legality with the veto's rule file:line, then the cost numbers; for a
+// pair that is no producer and consumer, multi-output sibling and horizontal fusion). Names
+// are the input module's, found through renames by their place in the input text, or the
+// optimized module's.
+FusionExplanation ExplainFusion(HloModule& module, const InputInstruction& producer, const InputInstruction& consumer,
+                                PassContext& context);
 
 }  // namespace hloc
