@@ -117,6 +117,8 @@ class Runner:
         self.hloc = hloc
         self.timeout = timeout
         self.mem_bytes = int(mem_gib * (1 << 30))
+        self.env = {k: v for k, v in os.environ.items() if k not in ("HLOC_PIPELINE_DIR", "HLOC_CONFIG_DIR")}
+        self.env["LC_ALL"] = "C"
 
     def _limits(self):
         resource.setrlimit(resource.RLIMIT_AS, (self.mem_bytes, self.mem_bytes))
@@ -134,7 +136,7 @@ class Runner:
             try:
                 p = subprocess.Popen(argv, cwd=cwd, stdin=stdin, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, preexec_fn=self._limits,
-                                     env=dict(os.environ, LC_ALL="C"))
+                                     env=self.env)
                 break
             except OSError:  # ETXTBSY / ENOENT while someone relinks build/hloc
                 time.sleep(2 + attempt * 3)
@@ -556,7 +558,7 @@ class Campaign:
         self.hlox_pool = []  # (path, backend) valid executables
         self.recheck = {}    # timeout signature -> "timeout" (a hang at twice the limit) or "slow"
         self.npz_pool = []   # (module, npz) valid pairs
-        self.log = open(os.path.join(args.out, "log.tsv"), "a")
+        self.log = open(os.path.join(args.out, "log.tsv"), "a", buffering=1)
         if args.classes:
             want = set(args.classes.split(","))
             self.CLASS_WEIGHTS = [(c, w) for c, w in self.CLASS_WEIGHTS if c in want]
@@ -771,6 +773,7 @@ class Campaign:
                  if f.endswith(".yaml")] + \
                 [os.path.join(REPO, "pipelines", f) for f in sorted(os.listdir(os.path.join(REPO, "pipelines")))
                  if f.endswith(".yaml")]
+        files += self.builtin_pipelines()
         src = rng.choice(files)
         with open(src) as f:
             text = f.read()
@@ -781,6 +784,7 @@ class Campaign:
         mod = rng.choice(small)
         shutil.copy(mod, os.path.join(wd, "m.hlo"))
         is_profile = "/configs/" in src
+        src_label = os.path.relpath(src, REPO) if src.startswith(REPO) else os.path.basename(src)
         if is_profile:
             gpu = "kind: cpu" not in text
             choices = ["opt", "print-profile", "compile"] + ([] if gpu else ["run"])
@@ -802,13 +806,29 @@ class Campaign:
                 a, outs = ["opt", "--print-pipeline", "--pipeline", "m.yaml"], ()
             cmd = "pipeline-" + cmd
         res, found = self.execute("yaml", cmd, a, wd, ["m.yaml", "m.hlo"], outputs=outs,
-                                  extra=dict(source=os.path.relpath(src, REPO), mutations=kinds))
+                                  extra=dict(source=src_label, mutations=kinds))
         # A bad manifest or profile must be located.
         if res.rc == 1 and not found:
             err = res.err.decode("utf-8", "replace")
             if not LOC_RE.search(err) and re.search(r"yaml|profile|pipeline|manifest", err, re.I):
                 self.findings.add("yaml", cmd, "unlocated", first_error_line(res.err), wd, res.argv,
-                                  ["m.yaml", "m.hlo"], dict(source=os.path.relpath(src, REPO), mutations=kinds))
+                                  ["m.yaml", "m.hlo"], dict(source=src_label, mutations=kinds))
+
+    def builtin_pipelines(self):
+        """The pipelines built into the binary, as --print-pipeline writes them (they match the
+        binary's passes even while the checkout's pipelines/ is being edited)."""
+        if not hasattr(self, "_builtin"):
+            self._builtin = []
+            d = os.path.join(self.args.out, "pipelines")
+            os.makedirs(d, exist_ok=True)
+            for name in ("cpu", "gpu"):
+                r = self.runner.run(["opt", "--print-pipeline", "--pipeline", name], d)
+                if r.rc == 0:
+                    p = os.path.join(d, "builtin-%s.yaml" % name)
+                    with open(p, "wb") as f:
+                        f.write(r.out)
+                    self._builtin.append(p)
+        return self._builtin
 
     def do_cli(self, rng, wd):
         self.count_input("cli")
@@ -1218,6 +1238,8 @@ def main():
     ap.add_argument("--classes", default="", help="comma-separated subset of hlo,diff,npz,yaml,cli,hlox,deep")
     ap.add_argument("--no-timeout-recheck", action="store_true", help="do not rerun timeouts with twice the limit")
     ap.add_argument("--quiet", action="store_true", help="only the summary")
+    ap.add_argument("--no-copy", action="store_true",
+                    help="run --hloc in place (default: a private copy under OUT/bin, built-in pipelines and profiles)")
     args = ap.parse_args()
     args.hloc = os.path.abspath(args.hloc)
     if not os.access(args.hloc, os.X_OK):
@@ -1225,7 +1247,34 @@ def main():
     if args.out is None:
         args.out = "/tmp/hloc-fuzz/mutate-%d-%s" % (args.seed, time.strftime("%Y%m%d-%H%M%S"))
     os.makedirs(args.out, exist_ok=True)
+    if not args.no_copy:
+        # A private copy of the binary: immune to relinks of build/hloc during the campaign, and
+        # away from the checkout's configs/ and pipelines/ (which may be edited while it runs), so
+        # profile and pipeline names resolve to the copies built into the binary.
+        os.makedirs(os.path.join(args.out, "bin"), exist_ok=True)
+        copy = os.path.join(args.out, "bin", "hloc")
+        for attempt in range(10):
+            try:
+                shutil.copy2(args.hloc, copy + ".part")
+                os.replace(copy + ".part", copy)
+                break
+            except OSError:
+                time.sleep(3)
+        args.hloc = copy
+    # The campaign means nothing if the unmodified seed does not compile.
+    base = os.path.join(REPO, "tests", "corpus", "seed_example.small.before_optimizations.txt")
+    for prof in ("cpu", "h200"):
+        with tempfile.TemporaryDirectory() as d:
+            r = Runner(args.hloc, 120, args.mem_gib).run(["compile", base, "--profile", prof, "-o", "x.hlox"], d)
+            if r.rc != 0:
+                sys.exit("mutate_campaign: the unmodified seed does not compile (--profile %s): %s" % (
+                    prof, r.err.decode("utf-8", "replace").strip()[:500]))
     c = Campaign(args)
+    # SIGTERM / SIGINT end the campaign early, with the summary.
+    def stop(signum, frame):
+        c.deadline = 0
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     print("hloc mutation campaign: %d seeds, %.0f s, seed %d, results in %s" % (
         len(c.seeds), args.time, args.seed, args.out), flush=True)
     text, crashes = c.run()
