@@ -3,7 +3,7 @@
 Design: a thin ctypes layer over libhloc.so, hloc's stable C API (src/capi/hloc_c.h), so the
 package is pure Python and works with any CPython 3 (no extension module to rebuild per Python
 version). The library is looked up in this order: $HLOC_LIBRARY, libhloc.so beside this file
-(scripts/build-python copies it here), build-python/ and build/ of the checkout this file lives in.
+(scripts/build copies it here) and build/ of the checkout this file lives in.
 
     import hloc, numpy as np
     exe = hloc.compile(open("module.txt").read(), profile="cpu")   # or a path; profile "h200", ...
@@ -42,8 +42,7 @@ def _candidates():
     here = os.path.dirname(os.path.abspath(__file__))
     yield os.path.join(here, "libhloc.so")
     root = os.path.dirname(os.path.dirname(here))  # python/hloc -> the checkout
-    for build in ("build-python", "build"):
-        yield os.path.join(root, build, "libhloc.so")
+    yield os.path.join(root, "build", "libhloc.so")
 
 
 def _load():
@@ -65,7 +64,7 @@ def _load():
             _lib, _lib_path = lib, path
             return lib
         raise Error("cannot load libhloc.so; tried: " + "; ".join(tried) +
-                    ". Build it with scripts/build-python or set HLOC_LIBRARY.")
+                    ". Build it with scripts/build or set HLOC_LIBRARY.")
 
 
 def _declare(lib):

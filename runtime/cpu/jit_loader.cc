@@ -112,6 +112,16 @@ absl::StatusOr<std::unique_ptr<JitLoader>> JitLoader::Load(const std::vector<uin
         absl::StrCat(origin, ": cannot search the process for symbols: ", ToString(process.takeError())));
   }
   jd.addGenerator(std::move(*process));
+  // Loaded by Python's ctypes (RTLD_LOCAL), libhloc.so's own libraries are not in the process's
+  // global scope the search above sees: look in glibc's vector math and libm by name too.
+  for (const char* library : {"libmvec.so.1", "libm.so.6"}) {
+    auto search = llvm::orc::DynamicLibrarySearchGenerator::Load(library, lljit.getDataLayout().getGlobalPrefix());
+    if (search) {
+      jd.addGenerator(std::move(*search));
+    } else {
+      llvm::consumeError(search.takeError());  // not on this system: the process search stands
+    }
+  }
 
   auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
       llvm::StringRef(reinterpret_cast<const char*>(object.data()), object.size()), origin);

@@ -69,7 +69,7 @@ config.substitutions.append(("%hloc-build", hloc_build))
 if os.path.isfile(os.path.join(hloc_build, "cmake_install.cmake")) and shutil.which("cmake"):
     config.available_features.add("cmake-install")
 
-# The Python package (tests/lit/python): `libhloc` where libhloc.so is built (scripts/build-python,
+# The Python package (tests/lit/python): `libhloc` where libhloc.so is built (scripts/build,
 # or HLOC_LIBRARY), `numpy` and %numpy_python where this Python or Debian's python3 has numpy.
 import subprocess
 
@@ -87,7 +87,7 @@ for _python in [sys.executable, "/usr/bin/python3"]:
         config.substitutions.append(("%numpy_python", _python))
         break
 for _lib in [os.environ.get("HLOC_LIBRARY", ""), os.path.join(repo_root, "python", "hloc", "libhloc.so"),
-             os.path.join(repo_root, "build-python", "libhloc.so"), os.path.join(build_dir, "libhloc.so")]:
+             os.path.join(build_dir, "libhloc.so")]:
     if _lib and os.path.isfile(_lib):
         config.available_features.add("libhloc")
         break

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """hloc.jax.jit beside jax.jit on five small programs (an MLP, softmax, a convolution, a scan,
 layernorm): checks that the outputs agree and prints each one's time per call, for the GPU
-machine (JAX with CUDA, libhloc.so built by scripts/build-python, numpy).
+machine (JAX with CUDA, libhloc.so built by scripts/build, numpy).
 
     PYTHONPATH=python python3 tests/python/jax_gpu_check.py [--profile h200] [--batches 7] [--calls 20]
     PYTHONPATH=python python3 tests/python/jax_gpu_check.py --profile cpu     # a local dry run

@@ -4,7 +4,7 @@
     python3 tests/python/test_hloc.py        # exits non-zero when a check fails
 
 It finds the package in python/ of this checkout and libhloc.so as hloc does (HLOC_LIBRARY,
-python/hloc/, build-python/, build/); build it with scripts/build-python. Needs numpy.
+python/hloc/, build/); build it with scripts/build. Needs numpy.
 """
 import os
 import re
