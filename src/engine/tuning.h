@@ -26,6 +26,7 @@ enum class TuningKnob {
   kAllGatherCombineThresholdBytes,      // passes/collectives/collective_combiner.h
   kReduceScatterCombineThresholdBytes,  // passes/collectives/collective_combiner.h
   kCollectiveCombineThresholdCount,     // passes/collectives/collective_combiner.h
+  kConcatenateMaxDistinctOperands,      // passes/expanders/wide_concatenate_splitter.h
   kCount
 };
 

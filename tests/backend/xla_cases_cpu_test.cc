@@ -97,10 +97,6 @@ const std::map<std::string, CpuGap>& CpuGaps() {
       {"valid/097_RngBitGenerator.hlo", {true, "rng-bit-generator has no kernel: the pipeline's rng-bit-generator-expander "
                                                "expands it"}},
       {"valid/118_TopK_short.hlo", {true, "the CPU top-k kernel takes row-major layouts (layout assignment gives them)"}},
-      // Open: found by this test and not fixed yet.
-      {"valid/075_FusionWithAliasing.hlo",
-       {false, "open: a loop fusion whose operand is a tuple (a parameter of tuple shape read through "
-               "get-tuple-element) is no kernel the CPU backend emits"}},
   };
   return cases;
 }

@@ -110,7 +110,24 @@ class KernelBuilder {
         return absl::UnimplementedError("a tuple-shaped kernel operand");
       };
     }
-    IrArray array = *a;
+    return ReadArray(*a);
+  }
+
+  // Array leaf `leaf` of operand i, a tuple.
+  ElementGenerator ReadOperandLeaf(int64_t i, int64_t leaf) {
+    const int64_t at = i >= 0 && i < static_cast<int64_t>(first_leaf_.size()) ? first_leaf_[i] + leaf : -1;
+    const int64_t end = i + 1 < static_cast<int64_t>(first_leaf_.size()) ? first_leaf_[i + 1]
+                                                                        : static_cast<int64_t>(k_.operands.size());
+    if (at < 0 || leaf < 0 || at >= end) {
+      return [](const IrArray::Index&) -> absl::StatusOr<llvm::Value*> {
+        return absl::InternalError("a tuple operand's element out of range");
+      };
+    }
+    return ReadArray(k_.operands[at]);
+  }
+
+  ElementGenerator ReadArray(const IrArray& a) {
+    IrArray array = a;
     llvm::IRBuilderBase* b = &b_;
     return [array, b](const IrArray::Index& index) -> absl::StatusOr<llvm::Value*> {
       return array.EmitReadArrayElement(index, *b);
@@ -183,6 +200,7 @@ class KernelBuilder {
     ComputationGeneratorOptions options;
     // The root is emitted by EmitRoot (it may not be elemental).
     options.stop_at = root->opcode() == HloOpcode::kTuple || root->opcode() == HloOpcode::kParameter ? nullptr : root;
+    options.tuple_parameter_leaf = [&](int64_t p, int64_t leaf) { return ReadOperandLeaf(p, leaf); };
     absl::StatusOr<std::shared_ptr<GeneratorMap>> gens =
         MakeComputationGenerators(emitter_, *fused, [&](int64_t p) { return ReadOperand(p); }, options);
     if (!gens.ok()) return gens.status();

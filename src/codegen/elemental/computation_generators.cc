@@ -2,6 +2,7 @@
 #include "codegen/elemental/computation_generators.h"
 
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -39,6 +40,33 @@ class Dominance {
   llvm::BasicBlock* block_ = nullptr;
   size_t blocks_ = 0;
 };
+
+// Array leaves of `shape` (a tuple counts its elements' leaves).
+int64_t LeafCount(const Shape& shape) {
+  if (!shape.IsTuple()) return 1;
+  int64_t n = 0;
+  for (const Shape& t : shape.tuple_shapes()) n += LeafCount(t);
+  return n;
+}
+
+// (parameter number, leaf number) of a get-tuple-element chain that ends at a parameter.
+std::optional<std::pair<int64_t, int64_t>> TupleParameterLeaf(const HloInstruction* gte) {
+  std::vector<int64_t> path;
+  const HloInstruction* at = gte;
+  while (at->opcode() == HloOpcode::kGetTupleElement) {
+    path.push_back(at->attrs().tuple_index);
+    at = at->operand(0);
+  }
+  if (at->opcode() != HloOpcode::kParameter) return std::nullopt;
+  const Shape* shape = &at->shape();
+  int64_t leaf = 0;
+  for (auto it = path.rbegin(); it != path.rend(); ++it) {
+    if (!shape->IsTuple() || *it < 0 || *it >= static_cast<int64_t>(shape->tuple_shapes().size())) return std::nullopt;
+    for (int64_t i = 0; i < *it; ++i) leaf += LeafCount(shape->tuple_shapes()[i]);
+    shape = &shape->tuple_shapes()[*it];
+  }
+  return std::make_pair(at->attrs().parameter_number, leaf);
+}
 
 }  // namespace
 
@@ -93,6 +121,12 @@ absl::StatusOr<std::shared_ptr<GeneratorMap>> MakeComputationGenerators(
         // Only roots are tuples (multi-output kernels read their elements' generators).
         continue;
       case HloOpcode::kGetTupleElement: {
+        if (options.tuple_parameter_leaf && inst->shape().IsArray()) {
+          if (std::optional<std::pair<int64_t, int64_t>> leaf = TupleParameterLeaf(inst)) {
+            gens[inst] = options.tuple_parameter_leaf(leaf->first, leaf->second);
+            continue;
+          }
+        }
         const HloInstruction* op = inst->operand(0);
         auto it = gens.find(op);
         if (it == gens.end()) {

@@ -23,6 +23,10 @@ struct ComputationGeneratorOptions {
   // cached like the elemental ones and tried before the elemental emitter; empty: none.
   std::function<ElementGenerator(const HloInstruction*, const GeneratorMap&)> special;
   const HloInstruction* stop_at = nullptr;  // skipped (a root the caller emits itself)
+  // The array leaf `leaf` (depth-first order, as kernel arguments list a tuple's arrays) of the
+  // tuple-shaped parameter `parameter_number`: a get-tuple-element chain over a tuple parameter
+  // (a fusion with a tuple operand, XLA's FusionWithAliasing) reads it. Empty: such chains fail.
+  std::function<ElementGenerator(int64_t parameter_number, int64_t leaf)> tuple_parameter_leaf;
 };
 
 absl::StatusOr<std::shared_ptr<GeneratorMap>> MakeComputationGenerators(

@@ -118,6 +118,23 @@ class KernelBuilder {
         return absl::UnimplementedError("a tuple-shaped kernel operand");
       };
     }
+    return ReadLeaf(leaf);
+  }
+
+  // Array leaf `leaf` of operand i, a tuple (a get-tuple-element chain inside the fusion).
+  ElementGenerator ReadOperandLeaf(int64_t i, int64_t leaf) {
+    const int64_t n = static_cast<int64_t>(first_leaf_.size());
+    const int64_t at = i >= 0 && i < n ? first_leaf_[i] + leaf : -1;
+    const int64_t end = i + 1 < n ? first_leaf_[i + 1] : static_cast<int64_t>(k_.operands.size());
+    if (at < 0 || leaf < 0 || at >= end) {
+      return [](const IrArray::Index&) -> absl::StatusOr<llvm::Value*> {
+        return absl::InternalError("a tuple operand's element out of range");
+      };
+    }
+    return ReadLeaf(at);
+  }
+
+  ElementGenerator ReadLeaf(int64_t leaf) {
     IrArray array = k_.operands[leaf];
     llvm::IRBuilderBase* b = &b_;
     return [array, b](const IrArray::Index& index) -> absl::StatusOr<llvm::Value*> {
@@ -180,12 +197,15 @@ class KernelBuilder {
         root->opcode() == HloOpcode::kTopK || root->opcode() == HloOpcode::kScan ||
         root->opcode() == HloOpcode::kSelectAndScatter || root->opcode() == HloOpcode::kCustomCall;
     absl::StatusOr<std::shared_ptr<GeneratorMap>> gens =
-        MakeFusionGenerators(emitter_, *fused, parameter, [&](const HloInstruction* inst) -> ElementGenerator {
-          if (inst != root || !root_has_no_elemental_form) return ElementGenerator();
-          return [](const IrArray::Index&) -> absl::StatusOr<llvm::Value*> {
-            return absl::InternalError("the root of a non-elemental fusion read as an element");
-          };
-        });
+        MakeFusionGenerators(
+            emitter_, *fused, parameter,
+            [&](const HloInstruction* inst) -> ElementGenerator {
+              if (inst != root || !root_has_no_elemental_form) return ElementGenerator();
+              return [](const IrArray::Index&) -> absl::StatusOr<llvm::Value*> {
+                return absl::InternalError("the root of a non-elemental fusion read as an element");
+              };
+            },
+            [&](int64_t p, int64_t leaf) { return ReadOperandLeaf(p, leaf); });
     if (!gens.ok()) return gens.status();
     auto param_leaf = [&](const HloInstruction* op) -> int64_t {
       if (op->opcode() != HloOpcode::kParameter) return -1;

@@ -243,9 +243,11 @@ ElementGenerator AccumulatorGenerator(std::vector<llvm::AllocaInst*> slots, llvm
 
 absl::StatusOr<std::shared_ptr<GeneratorMap>> MakeFusionGenerators(
     ElementalIrEmitter& emitter, const HloComputation& computation,
-    const std::function<ElementGenerator(int64_t)>& parameter, const GeneratorOverride& override_gen) {
+    const std::function<ElementGenerator(int64_t)>& parameter, const GeneratorOverride& override_gen,
+    const std::function<ElementGenerator(int64_t, int64_t)>& tuple_leaf) {
   ComputationGeneratorOptions options;
   options.override_gen = override_gen;
+  options.tuple_parameter_leaf = tuple_leaf;
   llvm::IRBuilderBase* b = emitter.builder();
   options.special = [b](const HloInstruction* inst, const GeneratorMap& gens) { return GpuFloatGenerator(inst, gens, b); };
   return MakeComputationGenerators(emitter, computation, parameter, options);

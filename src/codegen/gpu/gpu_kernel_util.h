@@ -96,11 +96,13 @@ IrArray::Index DelinearizeRowMajor(llvm::Value* linear, const std::vector<int64_
 
 // MakeComputationGenerators (codegen/elemental/computation_generators.h) with the GPU's
 // hardware float conversions; `override_gen` may return a generator for an instruction (else
-// empty, and the elemental emitter makes one).
+// empty, and the elemental emitter makes one); `tuple_leaf` reads an array leaf of a tuple
+// parameter (ComputationGeneratorOptions::tuple_parameter_leaf).
 using GeneratorOverride = std::function<ElementGenerator(const HloInstruction*)>;
 absl::StatusOr<std::shared_ptr<GeneratorMap>> MakeFusionGenerators(
     ElementalIrEmitter& emitter, const HloComputation& computation,
-    const std::function<ElementGenerator(int64_t)>& parameter, const GeneratorOverride& override_gen);
+    const std::function<ElementGenerator(int64_t)>& parameter, const GeneratorOverride& override_gen,
+    const std::function<ElementGenerator(int64_t, int64_t)>& tuple_leaf = {});
 
 // `inst`'s generator in `gens`, or an internal error naming it.
 absl::StatusOr<ElementGenerator> GeneratorOf(const GeneratorMap& gens, const HloInstruction* inst);

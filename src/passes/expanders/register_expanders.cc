@@ -8,6 +8,7 @@
 #include "passes/expanders/patch_convolution_to_dot.h"
 #include "passes/expanders/rng_bit_generator_expander.h"
 #include "passes/expanders/select_and_scatter_expander.h"
+#include "passes/expanders/wide_concatenate_splitter.h"
 #include "passes/passes.h"
 
 namespace hloc {
@@ -22,6 +23,16 @@ std::string StringOption(const PassOptions& o, const std::string& name, const st
 }  // namespace
 
 void RegisterExpanderPasses(PassRegistry& registry) {
+  registry.Register(PassInfo{
+      WideConcatenateSplitter::kName,
+      "a concatenate of more than K distinct operands -> a tree of concatenates of at most K each",
+      {{"max_distinct_operands", OptionType::kInt, OptionValue(int64_t{-1}),
+        "K; -1: the profile's tuning concatenate_max_distinct_operands"}},
+      [](const PassOptions& o) -> std::unique_ptr<HloPass> {
+        return std::make_unique<WideConcatenateSplitter>(o.Has("max_distinct_operands") ? o.GetInt("max_distinct_operands")
+                                                                                        : -1);
+      }});
+
   registry.Register(PassInfo{
       RngBitGeneratorExpander::kName,
       "rng-bit-generator -> a call of three-fry / philox written in HLO (bit-exact with XLA)",
