@@ -438,6 +438,8 @@ BAD_PATTERNS = [
     ("segv-msg", re.compile(r"Segmentation fault|Stack dump:|PLEASE submit a bug report")),
     ("check-failed", re.compile(r"Check failed|CHECK failed|F\d{4} \d\d:\d\d")),
     ("internal", re.compile(r"internal error|unreachable|UNREACHABLE", re.I)),
+    # A pass that turns a verified module into one the verifier rejects is a pass bug, not a bad input.
+    ("pass-broke-module", re.compile(r"verification failed after pass")),
 ]
 
 LOC_RE = re.compile(r":\d+:\d+")
@@ -456,6 +458,9 @@ def normalize(line):
     line = re.sub(r"[\w.-]+\.(hlo|txt|npz|npy|hlox|yaml|json)\b", "FILE", line)
     line = re.sub(r"'[^']*'", "'_'", line)
     line = re.sub(r"\"[^\"]*\"", "\"_\"", line)
+    # Shapes and tuple shapes: one message about different shapes is one signature.
+    line = re.sub(r"\b(pred|[suf]\d+|bf16|f8e\w+?|f4e2m1fn|c64|c128)\[[^\]]*\](\{[^}]*\})?", "T[]", line)
+    line = re.sub(r"\((T\[\],? ?|\(|\),? ?)+\)", "(T[])", line)
     line = re.sub(r"%[\w.-]+", "%_", line)
     line = re.sub(r"\b(computation|module|instruction|thunk \w+) [\w.-]+", r"\1 _", line)
     line = re.sub(r"0x[0-9a-fA-F]+", "N", line)
@@ -709,9 +714,18 @@ class Campaign:
         if res.rc != 0 or found:
             return
         variants = [["--backend", "cpu"], ["--backend", "cpu", "--no-passes"]]
+        if rng.random() < 0.3:
+            # Through a serialized executable: compile -o, then run the .hlox.
+            res, found = self.execute("diff", "compile", ["compile", p, "-o", "m.hlox"], wd, ["m.hlo"],
+                                      hlo_input=True, outputs=("m.hlox",))
+            if res.rc == 0 and not found:
+                variants.append(["--backend", "cpu", "HLOX"])
         for v in variants:
             a = ["run", p, "--seed", s, "--expect", "ref.npz"] + v
             cmd = "run" + ("-no-passes" if "--no-passes" in v else "")
+            if "HLOX" in v:
+                a = ["run", "m.hlox", "--seed", s, "--expect", "ref.npz", "--backend", "cpu"]
+                cmd = "run-hlox"
             res, found = self.execute("diff", cmd, a, wd, ["m.hlo", "ref.npz"], hlo_input=True,
                                       extra=dict(seed=os.path.relpath(seed, REPO), mutations=kinds))
             if res.rc == 1 and not found:
