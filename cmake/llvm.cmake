@@ -1,5 +1,7 @@
 # Finds LLVM 19 and sets HLOC_LLVM_INCLUDE and HLOC_LLVM_LINK (what codegen and the CPU runtime
-# link): the shared libLLVM-19 normally, static component archives under HLOC_STATIC.
+# link): the shared libLLVM-19 normally, static component archives under HLOC_STATIC or
+# HLOC_LLVM_STATIC (LLVM alone static: the libhloc.so scripts/build-python-carry takes to the
+# GPU machine, which has no LLVM; the other libraries travel beside it).
 find_program(HLOC_LLVM_CONFIG NAMES llvm-config-19 llvm-config PATHS /usr/lib/llvm-19/bin REQUIRED)
 execute_process(COMMAND ${HLOC_LLVM_CONFIG} --includedir OUTPUT_VARIABLE HLOC_LLVM_INCLUDE
                 OUTPUT_STRIP_TRAILING_WHITESPACE)
@@ -7,7 +9,8 @@ execute_process(COMMAND ${HLOC_LLVM_CONFIG} --libdir OUTPUT_VARIABLE HLOC_LLVM_L
                 OUTPUT_STRIP_TRAILING_WHITESPACE)
 set(HLOC_LLVM_COMPONENTS core support passes orcjit jitlink x86codegen x86asmparser x86desc x86info
     nvptxcodegen nvptxdesc nvptxinfo target mc object bitreader bitwriter)
-if(HLOC_STATIC)
+option(HLOC_LLVM_STATIC "Link LLVM's static component archives (HLOC_STATIC implies it)" OFF)
+if(HLOC_STATIC OR HLOC_LLVM_STATIC)
   execute_process(COMMAND ${HLOC_LLVM_CONFIG} --link-static --libs ${HLOC_LLVM_COMPONENTS}
                   OUTPUT_VARIABLE _libs OUTPUT_STRIP_TRAILING_WHITESPACE)
   execute_process(COMMAND ${HLOC_LLVM_CONFIG} --link-static --system-libs
@@ -23,7 +26,9 @@ if(HLOC_STATIC)
   find_library(HLOC_ZSTD_STATIC NAMES libzstd.a REQUIRED)
   set(_sys_static "")
   foreach(_l IN LISTS _sys)
-    if(_l STREQUAL "-lz")
+    if(NOT HLOC_STATIC AND _l MATCHES "^-l(z|zstd)$")
+      list(APPEND _sys_static ${_l})
+    elseif(_l STREQUAL "-lz")
       list(APPEND _sys_static ${ZLIB_LIBRARIES})
     elseif(_l STREQUAL "-lzstd")
       list(APPEND _sys_static ${HLOC_ZSTD_STATIC})
