@@ -22,6 +22,9 @@ absl::StatusOr<std::optional<runtime::Thunk>> LinalgThunk(const HloInstruction& 
   if (hlo.opcode() == HloOpcode::kCustomCall) {
     absl::StatusOr<SolverCall> call = ParseSolverCall(hlo);
     if (!call.ok()) return call.status();
+    if (call->op != SolverOp::kPotrf && call->op != SolverOp::kGetrf && call->op != SolverOp::kTrsm)
+      return absl::UnimplementedError(absl::StrCat("%", hlo.name(), ": \"", hlo.attrs().custom_call_target,
+                                                   "\" runs on the evaluator only so far"));
     c.op = call->op == SolverOp::kPotrf ? "potrf" : call->op == SolverOp::kGetrf ? "getrf" : "trsm";
     c.lower = call->lower;
     c.left_side = call->left_side;

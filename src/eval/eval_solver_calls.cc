@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "eval/decompositions.h"
 #include "eval/eval_ops_util.h"
 #include "eval/ops.h"
 #include "eval/solver_calls.h"
@@ -82,12 +83,109 @@ absl::StatusOr<Literal> Tuple(const Shape& shape, std::vector<Literal> parts) {
   return out;
 }
 
+std::vector<C> ReadMatrix(const Literal& l, int64_t base, int64_t count) {
+  std::vector<C> m(count);
+  for (int64_t i = 0; i < count; ++i) m[i] = l.GetComplex(base + i);
+  return m;
+}
+
+// Writes the rows x cols top-left block of the row-major `m` (ld columns; `conj_t`: of its
+// conjugate transpose) as matrix b of `out` (out's last two dimensions are rows x cols).
+void WriteMatrix(Literal& out, int64_t b, const std::vector<C>& m, int64_t ld, bool conj_t) {
+  const int64_t r = out.shape().rank();
+  const int64_t rows = out.shape().dimensions(r - 2), cols = out.shape().dimensions(r - 1);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      Store(out, b * rows * cols + i * cols + j, conj_t ? std::conj(m[j * ld + i]) : m[i * ld + j]);
+}
+
+// geqrf, orgqr, syevd/heevd, gesvd(j)/gesdd and lu_pivots_to_permutation (decompositions.h).
+absl::StatusOr<Literal> EvalDecomposition(const HloInstruction& inst, const SolverCall& call,
+                                          absl::Span<const Literal* const> ops) {
+  const Literal& a = *ops[0];
+  const int64_t r = a.shape().rank();
+  const Shape& shape = inst.shape();
+  if (call.op == SolverOp::kPivotsToPermutation) {
+    absl::StatusOr<Literal> out = Literal::Create(shape);
+    if (!out.ok()) return out.status();
+    const int64_t k = a.shape().dimensions(r - 1), p = shape.dimensions(r - 1);
+    const int64_t batch = k ? a.element_count() / k : (p ? out->element_count() / p : 0);
+    std::vector<int32_t> piv(k);
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t i = 0; i < k; ++i) piv[i] = static_cast<int32_t>(a.GetInt(b * k + i));
+      const std::vector<int32_t> perm = decomp::PivotsToPermutation(piv, p);
+      for (int64_t i = 0; i < p; ++i) out->SetInt(b * p + i, perm[i]);
+    }
+    return out;
+  }
+  const int64_t rows = a.shape().dimensions(r - 2), cols = a.shape().dimensions(r - 1);
+  const int64_t per = rows * cols;
+  int64_t batch = 1;
+  for (int64_t d = 0; d + 2 < r; ++d) batch *= a.shape().dimensions(d);
+  std::vector<Literal> parts;
+  const int64_t leaves = shape.IsTuple() ? static_cast<int64_t>(shape.tuple_shapes().size()) : 1;
+  for (int64_t i = 0; i < leaves; ++i) {
+    absl::StatusOr<Literal> z = Literal::Create(shape.IsTuple() ? shape.tuple_shapes(i) : shape);
+    if (!z.ok()) return z.status();
+    parts.push_back(std::move(*z));
+  }
+  const int64_t k = std::min(rows, cols);
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<C> m = ReadMatrix(a, b * per, per);
+    switch (call.op) {
+      case SolverOp::kGeqrf: {
+        std::vector<C> tau;
+        decomp::Geqrf(m, rows, cols, tau);
+        WriteMatrix(parts[0], b, m, cols, false);
+        for (int64_t i = 0; i < k; ++i) Store(parts[1], b * k + i, tau[i]);
+        break;
+      }
+      case SolverOp::kOrgqr: {
+        const int64_t nt = inst.operand(1)->shape().dimensions(r - 2);
+        const std::vector<C> tau = ReadMatrix(*ops[1], b * nt, nt);
+        decomp::Orgqr(m, rows, cols, tau);
+        WriteMatrix(parts[0], b, m, cols, false);
+        break;
+      }
+      case SolverOp::kSyevd: {
+        std::vector<double> w;
+        std::vector<C> v;
+        const bool ok = decomp::Eigh(m, rows, call.lower, w, v);
+        WriteMatrix(parts[0], b, v, rows, false);
+        for (int64_t i = 0; i < rows; ++i) parts[1].SetDouble(b * rows + i, w[i]);
+        parts[2].SetInt(b, ok ? 0 : 1);
+        break;
+      }
+      case SolverOp::kGesvd: {
+        std::vector<double> s;
+        std::vector<C> u, v;
+        const bool ok = decomp::Svd(m, rows, cols, s, u, v);
+        WriteMatrix(parts[0], b, m, cols, false);  // scratch: JAX drops it
+        for (int64_t i = 0; i < k; ++i) parts[1].SetDouble(b * k + i, s[i]);
+        const int64_t ui = call.transposed ? 3 : 2, vi = call.transposed ? 2 : 3;
+        if (parts[ui].element_count() > 0 && parts[ui].shape().rank() == r) WriteMatrix(parts[ui], b, u, rows, false);
+        if (parts[vi].element_count() > 0 && parts[vi].shape().rank() == r)
+          WriteMatrix(parts[vi], b, v, cols, /*conj_t=*/!call.jacobi);  // gesvdj: V, else V^H
+        parts[4].SetInt(b, ok ? 0 : 1);
+        break;
+      }
+      default:
+        return Bad(inst, "not a decomposition");
+    }
+  }
+  if (!shape.IsTuple()) return std::move(parts[0]);
+  return Tuple(shape, std::move(parts));
+}
+
 }  // namespace
 
 absl::StatusOr<Literal> EvalSolverCall(const HloInstruction& inst, absl::Span<const Literal* const> ops) {
   absl::StatusOr<SolverCall> call = ParseSolverCall(inst);
   if (!call.ok()) return call.status();
   if (static_cast<int64_t>(ops.size()) != inst.operand_count()) return Bad(inst, "wrong number of operands");
+  if (call->op == SolverOp::kGeqrf || call->op == SolverOp::kOrgqr || call->op == SolverOp::kSyevd ||
+      call->op == SolverOp::kGesvd || call->op == SolverOp::kPivotsToPermutation)
+    return EvalDecomposition(inst, *call, ops);
   const Literal& a = *ops[0];
   const int64_t r = a.shape().rank();
   const int64_t rows = a.shape().dimensions(r - 2), cols = a.shape().dimensions(r - 1);

@@ -95,6 +95,11 @@ std::optional<SolverOp> SolverCallKind(std::string_view target) {
   if (target == kCusolverPotrfCallTarget) return SolverOp::kPotrf;
   if (target == kCusolverGetrfCallTarget) return SolverOp::kGetrf;
   if (target == kTriangularSolveCallTarget) return SolverOp::kTrsm;
+  if (target == "cusolver_geqrf_ffi") return SolverOp::kGeqrf;
+  if (target == "cusolver_orgqr_ffi") return SolverOp::kOrgqr;
+  if (target == "cusolver_syevd_ffi") return SolverOp::kSyevd;
+  if (target == "cusolver_gesvd_ffi" || target == "cusolver_gesvdj_ffi") return SolverOp::kGesvd;
+  if (target == "cu_lu_pivots_to_permutation") return SolverOp::kPivotsToPermutation;
   // lapack_<t><op>_ffi, <t> one of s, d, c, z
   constexpr std::string_view kPrefix = "lapack_", kSuffix = "_ffi";
   if (target.size() > kPrefix.size() + kSuffix.size() + 1 && target.substr(0, kPrefix.size()) == kPrefix &&
@@ -104,6 +109,10 @@ std::optional<SolverOp> SolverCallKind(std::string_view target) {
     if (op == "potrf") return SolverOp::kPotrf;
     if (op == "getrf") return SolverOp::kGetrf;
     if (op == "trsm") return SolverOp::kTrsm;
+    if (op == "geqrf") return SolverOp::kGeqrf;
+    if (op == "orgqr" || op == "ungqr") return SolverOp::kOrgqr;
+    if (op == "syevd" || op == "heevd") return SolverOp::kSyevd;
+    if (op == "gesdd") return SolverOp::kGesvd;
   }
   return std::nullopt;
 }
@@ -115,10 +124,20 @@ absl::StatusOr<SolverCall> ParseSolverCall(const HloInstruction& inst) {
   SolverCall call;
   call.op = *op;
   const bool lapack = target.rfind("lapack_", 0) == 0;
-  const int64_t want_operands = *op == SolverOp::kTrsm ? (lapack ? 3 : 2) : 1;
+  const int64_t want_operands = *op == SolverOp::kTrsm ? (lapack ? 3 : 2) : *op == SolverOp::kOrgqr ? 2 : 1;
   if (inst.operand_count() != want_operands)
     return Bad(inst, absl::StrCat(target, " takes ", want_operands, " operand(s), got ", inst.operand_count()));
   const Shape& a = inst.operand(0)->shape();
+  if (*op == SolverOp::kPivotsToPermutation) {
+    if (!a.IsArray() || a.rank() < 1 || a.element_type() != PrimitiveType::S32)
+      return Bad(inst, absl::StrCat("pivots must be an s32 array of rank >= 1, got ", a.ToString(false)));
+    const Shape& out = inst.shape();
+    if (!out.IsArray() || out.element_type() != PrimitiveType::S32 || out.rank() != a.rank())
+      return Bad(inst, "the permutation must be an s32 array of the pivots' rank");
+    for (int64_t d = 0; d + 1 < a.rank(); ++d)
+      if (out.dimensions(d) != a.dimensions(d)) return Bad(inst, "pivots and permutation differ in batch dimensions");
+    return call;
+  }
   if (!a.IsArray() || a.rank() < 2 || !IsFloatOrComplex(a.element_type()))
     return Bad(inst, absl::StrCat("operand must be an f32/f64/c64/c128 array of rank >= 2, got ", a.ToString(false)));
   if (lapack && LapackLetterType(target[7]) != a.element_type())
@@ -157,6 +176,110 @@ absl::StatusOr<SolverCall> ParseSolverCall(const HloInstruction& inst) {
       if (absl::Status s = CheckBatchS32(inst, **info, batch, "info"); !s.ok()) return s;
       return call;
     }
+    case SolverOp::kGeqrf: {
+      absl::StatusOr<const Shape*> f = Leaf(inst, 0, 2), tau = Leaf(inst, 1, 2);
+      if (!f.ok()) return f.status();
+      if (!tau.ok()) return tau.status();
+      if (!(*f)->EqualIgnoringLayout(a)) return Bad(inst, "geqrf's first result must have the operand's shape");
+      DimVec tdims = batch;
+      tdims.push_back(std::min(m, n));
+      if ((*tau)->element_type() != a.element_type() || (*tau)->dimensions() != tdims)
+        return Bad(inst, absl::StrCat("tau must be ", std::string(PrimitiveTypeName(a.element_type())), "[",
+                                      absl::StrJoin(tdims, ","), "]"));
+      return call;
+    }
+    case SolverOp::kOrgqr: {
+      const Shape& tau = inst.operand(1)->shape();
+      if (!tau.IsArray() || tau.element_type() != a.element_type() || tau.rank() != r - 1)
+        return Bad(inst, "tau must be an array of a's element type and rank - 1");
+      for (int64_t d = 0; d + 2 < r; ++d)
+        if (tau.dimensions(d) != a.dimensions(d)) return Bad(inst, "a and tau have different batch dimensions");
+      if (m < n || tau.dimensions(r - 2) > n)
+        return Bad(inst, absl::StrCat("the Householder product needs m >= n >= k, got a ", a.ToString(false), " and tau ",
+                                      tau.ToString(false)));
+      const Shape& out = inst.shape().IsTuple() && inst.shape().tuple_shapes().size() == 1
+                             ? inst.shape().tuple_shapes(0) : inst.shape();
+      if (!out.EqualIgnoringLayout(a)) return Bad(inst, "the Householder product must have a's shape");
+      return call;
+    }
+    case SolverOp::kSyevd: {
+      if (m != n) return Bad(inst, absl::StrCat("eigh needs square matrices, got ", a.ToString(false)));
+      if (lapack) {
+        absl::StatusOr<char> uplo = CharAttr(inst, "uplo", 'L'), mode = CharAttr(inst, "mode", 'V');
+        if (!uplo.ok()) return uplo.status();
+        if (!mode.ok()) return mode.status();
+        call.lower = *uplo == 'L';
+        call.compute_uv = *mode == 'V';
+      } else {
+        absl::StatusOr<bool> lower = BoolAttr(inst, "lower", true);
+        if (!lower.ok()) return lower.status();
+        call.lower = *lower;
+      }
+      absl::StatusOr<const Shape*> v = Leaf(inst, 0, 3), w = Leaf(inst, 1, 3), info = Leaf(inst, 2, 3);
+      for (auto* l : {&v, &w, &info})
+        if (!l->ok()) return l->status();
+      if (!(*v)->EqualIgnoringLayout(a)) return Bad(inst, "the eigenvectors must have the operand's shape");
+      DimVec wdims = batch;
+      wdims.push_back(n);
+      const PrimitiveType real = a.element_type() == PrimitiveType::C64    ? PrimitiveType::F32
+                                 : a.element_type() == PrimitiveType::C128 ? PrimitiveType::F64 : a.element_type();
+      if ((*w)->element_type() != real || (*w)->dimensions() != wdims)
+        return Bad(inst, absl::StrCat("the eigenvalues must be ", std::string(PrimitiveTypeName(real)), "[",
+                                      absl::StrJoin(wdims, ","), "]"));
+      if (absl::Status s = CheckBatchS32(inst, **info, batch, "info"); !s.ok()) return s;
+      return call;
+    }
+    case SolverOp::kGesvd: {
+      call.jacobi = target == "cusolver_gesvdj_ffi";
+      if (lapack) {
+        absl::StatusOr<char> mode = CharAttr(inst, "mode", 'A');
+        if (!mode.ok()) return mode.status();
+        call.full_matrices = *mode == 'A';
+        call.compute_uv = *mode != 'N';
+      } else {
+        absl::StatusOr<bool> full = BoolAttr(inst, "full_matrices", true), uv = BoolAttr(inst, "compute_uv", true),
+                             tr = BoolAttr(inst, "transposed", false);
+        for (auto* c : {&full, &uv, &tr})
+          if (!c->ok()) return c->status();
+        call.full_matrices = *full;
+        call.compute_uv = *uv;
+        call.transposed = *tr && !call.jacobi;
+      }
+      absl::StatusOr<const Shape*> f = Leaf(inst, 0, 5), s = Leaf(inst, 1, 5), u = Leaf(inst, 2, 5),
+                                   v = Leaf(inst, 3, 5), info = Leaf(inst, 4, 5);
+      for (auto* l : {&f, &s, &u, &v, &info})
+        if (!l->ok()) return l->status();
+      if (!(*f)->EqualIgnoringLayout(a)) return Bad(inst, "the SVD's first result must have the operand's shape");
+      const int64_t k = std::min(m, n);
+      DimVec sdims = batch;
+      sdims.push_back(k);
+      const PrimitiveType real = a.element_type() == PrimitiveType::C64    ? PrimitiveType::F32
+                                 : a.element_type() == PrimitiveType::C128 ? PrimitiveType::F64 : a.element_type();
+      if ((*s)->element_type() != real || (*s)->dimensions() != sdims)
+        return Bad(inst, absl::StrCat("the singular values must be ", std::string(PrimitiveTypeName(real)), "[",
+                                      absl::StrJoin(sdims, ","), "]"));
+      if (call.compute_uv || call.jacobi) {
+        // Logical shapes: u [m, m|k], vt [n|k, n] (gesvd, gesdd), v [n, n|k] (gesvdj).
+        const Shape& us = call.transposed ? **v : **u;
+        const Shape& vs = call.transposed ? **u : **v;
+        const int64_t uc = call.full_matrices ? m : k, vk = call.full_matrices ? n : k;
+        DimVec ud = batch, vd = batch;
+        ud.push_back(m), ud.push_back(uc);
+        if (call.jacobi) vd.push_back(n), vd.push_back(vk);
+        else vd.push_back(vk), vd.push_back(n);
+        if (us.element_type() != a.element_type() || us.dimensions() != ud)
+          return Bad(inst, absl::StrCat("u must be [", absl::StrJoin(ud, ","), "], got ", us.ToString(false)));
+        if (vs.element_type() != a.element_type() || vs.dimensions() != vd)
+          return Bad(inst, absl::StrCat(call.jacobi ? "v" : "vt", " must be [", absl::StrJoin(vd, ","), "], got ",
+                                        vs.ToString(false)));
+      }
+      if (call.transposed && m > n) return Bad(inst, "gesvd with transposed = true needs m <= n");
+      if (!call.transposed && !call.jacobi && !lapack && m < n) return Bad(inst, "cusolver_gesvd_ffi needs m >= n");
+      if (absl::Status st = CheckBatchS32(inst, **info, batch, "info"); !st.ok()) return st;
+      return call;
+    }
+    case SolverOp::kPivotsToPermutation:
+      return call;
     case SolverOp::kTrsm: {
       if (m != n) return Bad(inst, absl::StrCat("the triangular matrix must be square, got ", a.ToString(false)));
       const Shape& b = inst.operand(1)->shape();

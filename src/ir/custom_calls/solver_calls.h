@@ -11,6 +11,23 @@
 //  - Triangular solve: XLA:GPU's "__cublas$triangularSolve" (JSON backend_config with
 //    left_side/lower/transpose_a/unit_diagonal; results (x, workspace)) and JAX's CPU
 //    "lapack_{s,d,c,z}trsm_ffi" (operands a, b, alpha; attrs side/uplo/trans_x/diag as chars).
+//  - QR (issue 34): "cusolver_geqrf_ffi" / "lapack_?geqrf_ffi": a[..., m, n] -> (a overwritten
+//    with R above the diagonal and the Householder vectors below it (implicit unit head), tau
+//    [..., min(m, n)]), LAPACK's geqrf convention H_i = I - tau_i v_i v_i^H.
+//    "cusolver_orgqr_ffi" / "lapack_?orgqr_ffi" / "lapack_?ungqr_ffi" (householder product):
+//    (a[..., m, n], tau[..., k]) -> q[..., m, n], the first n columns of H_1 ... H_k (m >= n >= k).
+//  - Hermitian eigendecomposition: "cusolver_syevd_ffi" (backend_config {algorithm, lower}) and
+//    "lapack_?syevd_ffi" / "lapack_?heevd_ffi" (mode 'V'/'N', uplo): a[..., n, n] -> (v[..., n, n]
+//    eigenvectors as columns, w[..., n] real eigenvalues ascending, info). Only the `lower` (or
+//    upper) triangle of a is read.
+//  - SVD: "cusolver_gesvdj_ffi" (full_matrices, compute_uv) -> (a, s[..., k], u[..., m, m|k],
+//    v[..., n, n|k] (V itself, not V^H), info); "cusolver_gesvd_ffi" (full_matrices, compute_uv,
+//    transposed) -> (a, s, u, vt, info) where for transposed = true the call factors A^T (JAX
+//    passes a row-major a with m < n), so logically its results are (a, s, vt, u, info);
+//    "lapack_?gesdd_ffi" (mode 'A'/'S'/'N') -> (a, s, u, vt, info). Singular values descending.
+//    The overwritten a is scratch (JAX drops it); u/v are unspecified when compute_uv is false.
+//  - "cu_lu_pivots_to_permutation": pivots s32[..., k] (0-based: JAX subtracts 1 from ipiv) -> the permutation
+//    s32[..., p] (0-based) that applying the row swaps in order to iota(p) gives.
 // JAX asks for column-major matrices (operand_layout_constraints {..., n-2, n-1, batch...});
 // the evaluator works on logical indices, so layouts do not change what it computes.
 // Codegen (CPU LAPACK thunks, GPU cuSOLVER/cuBLAS thunks) reads the same description.
@@ -30,7 +47,7 @@ inline constexpr std::string_view kCusolverPotrfCallTarget = "cusolver_potrf_ffi
 inline constexpr std::string_view kCusolverGetrfCallTarget = "cusolver_getrf_ffi";
 inline constexpr std::string_view kTriangularSolveCallTarget = "__cublas$triangularSolve";
 
-enum class SolverOp { kPotrf, kGetrf, kTrsm };
+enum class SolverOp { kPotrf, kGetrf, kTrsm, kGeqrf, kOrgqr, kSyevd, kGesvd, kPivotsToPermutation };
 
 struct SolverCall {
   SolverOp op = SolverOp::kPotrf;
@@ -38,6 +55,10 @@ struct SolverCall {
   // trsm only
   bool left_side = true, unit_diagonal = false, has_alpha = false;
   TriangularTranspose transpose_a = TriangularTranspose::kNoTranspose;
+  // syevd: compute_uv = whether eigenvectors are wanted (lapack mode 'N' leaves v unspecified).
+  // gesvd: full_matrices / compute_uv; jacobi (gesvdj): result 3 is V rather than V^H;
+  // transposed (cusolver_gesvd_ffi with m < n): results 2 and 3 are vt and u.
+  bool full_matrices = true, compute_uv = true, jacobi = false, transposed = false;
 };
 
 // The solver op a custom-call target names; nullopt for any other target.
