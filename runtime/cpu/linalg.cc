@@ -1,6 +1,6 @@
-// The CPU runtime's dense linear algebra (linalg_config.h): potrf, getrf and trsm through LAPACK
-// and BLAS, one matrix at a time. Each matrix is gathered into a column-major scratch matrix
-// (any layout the compiler chose is read through its strides), factored or solved there, and
+// The CPU runtime's dense linear algebra (linalg_config.h): potrf, getrf, trsm, and (issue 34)
+// geqrf, orgqr/ungqr, syevd/heevd and gesdd through LAPACK and BLAS, one matrix at a time, and
+// JAX's pivots-to-permutation. Each matrix is gathered into a column-major scratch matrix (any layout the compiler chose is read through its strides), factored or solved there, and
 // scattered to the result. A result that aliases its operand (output_to_operand_aliasing) in the
 // same layout is safe that way; in another layout its matrices sit elsewhere, so the operand's
 // are all gathered first (OperandMatrices). The O(n^2) copies are small beside the O(n^3) work.
@@ -33,10 +33,144 @@ void ctrsm_(const char*, const char*, const char*, const char*, const int*, cons
 void ztrsm_(const char*, const char*, const char*, const char*, const int*, const int*, const std::complex<double>*,
             const std::complex<double>*, const int*, std::complex<double>*, const int*, size_t, size_t, size_t,
             size_t);
+// QR, eigh, SVD (issue 34).
+#define HLOC_QR_DECL(p, T, R)                                                                                    \
+  void p##geqrf_(const int*, const int*, T*, const int*, T*, T*, const int*, int*);                            \
+  void p##gesdd_(const char*, const int*, const int*, T*, const int*, R*, T*, const int*, T*, const int*, T*,     \
+                 const int*, HLOC_GESDD_RWORK(R) int*, int*, size_t);
+#define HLOC_GESDD_RWORK(R)
+HLOC_QR_DECL(s, float, float)
+HLOC_QR_DECL(d, double, double)
+#undef HLOC_GESDD_RWORK
+#define HLOC_GESDD_RWORK(R) R*,
+HLOC_QR_DECL(c, std::complex<float>, float)
+HLOC_QR_DECL(z, std::complex<double>, double)
+#undef HLOC_GESDD_RWORK
+#undef HLOC_QR_DECL
+void sorgqr_(const int*, const int*, const int*, float*, const int*, const float*, float*, const int*, int*);
+void dorgqr_(const int*, const int*, const int*, double*, const int*, const double*, double*, const int*, int*);
+void cungqr_(const int*, const int*, const int*, std::complex<float>*, const int*, const std::complex<float>*,
+             std::complex<float>*, const int*, int*);
+void zungqr_(const int*, const int*, const int*, std::complex<double>*, const int*, const std::complex<double>*,
+             std::complex<double>*, const int*, int*);
+void ssyevd_(const char*, const char*, const int*, float*, const int*, float*, float*, const int*, int*, const int*,
+             int*, size_t, size_t);
+void dsyevd_(const char*, const char*, const int*, double*, const int*, double*, double*, const int*, int*,
+             const int*, int*, size_t, size_t);
+void cheevd_(const char*, const char*, const int*, std::complex<float>*, const int*, float*, std::complex<float>*,
+             const int*, float*, const int*, int*, const int*, int*, size_t, size_t);
+void zheevd_(const char*, const char*, const int*, std::complex<double>*, const int*, double*, std::complex<double>*,
+             const int*, double*, const int*, int*, const int*, int*, size_t, size_t);
 }
 
 namespace hloc::runtime {
 namespace {
+
+// The decompositions with their workspace queries (lwork = -1) folded in: each call sizes its
+// work arrays itself (they are small beside the matrices).
+template <typename T> struct Decomp;
+#define HLOC_DECOMP_REAL(T, p, orgqr)                                                                          \
+  template <> struct Decomp<T> {                                                                               \
+    static int geqrf(int m, int n, T* a, T* tau) {                                                             \
+      int info = 0, lwork = -1;                                                                                \
+      T q = 0;                                                                                                 \
+      p##geqrf_(&m, &n, a, &m, tau, &q, &lwork, &info);                                                        \
+      lwork = std::max(1, static_cast<int>(q));                                                                \
+      std::vector<T> w(lwork);                                                                                 \
+      p##geqrf_(&m, &n, a, &m, tau, w.data(), &lwork, &info);                                                  \
+      return info;                                                                                             \
+    }                                                                                                          \
+    static int orgqr_(int m, int n, int k, T* a, const T* tau) {                                               \
+      int info = 0, lwork = -1;                                                                                \
+      T q = 0;                                                                                                 \
+      p##orgqr(&m, &n, &k, a, &m, tau, &q, &lwork, &info);                                                     \
+      lwork = std::max(1, static_cast<int>(q));                                                                \
+      std::vector<T> w(lwork);                                                                                 \
+      p##orgqr(&m, &n, &k, a, &m, tau, w.data(), &lwork, &info);                                               \
+      return info;                                                                                             \
+    }                                                                                                          \
+    static int syevd(char uplo, int n, T* a, T* w) {                                                           \
+      const char jobz = 'V';                                                                                   \
+      int info = 0, lwork = -1, liwork = -1, iq = 0;                                                           \
+      T q = 0;                                                                                                 \
+      p##syevd_(&jobz, &uplo, &n, a, &n, w, &q, &lwork, &iq, &liwork, &info, 1, 1);                            \
+      lwork = std::max(1, static_cast<int>(q));                                                                \
+      liwork = std::max(1, iq);                                                                                \
+      std::vector<T> work(lwork);                                                                              \
+      std::vector<int> iwork(liwork);                                                                          \
+      p##syevd_(&jobz, &uplo, &n, a, &n, w, work.data(), &lwork, iwork.data(), &liwork, &info, 1, 1);          \
+      return info;                                                                                             \
+    }                                                                                                          \
+    static int gesdd(char jobz, int m, int n, T* a, T* s, T* u, T* vt) {                                       \
+      int info = 0, lwork = -1;                                                                                \
+      const int mn = std::min(m, n), ldu = std::max(1, m), ldvt = std::max(1, n);                              \
+      std::vector<int> iwork(std::max(1, 8 * mn));                                                             \
+      T q = 0;                                                                                                 \
+      p##gesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, &q, &lwork, iwork.data(), &info, 1);              \
+      lwork = std::max(1, static_cast<int>(q));                                                                \
+      std::vector<T> work(lwork);                                                                              \
+      p##gesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work.data(), &lwork, iwork.data(), &info, 1);     \
+      return info;                                                                                             \
+    }                                                                                                          \
+  };
+HLOC_DECOMP_REAL(float, s, orgqr_)
+HLOC_DECOMP_REAL(double, d, orgqr_)
+#undef HLOC_DECOMP_REAL
+#define HLOC_DECOMP_COMPLEX(T, R, p)                                                                           \
+  template <> struct Decomp<T> {                                                                               \
+    static int geqrf(int m, int n, T* a, T* tau) {                                                             \
+      int info = 0, lwork = -1;                                                                                \
+      T q = 0;                                                                                                 \
+      p##geqrf_(&m, &n, a, &m, tau, &q, &lwork, &info);                                                        \
+      lwork = std::max(1, static_cast<int>(q.real()));                                                         \
+      std::vector<T> w(lwork);                                                                                 \
+      p##geqrf_(&m, &n, a, &m, tau, w.data(), &lwork, &info);                                                  \
+      return info;                                                                                             \
+    }                                                                                                          \
+    static int orgqr_(int m, int n, int k, T* a, const T* tau) {                                               \
+      int info = 0, lwork = -1;                                                                                \
+      T q = 0;                                                                                                 \
+      p##ungqr_(&m, &n, &k, a, &m, tau, &q, &lwork, &info);                                                    \
+      lwork = std::max(1, static_cast<int>(q.real()));                                                         \
+      std::vector<T> w(lwork);                                                                                 \
+      p##ungqr_(&m, &n, &k, a, &m, tau, w.data(), &lwork, &info);                                              \
+      return info;                                                                                             \
+    }                                                                                                          \
+    static int syevd(char uplo, int n, T* a, R* w) {                                                           \
+      const char jobz = 'V';                                                                                   \
+      int info = 0, lwork = -1, lrwork = -1, liwork = -1, iq = 0;                                              \
+      T q = 0;                                                                                                 \
+      R rq = 0;                                                                                                \
+      p##heevd_(&jobz, &uplo, &n, a, &n, w, &q, &lwork, &rq, &lrwork, &iq, &liwork, &info, 1, 1);              \
+      lwork = std::max(1, static_cast<int>(q.real()));                                                         \
+      lrwork = std::max(1, static_cast<int>(rq));                                                              \
+      liwork = std::max(1, iq);                                                                                \
+      std::vector<T> work(lwork);                                                                              \
+      std::vector<R> rwork(lrwork);                                                                            \
+      std::vector<int> iwork(liwork);                                                                          \
+      p##heevd_(&jobz, &uplo, &n, a, &n, w, work.data(), &lwork, rwork.data(), &lrwork, iwork.data(), &liwork, \
+                &info, 1, 1);                                                                                  \
+      return info;                                                                                             \
+    }                                                                                                          \
+    static int gesdd(char jobz, int m, int n, T* a, R* s, T* u, T* vt) {                                       \
+      int info = 0, lwork = -1;                                                                                \
+      const int mn = std::min(m, n), mx = std::max(m, n), ldu = std::max(1, m), ldvt = std::max(1, n);         \
+      std::vector<int> iwork(std::max(1, 8 * mn));                                                             \
+      /* LAPACK 3.7's lrwork bound (the largest, for jobz = 'A' / 'S'). */                                     \
+      std::vector<R> rwork(std::max<size_t>(1, static_cast<size_t>(mn) *                                       \
+                                                   std::max(5 * mn + 7, 2 * mx + 2 * mn + 1)));                 \
+      T q = 0;                                                                                                 \
+      p##gesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, &q, &lwork, rwork.data(), iwork.data(), &info, 1); \
+      lwork = std::max(1, static_cast<int>(q.real()));                                                         \
+      std::vector<T> work(lwork);                                                                              \
+      p##gesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work.data(), &lwork, rwork.data(), iwork.data(),   \
+                &info, 1);                                                                                     \
+      return info;                                                                                             \
+    }                                                                                                          \
+  };
+HLOC_DECOMP_COMPLEX(std::complex<float>, float, c)
+HLOC_DECOMP_COMPLEX(std::complex<double>, double, z)
+#undef HLOC_DECOMP_COMPLEX
 
 template <typename T> struct Lapack;
 #define HLOC_LAPACK(T, p)                                                                                     \
@@ -118,9 +252,126 @@ int64_t LogicalOffset(const ArrayShape& s, int64_t i) {
   return off;
 }
 
+template <typename T> struct RealOf { using type = T; };
+template <typename R> struct RealOf<std::complex<R>> { using type = R; };
+
+// A vector argument (tau, w, s: [batch..., len]) element (b, i) through its layout.
+template <typename V> V& VecAt(void* base, const ArrayShape& s, int64_t len, int64_t b, int64_t i) {
+  return static_cast<V*>(base)[LogicalOffset(s, b * len + i)];
+}
+
+// geqrf, orgqr, syevd, gesvd (LAPACK) and the pivot permutation (linalg_config.h's lists).
+template <typename T> absl::Status RunDecomposition(const LinalgConfig& c, void** args, const MatrixView& av) {
+  using R = typename RealOf<T>::type;
+  const int m = static_cast<int>(av.rows), n = static_cast<int>(av.cols), k = std::min(m, n);
+  std::vector<T> w;
+  if (c.op == "geqrf") {
+    absl::StatusOr<MatrixView> ov = MatrixViewOf(c.shapes[1]);
+    if (!ov.ok()) return ov.status();
+    const OperandMatrices<T> a(args[0], av, args[1], *ov);
+    std::vector<T> tau(std::max(k, 1));
+    for (int64_t b = 0; b < av.batch; ++b) {
+      a.Read(b, w);
+      if (k > 0) Decomp<T>::geqrf(m, n, w.data(), tau.data());
+      Scatter(w, *ov, b, static_cast<T*>(args[1]));
+      for (int i = 0; i < k; ++i) VecAt<T>(args[2], c.shapes[2], k, b, i) = tau[i];
+    }
+    return absl::OkStatus();
+  }
+  if (c.op == "orgqr") {
+    absl::StatusOr<MatrixView> ov = MatrixViewOf(c.shapes[2]);
+    if (!ov.ok()) return ov.status();
+    const OperandMatrices<T> a(args[0], av, args[2], *ov);
+    const ArrayShape& ts = c.shapes[1];
+    const int kt = static_cast<int>(ts.dimensions.back());
+    std::vector<T> tau(std::max(kt, 1));
+    for (int64_t b = 0; b < av.batch; ++b) {
+      a.Read(b, w);
+      for (int i = 0; i < kt; ++i) tau[i] = VecAt<const T>(args[1], ts, kt, b, i);
+      if (m > 0 && n > 0) Decomp<T>::orgqr_(m, n, kt, w.data(), tau.data());
+      Scatter(w, *ov, b, static_cast<T*>(args[2]));
+    }
+    return absl::OkStatus();
+  }
+  if (c.op == "syevd") {
+    absl::StatusOr<MatrixView> vv = MatrixViewOf(c.shapes[1]);
+    if (!vv.ok()) return vv.status();
+    const OperandMatrices<T> a(args[0], av, args[1], *vv);
+    std::vector<R> ev(std::max(n, 1));
+    for (int64_t b = 0; b < av.batch; ++b) {
+      a.Read(b, w);
+      int info = 0;
+      if (n > 0) info = Decomp<T>::syevd(c.lower ? 'L' : 'U', n, w.data(), ev.data());
+      Scatter(w, *vv, b, static_cast<T*>(args[1]));
+      for (int i = 0; i < n; ++i) VecAt<R>(args[2], c.shapes[2], n, b, i) = ev[i];
+      VecAt<int32_t>(args[3], c.shapes[3], 1, b, 0) = info;
+    }
+    return absl::OkStatus();
+  }
+  // gesvd: gesdd computes the full U (m x m) and V^H (n x n) (or neither), then the call's
+  // blocks are copied out: u [m, m|k], and V^H [n|k, n] or (jacobi) V [n, n|k].
+  absl::StatusOr<MatrixView> ov = MatrixViewOf(c.shapes[1]);
+  if (!ov.ok()) return ov.status();
+  const bool uv = c.compute_uv || c.jacobi;
+  const size_t ui = c.transposed ? 4 : 3, vi = c.transposed ? 3 : 4;
+  absl::StatusOr<MatrixView> uvw = uv ? MatrixViewOf(c.shapes[ui]) : absl::StatusOr<MatrixView>(MatrixView{});
+  absl::StatusOr<MatrixView> vvw = uv ? MatrixViewOf(c.shapes[vi]) : absl::StatusOr<MatrixView>(MatrixView{});
+  if (!uvw.ok()) return uvw.status();
+  if (!vvw.ok()) return vvw.status();
+  const OperandMatrices<T> a(args[0], av, args[1], *ov);
+  std::vector<R> sv(std::max(k, 1));
+  std::vector<T> u(uv ? std::max(m * m, 1) : 1), vt(uv ? std::max(n * n, 1) : 1), blk;
+  for (int64_t b = 0; b < av.batch; ++b) {
+    a.Read(b, w);
+    int info = 0;
+    if (k > 0) info = Decomp<T>::gesdd(uv ? 'A' : 'N', m, n, w.data(), sv.data(), u.data(), vt.data());
+    Scatter(w, *ov, b, static_cast<T*>(args[1]));  // scratch (JAX drops it)
+    for (int i = 0; i < k; ++i) VecAt<R>(args[2], c.shapes[2], k, b, i) = sv[i];
+    if (uv) {
+      // u: the first uvw->cols columns of the column-major m x m U.
+      blk.assign(u.begin(), u.begin() + static_cast<int64_t>(m) * uvw->cols);
+      Scatter(blk, *uvw, b, static_cast<T*>(args[ui]));
+      blk.resize(vvw->rows * vvw->cols);
+      for (int64_t j = 0; j < vvw->cols; ++j)
+        for (int64_t i = 0; i < vvw->rows; ++i) {
+          // V^H (i, j) = vt[i + j * n]; V (i, j) = conj(vt[j + i * n]).
+          if (c.jacobi) {
+            T x = vt[j + i * n];
+            if constexpr (!std::is_floating_point_v<T>) x = std::conj(x);
+            blk[j * vvw->rows + i] = x;
+          } else {
+            blk[j * vvw->rows + i] = vt[i + j * n];
+          }
+        }
+      Scatter(blk, *vvw, b, static_cast<T*>(args[vi]));
+    }
+    VecAt<int32_t>(args[5], c.shapes[5], 1, b, 0) = info;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunPermutation(const LinalgConfig& c, void** args) {
+  const ArrayShape& ps = c.shapes[0];
+  const ArrayShape& os = c.shapes[1];
+  const int64_t k = ps.dimensions.back(), p = os.dimensions.back();
+  int64_t batch = 1;
+  for (size_t d = 0; d + 1 < ps.dimensions.size(); ++d) batch *= ps.dimensions[d];
+  std::vector<int32_t> perm(p);
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t i = 0; i < p; ++i) perm[i] = static_cast<int32_t>(i);
+    for (int64_t i = 0; i < k && i < p; ++i) {
+      const int64_t j = VecAt<const int32_t>(args[0], ps, k, b, i);
+      if (j >= 0 && j < p) std::swap(perm[i], perm[j]);
+    }
+    for (int64_t i = 0; i < p; ++i) VecAt<int32_t>(args[1], os, p, b, i) = perm[i];
+  }
+  return absl::OkStatus();
+}
+
 template <typename T> absl::Status Run(const LinalgConfig& c, void** args) {
   absl::StatusOr<MatrixView> av = MatrixViewOf(c.shapes[0]);
   if (!av.ok()) return av.status();
+  if (c.op != "potrf" && c.op != "getrf" && c.op != "trsm") return RunDecomposition<T>(c, args, *av);
   std::vector<T> w, bw;
   if (c.op == "potrf") {
     absl::StatusOr<MatrixView> fv = MatrixViewOf(c.shapes[1]);
@@ -187,6 +438,7 @@ absl::Status RunLinalg(const std::string& target, void** args, const std::vector
   probe.target = target;
   for (int64_t s : sizes) probe.arguments.push_back(BufferSlice{0, 0, s});
   if (absl::Status s = ValidateLinalgThunk(probe, *c); !s.ok()) return s;
+  if (c->op == "perm") return RunPermutation(*c, args);
   if (c->type == "f32") return Run<float>(*c, args);
   if (c->type == "f64") return Run<double>(*c, args);
   if (c->type == "c64") return Run<std::complex<float>>(*c, args);
@@ -197,7 +449,8 @@ absl::Status RunLinalg(const std::string& target, void** args, const std::vector
 
 std::vector<std::pair<std::string, CpuCustomCall>> LinalgCustomCalls() {
   std::vector<std::pair<std::string, CpuCustomCall>> calls;
-  for (const char* target : {kLinalgPotrfTarget, kLinalgGetrfTarget, kLinalgTrsmTarget}) {
+  for (const char* target : {kLinalgPotrfTarget, kLinalgGetrfTarget, kLinalgTrsmTarget, kLinalgGeqrfTarget,
+                             kLinalgOrgqrTarget, kLinalgSyevdTarget, kLinalgGesvdTarget, kLinalgPermTarget}) {
     std::string t = target;
     calls.push_back({t, [t](void** args, const std::vector<int64_t>& sizes, const std::string& config) {
                        return RunLinalg(t, args, sizes, config);

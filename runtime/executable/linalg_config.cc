@@ -47,8 +47,15 @@ absl::StatusOr<std::vector<int64_t>> ParseInts(const std::string& text) {
 
 }  // namespace
 
+std::string LinalgTargetOf(const std::string& op) {
+  for (const char* t : {kLinalgPotrfTarget, kLinalgGetrfTarget, kLinalgTrsmTarget, kLinalgGeqrfTarget,
+                        kLinalgOrgqrTarget, kLinalgSyevdTarget, kLinalgGesvdTarget, kLinalgPermTarget})
+    if (std::string(t) == "linalg." + op) return t;
+  return "";
+}
+
 bool IsLinalgTarget(const std::string& target) {
-  return target == kLinalgPotrfTarget || target == kLinalgGetrfTarget || target == kLinalgTrsmTarget;
+  return target.rfind("linalg.", 0) == 0 && !LinalgTargetOf(target.substr(7)).empty();
 }
 
 std::string LinalgConfig::ToString() const {
@@ -59,6 +66,8 @@ std::string LinalgConfig::ToString() const {
   return absl::StrCat("op=", op, ";type=", type, ";lower=", lower ? 1 : 0, ";left=", left_side ? 1 : 0,
                       ";trans=", std::string(1, transpose), ";unit=", unit_diagonal ? 1 : 0,
                       ";alpha=", has_alpha ? 1 : 0, ";info=", has_info ? 1 : 0, ";chol=", cholesky_op ? 1 : 0,
+                      ";full=", full_matrices ? 1 : 0, ";uv=", compute_uv ? 1 : 0, ";jacobi=", jacobi ? 1 : 0,
+                      ";transposed=", transposed ? 1 : 0,
                       ";shapes=", absl::StrJoin(shape_text, "|"));
 }
 
@@ -83,6 +92,10 @@ absl::StatusOr<LinalgConfig> LinalgConfig::Parse(const std::string& text) {
     else if (key == "alpha") s = flag(c.has_alpha);
     else if (key == "info") s = flag(c.has_info);
     else if (key == "chol") s = flag(c.cholesky_op);
+    else if (key == "full") s = flag(c.full_matrices);
+    else if (key == "uv") s = flag(c.compute_uv);
+    else if (key == "jacobi") s = flag(c.jacobi);
+    else if (key == "transposed") s = flag(c.transposed);
     else if (key == "trans") {
       if (value != "N" && value != "T" && value != "C") return Bad("trans must be N, T or C");
       c.transpose = value[0];
@@ -113,8 +126,8 @@ absl::StatusOr<LinalgConfig> LinalgConfig::Parse(const std::string& text) {
     }
     if (!s.ok()) return s;
   }
-  if (c.op != "potrf" && c.op != "getrf" && c.op != "trsm") return Bad(absl::StrCat("unknown op '", c.op, "'"));
-  if (c.type != "f32" && c.type != "f64" && c.type != "c64" && c.type != "c128")
+  if (LinalgTargetOf(c.op).empty()) return Bad(absl::StrCat("unknown op '", c.op, "'"));
+  if (c.op == "perm" ? c.type != "s32" : c.type != "f32" && c.type != "f64" && c.type != "c64" && c.type != "c128")
     return Bad(absl::StrCat("unsupported type '", c.type, "'"));
   if (!saw_shapes) return Bad("no shapes");
   return c;
@@ -163,10 +176,91 @@ absl::StatusOr<MatrixView> MatrixViewOf(const ArrayShape& shape) {
   return v;
 }
 
+namespace {
+
+std::string RealOf(const std::string& t) { return t == "c64" ? "f32" : t == "c128" ? "f64" : t; }
+
+// The issue-34 decompositions and the pivot permutation (the argument lists in linalg_config.h).
+absl::Status ValidateDecomposition(const Thunk& t, const LinalgConfig& c) {
+  const size_t want = c.op == "perm" ? 2 : c.op == "syevd" ? 4 : c.op == "gesvd" ? 6 : 3;
+  if (t.arguments.size() != want || c.shapes.size() != want)
+    return Bad(absl::StrCat(c.op, " expects ", want, " arguments and shapes, the thunk has ", t.arguments.size()));
+  for (size_t i = 0; i < c.shapes.size(); ++i)
+    if (c.shapes[i].byte_size() > t.arguments[i].size)
+      return Bad(absl::StrCat("argument ", i, " needs ", c.shapes[i].byte_size(), " bytes, its slice has ",
+                              t.arguments[i].size));
+  const ArrayShape& a = c.shapes[0];
+  const size_t r = a.dimensions.size();
+  auto typed = [&](size_t i, const std::string& type, size_t rank) -> absl::Status {
+    if (c.shapes[i].element_type != type || c.shapes[i].dimensions.size() != rank)
+      return Bad(absl::StrCat("argument ", i, " must be a rank-", rank, " ", type, " array"));
+    for (size_t d = 0; d + 2 < r && d < rank; ++d)
+      if (c.shapes[i].dimensions[d] != a.dimensions[d])
+        return Bad(absl::StrCat("argument ", i, " has other batch dimensions than argument 0"));
+    return absl::OkStatus();
+  };
+  if (c.op == "perm") {
+    if (r < 1) return Bad("pivots must have rank >= 1");
+    if (absl::Status s = typed(0, "s32", r); !s.ok()) return s;
+    if (absl::Status s = typed(1, "s32", r); !s.ok()) return s;
+    for (size_t d = 0; d + 1 < r; ++d)
+      if (c.shapes[1].dimensions[d] != a.dimensions[d]) return Bad("pivots and permutation differ in batch dimensions");
+    return absl::OkStatus();
+  }
+  if (r < 2) return Bad("a matrix argument has rank < 2");
+  const int64_t m = a.dimensions[r - 2], n = a.dimensions[r - 1], k = std::min(m, n);
+  if (m > INT32_MAX || n > INT32_MAX) return Bad("matrix too large for 32-bit LAPACK indices");
+  auto dims = [&](size_t i, std::vector<int64_t> tail) -> absl::Status {
+    std::vector<int64_t> want_dims(a.dimensions.begin(), a.dimensions.end() - 2);
+    want_dims.insert(want_dims.end(), tail.begin(), tail.end());
+    if (c.shapes[i].dimensions != want_dims)
+      return Bad(absl::StrCat("argument ", i, " must be [", absl::StrJoin(want_dims, ","), "]"));
+    return absl::OkStatus();
+  };
+  std::vector<absl::Status> checks;
+  checks.push_back(typed(0, c.type, r));
+  if (c.op == "geqrf") {
+    checks.push_back(typed(1, c.type, r));
+    checks.push_back(dims(1, {m, n}));
+    checks.push_back(typed(2, c.type, r - 1));
+    checks.push_back(dims(2, {k}));
+  } else if (c.op == "orgqr") {
+    checks.push_back(typed(1, c.type, r - 1));
+    checks.push_back(typed(2, c.type, r));
+    checks.push_back(dims(2, {m, n}));
+    if (m < n || c.shapes[1].dimensions[r - 2] > n) checks.push_back(Bad("orgqr needs m >= n >= k"));
+  } else if (c.op == "syevd") {
+    if (m != n) checks.push_back(Bad("eigh needs square matrices"));
+    checks.push_back(typed(1, c.type, r));
+    checks.push_back(dims(1, {n, n}));
+    checks.push_back(typed(2, RealOf(c.type), r - 1));
+    checks.push_back(dims(2, {n}));
+    checks.push_back(typed(3, "s32", r - 2));
+  } else {  // gesvd
+    checks.push_back(typed(1, c.type, r));
+    checks.push_back(dims(1, {m, n}));
+    checks.push_back(typed(2, RealOf(c.type), r - 1));
+    checks.push_back(dims(2, {k}));
+    if (c.compute_uv || c.jacobi) {
+      const size_t ui = c.transposed ? 4 : 3, vi = c.transposed ? 3 : 4;
+      checks.push_back(typed(ui, c.type, r));
+      checks.push_back(dims(ui, {m, c.full_matrices ? m : k}));
+      checks.push_back(typed(vi, c.type, r));
+      checks.push_back(c.jacobi ? dims(vi, {n, c.full_matrices ? n : k}) : dims(vi, {c.full_matrices ? n : k, n}));
+    }
+    checks.push_back(typed(5, "s32", r - 2));
+  }
+  for (const absl::Status& s : checks)
+    if (!s.ok()) return s;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status ValidateLinalgThunk(const Thunk& t, const LinalgConfig& c) {
-  const std::string want_target = c.op == "potrf" ? kLinalgPotrfTarget : c.op == "getrf" ? kLinalgGetrfTarget
-                                                                                         : kLinalgTrsmTarget;
+  const std::string want_target = LinalgTargetOf(c.op);
   if (t.target != want_target) return Bad(absl::StrCat("op ", c.op, " under target ", t.target));
+  if (c.op != "potrf" && c.op != "getrf" && c.op != "trsm") return ValidateDecomposition(t, c);
   size_t want = c.op == "potrf" ? (c.has_info ? 3 : 2) : c.op == "getrf" ? 4 : (c.has_alpha ? 4 : 3);
   // trsm may carry a workspace result (XLA's __cublas$triangularSolve); it is not touched.
   if (!(t.arguments.size() == want || (c.op == "trsm" && t.arguments.size() == want + 1)))

@@ -7,6 +7,13 @@
 //   potrf:  a, factor[, info s32[batch]]      (no info: the HLO cholesky op, see `cholesky_op`)
 //   getrf:  a, lu, pivots s32[batch, min(m,n)], info s32[batch]
 //   trsm:   a, b[, alpha scalar], x[, workspace]
+//   geqrf:  a, a_out, tau[batch, min(m,n)]                      (issue 34: JAX's QR, eigh, SVD)
+//   orgqr:  a, tau[batch, k], q (a's shape)
+//   syevd:  a, v, w[batch, n] (real), info s32[batch]
+//   gesvd:  a, a_out, s[batch, min(m,n)] (real), u, v, info s32[batch]: u [m, m|k] and v [n|k, n]
+//           (V^H) in the call's result order: with `transposed` (cusolver_gesvd_ffi on a row-major
+//           wide matrix) argument 3 is V^H and 4 is U; with `jacobi` (gesvdj) argument 4 is V [n, n|k]
+//   perm:   pivots s32[batch, k] (0-based), permutation s32[batch, p]   (type s32)
 #pragma once
 #include <cstdint>
 #include <string>
@@ -21,6 +28,13 @@ namespace hloc::runtime {
 inline constexpr const char* kLinalgPotrfTarget = "linalg.potrf";
 inline constexpr const char* kLinalgGetrfTarget = "linalg.getrf";
 inline constexpr const char* kLinalgTrsmTarget = "linalg.trsm";
+inline constexpr const char* kLinalgGeqrfTarget = "linalg.geqrf";
+inline constexpr const char* kLinalgOrgqrTarget = "linalg.orgqr";
+inline constexpr const char* kLinalgSyevdTarget = "linalg.syevd";
+inline constexpr const char* kLinalgGesvdTarget = "linalg.gesvd";
+inline constexpr const char* kLinalgPermTarget = "linalg.perm";
+// The thunk target of a config op ("potrf" -> "linalg.potrf"); empty for an unknown op.
+std::string LinalgTargetOf(const std::string& op);
 bool IsLinalgTarget(const std::string& target);
 
 struct LinalgConfig {
@@ -34,6 +48,9 @@ struct LinalgConfig {
   // potrf as XLA's cholesky op: the other triangle zeroed, an all-NaN matrix where the
   // factorization fails (what the reference evaluator does).
   bool cholesky_op = false;
+  // gesvd: full (u/v square, else economy), uv (u/v wanted; unspecified otherwise), jacobi
+  // (argument 4 is V, not V^H), transposed (arguments 3 and 4 swap roles). syevd: lower.
+  bool full_matrices = true, compute_uv = true, jacobi = false, transposed = false;
   std::vector<ArrayShape> shapes;  // one per thunk argument, with layouts
 
   std::string ToString() const;

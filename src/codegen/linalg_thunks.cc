@@ -1,4 +1,4 @@
-// Builds linalg.potrf / linalg.getrf / linalg.trsm thunks (linalg_thunks.h).
+// Builds the linalg.* thunks (linalg_thunks.h, runtime/executable/linalg_config.h).
 #include "codegen/linalg_thunks.h"
 
 #include "absl/strings/str_cat.h"
@@ -22,10 +22,20 @@ absl::StatusOr<std::optional<runtime::Thunk>> LinalgThunk(const HloInstruction& 
   if (hlo.opcode() == HloOpcode::kCustomCall) {
     absl::StatusOr<SolverCall> call = ParseSolverCall(hlo);
     if (!call.ok()) return call.status();
-    if (call->op != SolverOp::kPotrf && call->op != SolverOp::kGetrf && call->op != SolverOp::kTrsm)
-      return absl::UnimplementedError(absl::StrCat("%", hlo.name(), ": \"", hlo.attrs().custom_call_target,
-                                                   "\" runs on the evaluator only so far"));
-    c.op = call->op == SolverOp::kPotrf ? "potrf" : call->op == SolverOp::kGetrf ? "getrf" : "trsm";
+    switch (call->op) {
+      case SolverOp::kPotrf: c.op = "potrf"; break;
+      case SolverOp::kGetrf: c.op = "getrf"; break;
+      case SolverOp::kTrsm: c.op = "trsm"; break;
+      case SolverOp::kGeqrf: c.op = "geqrf"; break;
+      case SolverOp::kOrgqr: c.op = "orgqr"; break;
+      case SolverOp::kSyevd: c.op = "syevd"; break;
+      case SolverOp::kGesvd: c.op = "gesvd"; break;
+      case SolverOp::kPivotsToPermutation: c.op = "perm"; break;
+    }
+    c.full_matrices = call->full_matrices;
+    c.compute_uv = call->compute_uv;
+    c.jacobi = call->jacobi;
+    c.transposed = call->transposed;
     c.lower = call->lower;
     c.left_side = call->left_side;
     c.unit_diagonal = call->unit_diagonal;
@@ -51,15 +61,15 @@ absl::StatusOr<std::optional<runtime::Thunk>> LinalgThunk(const HloInstruction& 
   }
   if (arguments.empty() || !arguments[0].shape.IsArray()) return bad("expects an array operand");
   const PrimitiveType t = arguments[0].shape.element_type();
-  if (t != PrimitiveType::F32 && t != PrimitiveType::F64 && t != PrimitiveType::C64 && t != PrimitiveType::C128)
+  if (c.op != "perm" && t != PrimitiveType::F32 && t != PrimitiveType::F64 && t != PrimitiveType::C64 &&
+      t != PrimitiveType::C128)
     return absl::UnimplementedError(absl::StrCat("%", hlo.name(), ": linear algebra on ",
                                                  std::string(PrimitiveTypeName(t)), " (only f32, f64, c64, c128)"));
   c.type = std::string(PrimitiveTypeName(t));
   runtime::Thunk thunk;
   thunk.kind = runtime::ThunkKind::kCustomCall;
   thunk.name = hlo.name();
-  thunk.target = c.op == "potrf" ? runtime::kLinalgPotrfTarget
-                 : c.op == "getrf" ? runtime::kLinalgGetrfTarget : runtime::kLinalgTrsmTarget;
+  thunk.target = runtime::LinalgTargetOf(c.op);
   for (const KernelArgument& a : arguments) {
     c.shapes.push_back(ToArrayShape(a.shape));
     thunk.arguments.push_back(a.slice);
