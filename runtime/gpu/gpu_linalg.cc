@@ -1,5 +1,6 @@
 // cuSOLVER potrf/getrf and cuBLAS trsm thunks (see gpu_linalg.h): loading, the per-matrix path,
-// and the steps both paths share; the batched calls are in gpu_linalg_batched.cc.
+// and the steps both paths share; the batched calls are in gpu_linalg_batched.cc, QR, eigh, SVD
+// and the pivot permutation (issue 34) in gpu_linalg_decomp.cc.
 #include "runtime/gpu/gpu_linalg.h"
 
 #include <dlfcn.h>
@@ -163,6 +164,18 @@ absl::StatusOr<std::unique_ptr<GpuLinalg>> GpuLinalg::Create(const CudaContext& 
   absl::StatusOr<Handles> h = HandlesFor(**libs, ctx);
   if (!h.ok()) return h.status();
   st->handles = *h;
+  if (IsDecompositionOp(c->op)) {
+    if (c->op != "perm") {
+      absl::StatusOr<MatrixView> v = MatrixViewOf(c->shapes[0]);
+      if (!v.ok()) return v.status();
+      st->a = *v;
+    }
+    if (absl::Status s = ctx.MakeCurrent(); !s.ok()) return s;
+    std::unique_ptr<GpuLinalg> g(new GpuLinalg());
+    g->state_ = std::move(st);
+    if (absl::Status s = PrepareDecomposition(*g->state_); !s.ok()) return s;
+    return g;
+  }
   const bool trsm = c->op == "trsm";
   st->out_index = trsm ? (c->has_alpha ? 3 : 2) : 1;
   std::vector<size_t> matrices = {0, st->out_index};
@@ -205,6 +218,7 @@ GpuLinalg::~GpuLinalg() {
   if (state_->workspace != 0) d.cuMemFree(state_->workspace);
   if (state_->info_scratch != 0) d.cuMemFree(state_->info_scratch);
   if (state_->pointers != 0) d.cuMemFree(state_->pointers);
+  if (state_->gesvdj != nullptr) state_->libs->cusolverDnDestroyGesvdjInfo(state_->gesvdj);
 }
 
 namespace {
@@ -314,6 +328,7 @@ absl::Status TrsmPerMatrix(const GpuLinalgState& st, const std::vector<CUdevicep
 
 absl::Status GpuLinalg::Run(CUstream stream, const std::vector<CUdeviceptr>& args) const {
   const GpuLinalgState& st = *state_;
+  if (IsDecompositionOp(st.config.op)) return RunDecomposition(st, stream, args);
   const LinalgConfig& c = st.config;
   const Libs& l = *st.libs;
   const CudaDriver& d = *st.ctx->driver;

@@ -22,7 +22,21 @@ namespace hloc::runtime::gpu::linalg_internal {
   X(cusolverDnZpotrf_bufferSize) X(cusolverDnSpotrf) X(cusolverDnDpotrf) X(cusolverDnCpotrf) X(cusolverDnZpotrf) \
   X(cusolverDnSgetrf_bufferSize) X(cusolverDnDgetrf_bufferSize) X(cusolverDnCgetrf_bufferSize)                 \
   X(cusolverDnZgetrf_bufferSize) X(cusolverDnSgetrf) X(cusolverDnDgetrf) X(cusolverDnCgetrf) X(cusolverDnZgetrf) \
-  X(cusolverDnSpotrfBatched) X(cusolverDnDpotrfBatched) X(cusolverDnCpotrfBatched) X(cusolverDnZpotrfBatched)
+  X(cusolverDnSpotrfBatched) X(cusolverDnDpotrfBatched) X(cusolverDnCpotrfBatched) X(cusolverDnZpotrfBatched) \
+  HLOC_CUSOLVER_DECOMPOSITION_ENTRIES(X)
+// QR, eigh, SVD (issue 34; gpu_linalg_decomp.cc).
+#define HLOC_CUSOLVER_DECOMPOSITION_ENTRIES(X)                                                                   \
+  X(cusolverDnSgeqrf_bufferSize) X(cusolverDnDgeqrf_bufferSize) X(cusolverDnCgeqrf_bufferSize)                   \
+  X(cusolverDnZgeqrf_bufferSize) X(cusolverDnSgeqrf) X(cusolverDnDgeqrf) X(cusolverDnCgeqrf) X(cusolverDnZgeqrf)   \
+  X(cusolverDnSorgqr_bufferSize) X(cusolverDnDorgqr_bufferSize) X(cusolverDnCungqr_bufferSize)                   \
+  X(cusolverDnZungqr_bufferSize) X(cusolverDnSorgqr) X(cusolverDnDorgqr) X(cusolverDnCungqr) X(cusolverDnZungqr)   \
+  X(cusolverDnSsyevd_bufferSize) X(cusolverDnDsyevd_bufferSize) X(cusolverDnCheevd_bufferSize)                   \
+  X(cusolverDnZheevd_bufferSize) X(cusolverDnSsyevd) X(cusolverDnDsyevd) X(cusolverDnCheevd) X(cusolverDnZheevd)   \
+  X(cusolverDnSgesvd_bufferSize) X(cusolverDnDgesvd_bufferSize) X(cusolverDnCgesvd_bufferSize)                   \
+  X(cusolverDnZgesvd_bufferSize) X(cusolverDnSgesvd) X(cusolverDnDgesvd) X(cusolverDnCgesvd) X(cusolverDnZgesvd)   \
+  X(cusolverDnCreateGesvdjInfo) X(cusolverDnDestroyGesvdjInfo) X(cusolverDnSgesvdj_bufferSize)                   \
+  X(cusolverDnDgesvdj_bufferSize) X(cusolverDnCgesvdj_bufferSize) X(cusolverDnZgesvdj_bufferSize)                \
+  X(cusolverDnSgesvdj) X(cusolverDnDgesvdj) X(cusolverDnCgesvdj) X(cusolverDnZgesvdj)
 #define HLOC_CUBLAS_ENTRIES(X)                                                                     \
   X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasSetStream_v2) X(cublasSetPointerMode_v2)          \
   X(cublasStrsm_v2) X(cublasDtrsm_v2) X(cublasCtrsm_v2) X(cublasZtrsm_v2)                          \
@@ -69,7 +83,19 @@ struct GpuLinalgState {
   CUdeviceptr pointers = 0;      // plan.scratch_bytes
   CUfunction make_pointers = nullptr;
   std::string name;
+  // The decompositions (gpu_linalg_decomp.cc): the matrix cuSOLVER sees is m x n column-major
+  // (the transposed gesvd's: a's transpose), kt = orgqr's reflector count; gesvdj's parameters.
+  int m = 0, n = 0, kt = 0;
+  gesvdjInfo_t gesvdj = nullptr;
 };
+
+// Whether `op` is one of the decompositions gpu_linalg_decomp.cc runs (geqrf, orgqr, syevd,
+// gesvd, perm) rather than potrf/getrf/trsm.
+bool IsDecompositionOp(const std::string& op);
+// Sizes and allocates a decomposition's workspace and scratch (st.a is argument 0's view).
+absl::Status PrepareDecomposition(GpuLinalgState& st);
+// Runs it on `stream`: per matrix, in place on the result as jaxlib's handlers do.
+absl::Status RunDecomposition(const GpuLinalgState& st, CUstream stream, const std::vector<CUdeviceptr>& args);
 
 int64_t Bytes(const std::string& type);
 

@@ -17,6 +17,32 @@ absl::StatusOr<std::optional<runtime::Thunk>> GpuLinalgThunk(const HloInstructio
   if (!thunk.ok() || !thunk->has_value()) return thunk;
   absl::StatusOr<runtime::LinalgConfig> c = runtime::LinalgConfig::Parse((*thunk)->backend_config);
   if (!c.ok()) return c.status();
+  if (c->op != "potrf" && c->op != "getrf" && c->op != "trsm") {
+    // The decompositions (issue 34) follow jaxlib's handlers: every matrix dense column-major
+    // (the transposed gesvd: all row-major, the column-major A^T it factors), every vector and
+    // s32 result in the default layout, as JAX's operand/result layouts ask.
+    for (size_t i = 0; i < c->shapes.size(); ++i) {
+      const runtime::ArrayShape& sh = c->shapes[i];
+      const size_t r = sh.dimensions.size();
+      const bool matrix = c->op != "perm" && r == c->shapes[0].dimensions.size() &&
+                          !(c->op == "orgqr" && i == 1) && !(c->op == "gesvd" && (i == 2 || i == 5)) &&
+                          !(c->op == "syevd" && (i == 2 || i == 3)) && !(c->op == "geqrf" && i == 2);
+      bool ok = true;
+      if (matrix) {
+        absl::StatusOr<runtime::MatrixView> v = runtime::MatrixViewOf(sh);
+        if (!v.ok()) return v.status();
+        ok = c->transposed ? v->RowMajorDense() : v->ColumnMajorDense();
+      } else {
+        for (size_t d = 0; d < r; ++d) ok = ok && sh.minor_to_major[d] == static_cast<int64_t>(r - 1 - d);
+      }
+      if (!ok)
+        return absl::UnimplementedError(absl::StrCat(
+            "%", hlo.name(), ": ", c->op, " on the GPU needs ",
+            matrix ? (c->transposed ? "row-major" : "column-major") : "default-layout", " argument ", i,
+            " (as JAX's layouts ask), got layout {", absl::StrJoin(sh.minor_to_major, ","), "}"));
+    }
+    return thunk;
+  }
   const size_t matrices = c->op == "potrf" ? 2 : c->op == "getrf" ? 2 : 3;
   std::optional<bool> column_major;
   for (size_t i = 0, seen = 0; i < c->shapes.size() && seen < matrices; ++i) {
