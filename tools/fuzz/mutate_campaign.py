@@ -696,7 +696,11 @@ class Campaign:
                      extra=dict(seed=os.path.relpath(seed, REPO), mutations=kinds))
 
     def do_diff(self, rng, wd):
-        seed = rng.choice([s for s in self.seeds if runnable(s) and "/invalid/" not in s])
+        pool = [s for s in self.seeds if runnable(s) and "/invalid/" not in s]
+        corpus = [s for s in pool if "/tests/corpus/" in s and "before_optimizations" in s]
+        # Half from the corpus's modules as JAX wrote them (a type swapped everywhere in those found
+        # the float-normalization bug P3), half from everything else.
+        seed = rng.choice(corpus if corpus and rng.random() < 0.5 else pool)
         text = self.text(seed)
         kinds = []
         if rng.random() > 0.15:
