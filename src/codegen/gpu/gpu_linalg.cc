@@ -21,6 +21,13 @@ absl::StatusOr<std::optional<runtime::Thunk>> GpuLinalgThunk(const HloInstructio
     // The decompositions (issue 34) follow jaxlib's handlers: every matrix dense column-major
     // (the transposed gesvd: all row-major, the column-major A^T it factors), every vector and
     // s32 result in the default layout, as JAX's operand/result layouts ask.
+    if (c->op == "gesvd" && !c->jacobi && !c->transposed) {
+      absl::StatusOr<runtime::MatrixView> a = runtime::MatrixViewOf(c->shapes[0]);
+      if (!a.ok()) return a.status();
+      if (a->rows < a->cols)
+        return absl::UnimplementedError(absl::StrCat("%", hlo.name(), ": cuSOLVER's gesvd needs m >= n; JAX's GPU "
+                                                     "lowering passes a wide matrix transposed (transposed = true)"));
+    }
     for (size_t i = 0; i < c->shapes.size(); ++i) {
       const runtime::ArrayShape& sh = c->shapes[i];
       const size_t r = sh.dimensions.size();

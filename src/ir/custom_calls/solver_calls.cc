@@ -112,7 +112,7 @@ std::optional<SolverOp> SolverCallKind(std::string_view target) {
     if (op == "geqrf") return SolverOp::kGeqrf;
     if (op == "orgqr" || op == "ungqr") return SolverOp::kOrgqr;
     if (op == "syevd" || op == "heevd") return SolverOp::kSyevd;
-    if (op == "gesdd") return SolverOp::kGesvd;
+    if (op == "gesdd" || op == "gesvd") return SolverOp::kGesvd;
   }
   return std::nullopt;
 }

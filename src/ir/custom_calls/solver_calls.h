@@ -24,7 +24,7 @@
 //    v[..., n, n|k] (V itself, not V^H), info); "cusolver_gesvd_ffi" (full_matrices, compute_uv,
 //    transposed) -> (a, s, u, vt, info) where for transposed = true the call factors A^T (JAX
 //    passes a row-major a with m < n), so logically its results are (a, s, vt, u, info);
-//    "lapack_?gesdd_ffi" (mode 'A'/'S'/'N') -> (a, s, u, vt, info). Singular values descending.
+//    "lapack_?gesdd_ffi" / "lapack_?gesvd_ffi" (mode 'A'/'S'/'N') -> (a, s, u, vt, info). Singular values descending.
 //    The overwritten a is scratch (JAX drops it); u/v are unspecified when compute_uv is false.
 //  - "cu_lu_pivots_to_permutation": pivots s32[..., k] (0-based: JAX subtracts 1 from ipiv) -> the permutation
 //    s32[..., p] (0-based) that applying the row swaps in order to iota(p) gives.
