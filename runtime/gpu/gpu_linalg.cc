@@ -219,6 +219,7 @@ GpuLinalg::~GpuLinalg() {
   if (state_->info_scratch != 0) d.cuMemFree(state_->info_scratch);
   if (state_->pointers != 0) d.cuMemFree(state_->pointers);
   if (state_->gesvdj != nullptr) state_->libs->cusolverDnDestroyGesvdjInfo(state_->gesvdj);
+  if (state_->syevj != nullptr) state_->libs->cusolverDnDestroySyevjInfo(state_->syevj);
 }
 
 namespace {

@@ -1,12 +1,14 @@
 // The GPU runtime's QR, eigh and SVD thunks and JAX's pivot permutation (issue 34), as jaxlib's
 // cuSOLVER FFI handlers run them: the operand is copied into the result that aliases it (unless
 // it already is that buffer), then one cuSOLVER call per matrix (geqrf, orgqr/ungqr,
-// syevd/heevd, gesvd, gesvdj) on the executable's stream, the workspace sized by the library's
+// syevd/heevd, gesvd, gesvdj) on the executable's stream, or, as jaxlib, one syevjBatched /
+// gesvdjBatched for a batch of matrices up to 32 x 32; the workspace sized by the library's
 // bufferSize once at load time. Matrices are dense column-major (the transposed gesvd: row-major,
 // which is the column-major A^T it factors, as jaxlib does); src/codegen/gpu/gpu_linalg.cc
 // guarantees it. The pivot permutation goes through the host (it waits on the stream, as the
 // cholesky op's fixup does; custom-call thunks are not captured into CUDA graphs).
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
@@ -45,6 +47,27 @@ absl::Status SizeDecompositionWorkspace(GpuLinalgState& st) {
     else if (ty == "f64") s = l.cusolverDnDorgqr_bufferSize(h, m, n, k, nullptr, m, nullptr, lw);
     else if (ty == "c64") s = l.cusolverDnCungqr_bufferSize(h, m, n, k, nullptr, m, nullptr, lw);
     else s = l.cusolverDnZungqr_bufferSize(h, m, n, k, nullptr, m, nullptr, lw);
+  } else if (c.op == "syevd" && st.jacobi_batched) {
+    const cublasFillMode_t uplo = c.lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+    const cusolverEigMode_t jobz = Jobz(c);
+    const int batch = static_cast<int>(BatchOf(st));
+    syevjInfo_t p = st.syevj;
+    if (ty == "f32") s = l.cusolverDnSsyevjBatched_bufferSize(h, jobz, uplo, n, nullptr, n, nullptr, lw, p, batch);
+    else if (ty == "f64") s = l.cusolverDnDsyevjBatched_bufferSize(h, jobz, uplo, n, nullptr, n, nullptr, lw, p, batch);
+    else if (ty == "c64") s = l.cusolverDnCheevjBatched_bufferSize(h, jobz, uplo, n, nullptr, n, nullptr, lw, p, batch);
+    else s = l.cusolverDnZheevjBatched_bufferSize(h, jobz, uplo, n, nullptr, n, nullptr, lw, p, batch);
+  } else if (c.op == "gesvd" && st.jacobi_batched) {
+    const cusolverEigMode_t jobz = Jobz(c);
+    const int batch = static_cast<int>(BatchOf(st));
+    gesvdjInfo_t p = st.gesvdj;
+    if (ty == "f32")
+      s = l.cusolverDnSgesvdjBatched_bufferSize(h, jobz, m, n, nullptr, m, nullptr, nullptr, m, nullptr, n, lw, p, batch);
+    else if (ty == "f64")
+      s = l.cusolverDnDgesvdjBatched_bufferSize(h, jobz, m, n, nullptr, m, nullptr, nullptr, m, nullptr, n, lw, p, batch);
+    else if (ty == "c64")
+      s = l.cusolverDnCgesvdjBatched_bufferSize(h, jobz, m, n, nullptr, m, nullptr, nullptr, m, nullptr, n, lw, p, batch);
+    else
+      s = l.cusolverDnZgesvdjBatched_bufferSize(h, jobz, m, n, nullptr, m, nullptr, nullptr, m, nullptr, n, lw, p, batch);
   } else if (c.op == "syevd") {
     const cublasFillMode_t uplo = c.lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
     const cusolverEigMode_t jobz = Jobz(c);
@@ -112,8 +135,19 @@ absl::Status PrepareDecomposition(GpuLinalgState& st) {
   st.m = static_cast<int>(c.transposed ? st.a.cols : st.a.rows);
   st.n = static_cast<int>(c.transposed ? st.a.rows : st.a.cols);
   if (c.op == "orgqr") st.kt = static_cast<int>(c.shapes[1].dimensions.back());
+  const int64_t batch = BatchOf(st);
+  // As jaxlib: eigh of matrices up to 32 x 32 by Jacobi (syevjBatched; jaxlib takes syevj for a
+  // single one, syevd serves that here), the full-matrices gesvdj of a batch of matrices up to
+  // 32 x 32 in one gesvdjBatched.
+  st.jacobi_batched = batch > 1 && batch <= INT32_MAX && st.m <= 32 && st.n <= 32 &&
+                      (c.op == "syevd" || (c.op == "gesvd" && c.jacobi && c.full_matrices));
   if (c.op == "gesvd" && c.jacobi)
     if (absl::Status s = SolverCheck(st.libs->cusolverDnCreateGesvdjInfo(&st.gesvdj), "cusolverDnCreateGesvdjInfo",
+                                     st.name);
+        !s.ok())
+      return s;
+  if (c.op == "syevd" && st.jacobi_batched)
+    if (absl::Status s = SolverCheck(st.libs->cusolverDnCreateSyevjInfo(&st.syevj), "cusolverDnCreateSyevjInfo",
                                      st.name);
         !s.ok())
       return s;
@@ -153,6 +187,48 @@ absl::Status RunDecomposition(const GpuLinalgState& st, CUstream stream, const s
   void* w = reinterpret_cast<void*>(st.workspace);
   const int lw = st.lwork;
   auto ptr = [](CUdeviceptr base, int64_t offset) { return reinterpret_cast<void*>(base + offset); };
+  if (st.jacobi_batched) {
+    // One call for the whole batch: the matrices, vectors and infos lie back to back, as the
+    // batched routines read them.
+    const int nb = static_cast<int>(batch);
+    const cusolverEigMode_t jobz = Jobz(c);
+    void* A = ptr(out, 0);
+    cusolverStatus_t s;
+    if (c.op == "syevd") {
+      const cublasFillMode_t uplo = c.lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+      void* W = ptr(args[2], 0);
+      int* info = static_cast<int*>(ptr(args[3], 0));
+      syevjInfo_t p = st.syevj;
+      if (ty == "f32")
+        s = l.cusolverDnSsyevjBatched(h, jobz, uplo, n, (float*)A, n, (float*)W, (float*)w, lw, info, p, nb);
+      else if (ty == "f64")
+        s = l.cusolverDnDsyevjBatched(h, jobz, uplo, n, (double*)A, n, (double*)W, (double*)w, lw, info, p, nb);
+      else if (ty == "c64")
+        s = l.cusolverDnCheevjBatched(h, jobz, uplo, n, (cuComplex*)A, n, (float*)W, (cuComplex*)w, lw, info, p, nb);
+      else
+        s = l.cusolverDnZheevjBatched(h, jobz, uplo, n, (cuDoubleComplex*)A, n, (double*)W, (cuDoubleComplex*)w, lw,
+                                      info, p, nb);
+    } else {
+      void* S = ptr(args[2], 0);
+      void* U = ptr(args[3], 0);
+      void* V = ptr(args[4], 0);
+      int* info = static_cast<int*>(ptr(args[5], 0));
+      gesvdjInfo_t p = st.gesvdj;
+      if (ty == "f32")
+        s = l.cusolverDnSgesvdjBatched(h, jobz, m, n, (float*)A, m, (float*)S, (float*)U, m, (float*)V, n, (float*)w,
+                                       lw, info, p, nb);
+      else if (ty == "f64")
+        s = l.cusolverDnDgesvdjBatched(h, jobz, m, n, (double*)A, m, (double*)S, (double*)U, m, (double*)V, n,
+                                       (double*)w, lw, info, p, nb);
+      else if (ty == "c64")
+        s = l.cusolverDnCgesvdjBatched(h, jobz, m, n, (cuComplex*)A, m, (float*)S, (cuComplex*)U, m, (cuComplex*)V,
+                                       n, (cuComplex*)w, lw, info, p, nb);
+      else
+        s = l.cusolverDnZgesvdjBatched(h, jobz, m, n, (cuDoubleComplex*)A, m, (double*)S, (cuDoubleComplex*)U, m,
+                                       (cuDoubleComplex*)V, n, (cuDoubleComplex*)w, lw, info, p, nb);
+    }
+    return SolverCheck(s, "cusolverDn<t>{syevj,gesvdj}Batched", absl::StrCat(c.op, " (", st.name, ")"));
+  }
   for (int64_t b = 0; b < batch; ++b) {
     void* A = ptr(out, b * per);
     cusolverStatus_t s = CUSOLVER_STATUS_SUCCESS;

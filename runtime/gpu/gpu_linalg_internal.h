@@ -36,7 +36,14 @@ namespace hloc::runtime::gpu::linalg_internal {
   X(cusolverDnZgesvd_bufferSize) X(cusolverDnSgesvd) X(cusolverDnDgesvd) X(cusolverDnCgesvd) X(cusolverDnZgesvd)   \
   X(cusolverDnCreateGesvdjInfo) X(cusolverDnDestroyGesvdjInfo) X(cusolverDnSgesvdj_bufferSize)                   \
   X(cusolverDnDgesvdj_bufferSize) X(cusolverDnCgesvdj_bufferSize) X(cusolverDnZgesvdj_bufferSize)                \
-  X(cusolverDnSgesvdj) X(cusolverDnDgesvdj) X(cusolverDnCgesvdj) X(cusolverDnZgesvdj)
+  X(cusolverDnSgesvdj) X(cusolverDnDgesvdj) X(cusolverDnCgesvdj) X(cusolverDnZgesvdj)                             \
+  X(cusolverDnCreateSyevjInfo) X(cusolverDnDestroySyevjInfo) X(cusolverDnSsyevjBatched_bufferSize)               \
+  X(cusolverDnDsyevjBatched_bufferSize) X(cusolverDnCheevjBatched_bufferSize)                                   \
+  X(cusolverDnZheevjBatched_bufferSize) X(cusolverDnSsyevjBatched) X(cusolverDnDsyevjBatched)                   \
+  X(cusolverDnCheevjBatched) X(cusolverDnZheevjBatched) X(cusolverDnSgesvdjBatched_bufferSize)                  \
+  X(cusolverDnDgesvdjBatched_bufferSize) X(cusolverDnCgesvdjBatched_bufferSize)                                 \
+  X(cusolverDnZgesvdjBatched_bufferSize) X(cusolverDnSgesvdjBatched) X(cusolverDnDgesvdjBatched)                \
+  X(cusolverDnCgesvdjBatched) X(cusolverDnZgesvdjBatched)
 #define HLOC_CUBLAS_ENTRIES(X)                                                                     \
   X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasSetStream_v2) X(cublasSetPointerMode_v2)          \
   X(cublasStrsm_v2) X(cublasDtrsm_v2) X(cublasCtrsm_v2) X(cublasZtrsm_v2)                          \
@@ -87,6 +94,10 @@ struct GpuLinalgState {
   // (the transposed gesvd's: a's transpose), kt = orgqr's reflector count; gesvdj's parameters.
   int m = 0, n = 0, kt = 0;
   gesvdjInfo_t gesvdj = nullptr;
+  // jaxlib's small-matrix paths: a batch of matrices up to 32 x 32 in one syevjBatched (eigh)
+  // or gesvdjBatched (full-matrices SVD) call.
+  bool jacobi_batched = false;
+  syevjInfo_t syevj = nullptr;
 };
 
 // Whether `op` is one of the decompositions gpu_linalg_decomp.cc runs (geqrf, orgqr, syevd,
