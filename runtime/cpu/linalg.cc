@@ -103,7 +103,7 @@ template <typename T> struct Decomp;
     }                                                                                                          \
     static int gesdd(char jobz, int m, int n, T* a, T* s, T* u, T* vt) {                                       \
       int info = 0, lwork = -1;                                                                                \
-      const int mn = std::min(m, n), ldu = std::max(1, m), ldvt = std::max(1, n);                              \
+      const int mn = std::min(m, n), ldu = std::max(1, m), ldvt = std::max(1, jobz == 'S' ? mn : n);          \
       std::vector<int> iwork(std::max(1, 8 * mn));                                                             \
       T q = 0;                                                                                                 \
       p##gesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, &q, &lwork, iwork.data(), &info, 1);              \
@@ -154,7 +154,8 @@ HLOC_DECOMP_REAL(double, d, orgqr_)
     }                                                                                                          \
     static int gesdd(char jobz, int m, int n, T* a, R* s, T* u, T* vt) {                                       \
       int info = 0, lwork = -1;                                                                                \
-      const int mn = std::min(m, n), mx = std::max(m, n), ldu = std::max(1, m), ldvt = std::max(1, n);         \
+      const int mn = std::min(m, n), mx = std::max(m, n), ldu = std::max(1, m);                              \
+      const int ldvt = std::max(1, jobz == 'S' ? mn : n);                                                      \
       std::vector<int> iwork(std::max(1, 8 * mn));                                                             \
       /* LAPACK 3.7's lrwork bound (the largest, for jobz = 'A' / 'S'). */                                     \
       std::vector<R> rwork(std::max<size_t>(1, static_cast<size_t>(mn) *                                       \
@@ -308,8 +309,9 @@ template <typename T> absl::Status RunDecomposition(const LinalgConfig& c, void*
     }
     return absl::OkStatus();
   }
-  // gesvd: gesdd computes the full U (m x m) and V^H (n x n) (or neither), then the call's
-  // blocks are copied out: u [m, m|k], and V^H [n|k, n] or (jacobi) V [n, n|k].
+  // gesvd: gesdd computes U (m x m, or m x k for the economy form) and V^H (n x n, or k x n)
+  // (or neither), then the call's blocks are copied out: u [m, m|k], and V^H [n|k, n] or
+  // (jacobi) V [n, n|k].
   absl::StatusOr<MatrixView> ov = MatrixViewOf(c.shapes[1]);
   if (!ov.ok()) return ov.status();
   const bool uv = c.compute_uv || c.jacobi;
@@ -320,11 +322,13 @@ template <typename T> absl::Status RunDecomposition(const LinalgConfig& c, void*
   if (!vvw.ok()) return vvw.status();
   const OperandMatrices<T> a(args[0], av, args[1], *ov);
   std::vector<R> sv(std::max(k, 1));
-  std::vector<T> u(uv ? std::max(m * m, 1) : 1), vt(uv ? std::max(n * n, 1) : 1), blk;
+  const char jobz = !uv ? 'N' : c.full_matrices ? 'A' : 'S';
+  const int ucols = jobz == 'S' ? k : m, vtrows = jobz == 'S' ? k : n;
+  std::vector<T> u(uv ? std::max(m * ucols, 1) : 1), vt(uv ? std::max(vtrows * n, 1) : 1), blk;
   for (int64_t b = 0; b < av.batch; ++b) {
     a.Read(b, w);
     int info = 0;
-    if (k > 0) info = Decomp<T>::gesdd(uv ? 'A' : 'N', m, n, w.data(), sv.data(), u.data(), vt.data());
+    if (k > 0) info = Decomp<T>::gesdd(jobz, m, n, w.data(), sv.data(), u.data(), vt.data());
     Scatter(w, *ov, b, static_cast<T*>(args[1]));  // scratch (JAX drops it)
     for (int i = 0; i < k; ++i) VecAt<R>(args[2], c.shapes[2], k, b, i) = sv[i];
     if (uv) {
@@ -334,13 +338,13 @@ template <typename T> absl::Status RunDecomposition(const LinalgConfig& c, void*
       blk.resize(vvw->rows * vvw->cols);
       for (int64_t j = 0; j < vvw->cols; ++j)
         for (int64_t i = 0; i < vvw->rows; ++i) {
-          // V^H (i, j) = vt[i + j * n]; V (i, j) = conj(vt[j + i * n]).
+          // V^H (i, j) = vt[i + j * vtrows]; V (i, j) = conj(vt[j + i * vtrows]).
           if (c.jacobi) {
-            T x = vt[j + i * n];
+            T x = vt[j + i * vtrows];
             if constexpr (!std::is_floating_point_v<T>) x = std::conj(x);
             blk[j * vvw->rows + i] = x;
           } else {
-            blk[j * vvw->rows + i] = vt[i + j * n];
+            blk[j * vvw->rows + i] = vt[i + j * vtrows];
           }
         }
       Scatter(blk, *vvw, b, static_cast<T*>(args[vi]));
