@@ -1,5 +1,5 @@
-// The GPU runtime's dense linear algebra (runtime/executable/linalg_config.h): potrf and getrf
-// through cuSOLVER's dense API (libcusolver.so.12, dlopen'ed), trsm through cuBLAS
+// The GPU runtime's dense linear algebra (runtime/executable/linalg_config.h; QR, eigh, SVD and
+// the pivot permutation: gpu_linalg_decomp.cc): potrf and getrf through cuSOLVER's dense API (libcusolver.so.12, dlopen'ed), trsm through cuBLAS
 // (libcublas.so.13/.12), on the executable's stream. A batch of many small matrices takes one
 // batched call (cuSOLVER potrfBatched, cuBLAS getrfBatched / trsmBatched over device pointer
 // arrays a small kernel fills); a few large ones one call per matrix (linalg_batch.h says which,

@@ -1,7 +1,7 @@
 // Dense linear algebra as library thunks (runtime/executable/linalg_config.h), for both
 // backends: XLA's cholesky and triangular-solve ops, and the solver custom calls JAX and XLA
-// emit (cusolver_potrf_ffi, cusolver_getrf_ffi, lapack_*_ffi, __cublas$triangularSolve;
-// eval/solver_calls.h). The CPU runtime runs the thunk with LAPACK, the GPU runtime with
+// emit (cusolver_potrf_ffi, cusolver_getrf_ffi, lapack_*_ffi, __cublas$triangularSolve, and
+// JAX's QR, eigh, SVD and pivots-to-permutation calls; ir/custom_calls/solver_calls.h). The CPU runtime runs the thunk with LAPACK, the GPU runtime with
 // cuSOLVER / cuBLAS; the compiler only records what to compute and where.
 #pragma once
 #include <optional>
