@@ -7,6 +7,7 @@
 #include "engine/html_report.h"
 #include "engine/pass.h"
 #include "engine/pass_manager.h"
+#include "ir/verifier.h"
 #include "schedule/hlo_scheduling.h"
 #include "support/file_io.h"
 
@@ -41,6 +42,17 @@ absl::StatusOr<std::unique_ptr<BufferAssignment>> RunHloStagesAndAssignBuffers(
   // called from two places, as a while body, would share one set of buffers) and copy-insertion
   // (in-place ops must not clobber parameters, constants or live values).
   std::optional<Pipeline> required;
+  if (!pipeline) {
+    // Compiled as it is, the module's layouts are the buffers' layouts: a value handed through
+    // (get-tuple-element, tuple, call, while) must keep its layout, or a kernel reads a buffer in
+    // another layout than it was written in (no layout assignment inserts the copy).
+    VerifierOptions verify;
+    verify.layout_sensitive = true;
+    verify.entry_layout_sensitive = false;  // the runtime converts to and from the entry layout
+    verify.allow_mixed_precision = true;
+    if (absl::Status s = VerifyModule(module, verify); !s.ok())
+      return WithStage(s, "layout check (compiling without passes)");
+  }
   if (!pipeline && PassRegistry::Global().Find("copy-insertion") != nullptr &&
       PassRegistry::Global().Find("flatten-call-graph") != nullptr &&
       PassRegistry::Global().Find("call-inliner") != nullptr) {

@@ -652,7 +652,7 @@ class Verifier {
     }
     const Shape& root = entry.root_instruction()->shape();
     if (!ShapesCompatible(root, layout->result_shape) ||
-        (options_.layout_sensitive && !SameMinorToMajor(root, layout->result_shape))) {
+        (options_.layout_sensitive && options_.entry_layout_sensitive && !SameMinorToMajor(root, layout->result_shape))) {
       return CompError(entry, absl::StrCat("Shape of the root instruction of entry computation (", root.ToString(true),
                                            ") should be compatible to one specified in module's entry computation "
                                            "layout (", layout->result_shape.ToString(true), ")"));
@@ -662,7 +662,8 @@ class Verifier {
       const Shape& l = layout->parameter_shapes[i];
       absl::Status valid = CheckLayout(l);
       if (!valid.ok()) return CompError(entry, absl::StrCat("entry computation layout: ", valid.message()));
-      if (!ShapesCompatible(p, l) || (options_.layout_sensitive && !SameMinorToMajor(p, l))) {
+      if (!ShapesCompatible(p, l) ||
+          (options_.layout_sensitive && options_.entry_layout_sensitive && !SameMinorToMajor(p, l))) {
         return CompError(entry, absl::StrCat("Shape of the entry computation parameter ", i, " is ", p.ToString(true),
                                              " should be compatible to the one specified in module's entry "
                                              "computation layout ", l.ToString(true)));

@@ -15,6 +15,10 @@ struct VerifierOptions {
   // tuple, call, while, conditional, opt-barrier, copy-done) and in the entry computation
   // layout. Off by default, like XLA's layout_sensitive=false.
   bool layout_sensitive = false;
+  // With layout_sensitive: also the entry computation layout against the entry's parameters and
+  // root. Off where something else reconciles them (compiling without passes: the runtime
+  // converts between the entry layout and the buffers').
+  bool entry_layout_sensitive = true;
   // Allow mixed float precisions (bf16 with f32) where XLA's allow_mixed_precision does: operands
   // of one instruction may differ in float type, and results may differ from the inferred
   // float type for instructions that compute a new value.
