@@ -52,9 +52,10 @@ def make(g):
     def svd(a):
         u, s, vh = jnp.linalg.svd(a, full_matrices=False)
         u2 = phase_fix(u, -2)
-        # The same phases on V^H's rows keep U S V^H.
+        # u2 = u * conj(p) column by column (p: each column's phase), so V^H's rows take p to keep
+        # U S V^H: ph below is conj(p).
         ph = jnp.sum(u2 * jnp.conj(u), axis=-2) / jnp.maximum(jnp.sum(jnp.abs(u) ** 2, axis=-2), 1e-30)
-        vh2 = vh * ph[..., :, None]
+        vh2 = vh * jnp.conj(ph)[..., :, None]
         recon = (u2 * s[..., None, :].astype(u2.dtype)) @ vh2
         return s, u2, vh2, recon
 
