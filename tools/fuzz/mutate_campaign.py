@@ -897,7 +897,7 @@ class Campaign:
         if len(self.hlox_pool) < 8:
             small = [s for s in self.seeds if runnable(s) and "/tests/corpus/" in s and "before_optimizations" in s]
             mod = rng.choice(small)
-            prof = rng.choice(["cpu", "cpu", "cpu", "h200"])
+            prof = "h200" if len(self.hlox_pool) % 3 == 2 else "cpu"  # GPU executables too, always
             d = tempfile.mkdtemp(dir=self.work, prefix="hlox-")
             out = os.path.join(d, os.path.basename(mod).split(".")[0] + "." + prof + ".hlox")
             r = self.runner.run(["compile", mod, "--profile", prof, "-o", out], d, timeout=120)
