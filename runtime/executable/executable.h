@@ -64,6 +64,9 @@ struct GemmConfig {
   int64_t lhs_leading_dim = 0, rhs_leading_dim = 0, output_leading_dim = 0;
   int64_t lhs_batch_stride = 0, rhs_batch_stride = 0, output_batch_stride = 0;
   double alpha = 1.0, beta = 0.0;
+  // Complex GEMMs (c64, c128; XLA's GemmBackendConfig): alpha is alpha + alpha_imag * i, beta
+  // stays real. Always 0 for real types.
+  double alpha_imag = 0.0;
   std::string epilogue = "DEFAULT";  // DEFAULT, BIAS, RELU, BIAS_RELU, GELU, BIAS_GELU
   int64_t algorithm = -1;             // chosen by autotuning; -1: the library's default
   // How the CPU runtime (runtime/cpu/gemm.h) reads these: A is stored [m, k] ([k, m] when

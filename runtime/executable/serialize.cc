@@ -198,6 +198,7 @@ void WriteThunk(Writer& w, const Thunk& t) {
   WriteFft(w, t.fft);
   w.I64(t.lanes);
   WriteCollective(w, t.collective);
+  w.F64(g.alpha_imag);  // appended: a record without it reads as 0 (real alpha)
   w.End(rec);
 }
 
@@ -446,6 +447,7 @@ absl::Status ReadThunk(Reader& r, Thunk* t, int depth) {
   if (rec.remaining() > 0) HLOX_RETURN_IF_ERROR(rec.I64(&t->lanes, "command buffer lanes"));
   if (t->lanes < 1 || t->lanes > 16) return rec.Error(absl::StrCat("command buffer lanes ", t->lanes, " not in [1, 16]"));
   if (rec.remaining() > 0) HLOX_RETURN_IF_ERROR(ReadCollective(rec, &t->collective));
+  if (rec.remaining() > 0) HLOX_RETURN_IF_ERROR(rec.F64(&g.alpha_imag, "gemm alpha_imag"));
   return absl::OkStatus();  // trailing bytes: fields of a later version
 }
 

@@ -98,6 +98,7 @@ struct TypeInfo {
   cudaDataType_t type;
   int64_t bytes;
   bool f8 = false;
+  bool complex = false;
 };
 
 std::optional<TypeInfo> LtType(const std::string& t) {
@@ -109,6 +110,8 @@ std::optional<TypeInfo> LtType(const std::string& t) {
   if (t == "s32") return TypeInfo{CUDA_R_32I, 4};
   if (t == "f8e4m3fn") return TypeInfo{CUDA_R_8F_E4M3, 1, true};
   if (t == "f8e5m2") return TypeInfo{CUDA_R_8F_E5M2, 1, true};
+  if (t == "c64") return TypeInfo{CUDA_C_32F, 8, false, true};
+  if (t == "c128") return TypeInfo{CUDA_C_64F, 16, false, true};
   return std::nullopt;
 }
 
@@ -179,9 +182,23 @@ absl::StatusOr<GemmConfig> NormalizeGpuGemmConfig(const GemmConfig& config) {
     if (!LtType(*t)) {
       return absl::UnimplementedError(absl::StrCat("GEMM element type '", *t,
                                                    "' is not supported by cuBLASLt here (f32, f64, bf16, f16, s8, "
-                                                   "s32, f8e4m3fn, f8e5m2)"));
+                                                   "s32, f8e4m3fn, f8e5m2, c64, c128)"));
     }
   }
+  // Complex GEMMs: all three of one complex type (XLA's c64 x c64 -> c64, c128 x c128 -> c128),
+  // no epilogue (XLA fuses none into them); only they take an imaginary alpha.
+  const bool complex = LtType(g.lhs_type)->complex || LtType(g.rhs_type)->complex || LtType(g.output_type)->complex;
+  if (complex && (g.lhs_type != g.rhs_type || g.lhs_type != g.output_type)) {
+    return absl::UnimplementedError(absl::StrCat("complex GEMM ", g.lhs_type, " x ", g.rhs_type, " -> ", g.output_type,
+                                                 " (cuBLASLt multiplies c64 x c64 -> c64 and c128 x c128 -> c128)"));
+  }
+  if (complex && !(g.epilogue.empty() || g.epilogue == "DEFAULT")) {
+    return absl::UnimplementedError(absl::StrCat("epilogue ", g.epilogue, " on a complex GEMM"));
+  }
+  if (!complex && g.alpha_imag != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("an imaginary alpha (", g.alpha_imag, ") on a ", g.lhs_type, " GEMM"));
+  }
+  if (!std::isfinite(g.alpha_imag)) return absl::InvalidArgumentError("GEMM alpha must be finite");
   if (!LtEpilogue(g.epilogue)) return absl::InvalidArgumentError(absl::StrCat("unknown GEMM epilogue '", g.epilogue, "'"));
   if (g.batch < 0 || g.m < 0 || g.n < 0 || g.k < 0) {
     return absl::InvalidArgumentError(absl::StrCat("negative GEMM size: batch ", g.batch, " m ", g.m, " n ", g.n, " k ", g.k));
@@ -216,21 +233,34 @@ struct GemmPlanState {
   cublasLtMatrixLayout_t a_layout = nullptr, b_layout = nullptr, c_layout = nullptr, d_layout = nullptr;
   cublasLtMatmulAlgo_t algo;
   bool have_algo = false;
-  // alpha/beta in the scale type (host pointer mode).
+  // alpha/beta in the scale type (host pointer mode); complex scales are {re, im} pairs
+  // (cuComplex, cuDoubleComplex).
   float alpha_f = 1, beta_f = 0;
   double alpha_d = 1, beta_d = 0;
   int32_t alpha_i = 1, beta_i = 0;
+  float alpha_c[2] = {1, 0}, beta_c[2] = {0, 0};
+  double alpha_z[2] = {1, 0}, beta_z[2] = {0, 0};
   cudaDataType_t scale_type = CUDA_R_32F;
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
   cudaDataType_t lt_a_type = CUDA_R_32F, lt_b_type = CUDA_R_32F, d_type = CUDA_R_32F;  // cuBLASLt's A, B; C and D
 
   const void* alpha() const {
-    return scale_type == CUDA_R_64F ? static_cast<const void*>(&alpha_d)
-           : scale_type == CUDA_R_32I ? static_cast<const void*>(&alpha_i) : static_cast<const void*>(&alpha_f);
+    switch (scale_type) {
+      case CUDA_R_64F: return &alpha_d;
+      case CUDA_R_32I: return &alpha_i;
+      case CUDA_C_32F: return alpha_c;
+      case CUDA_C_64F: return alpha_z;
+      default: return &alpha_f;
+    }
   }
   const void* beta() const {
-    return scale_type == CUDA_R_64F ? static_cast<const void*>(&beta_d)
-           : scale_type == CUDA_R_32I ? static_cast<const void*>(&beta_i) : static_cast<const void*>(&beta_f);
+    switch (scale_type) {
+      case CUDA_R_64F: return &beta_d;
+      case CUDA_R_32I: return &beta_i;
+      case CUDA_C_32F: return beta_c;
+      case CUDA_C_64F: return beta_z;
+      default: return &beta_f;
+    }
   }
   std::string Where(const std::string& what) const { return absl::StrCat(what, " for GEMM '", name, "' (", description, ")"); }
 };
@@ -272,6 +302,7 @@ absl::StatusOr<std::unique_ptr<CublasLtGemm>> CublasLtGemm::Create(const CudaCon
                                    g.lhs_type, g.rhs_type, g.output_type, g.batch, g.m, g.n, g.k,
                                    g.lhs_transposed ? "T" : "N", g.rhs_transposed ? "T" : "N", g.lhs_leading_dim,
                                    g.rhs_leading_dim, g.output_leading_dim, g.epilogue, g.alpha, g.beta);
+  if (g.alpha_imag != 0) absl::StrAppendFormat(&st.description, " alpha_imag %g", g.alpha_imag);
   // Bounds: every element the views touch lies inside its slice.
   const int64_t a_rows = g.lhs_transposed ? g.k : g.m, a_cols = g.lhs_transposed ? g.m : g.k;
   const int64_t b_rows = g.rhs_transposed ? g.n : g.k, b_cols = g.rhs_transposed ? g.k : g.n;
@@ -299,7 +330,17 @@ absl::StatusOr<std::unique_ptr<CublasLtGemm>> CublasLtGemm::Create(const CudaCon
   // Compute and scale types.
   const bool ints = g.lhs_type == "s8";
   cublasComputeType_t compute;
-  if (g.lhs_type == "f64" || g.compute_type == "f64") {
+  if (g.lhs_type == "c128") {
+    // XLA's GetBlasComputationType: kF64 for c128 (CUDA_C_64F in, out and scale).
+    compute = CUBLAS_COMPUTE_64F;
+    st.scale_type = CUDA_C_64F;
+  } else if (g.lhs_type == "c64") {
+    // f32 for c64 as for f32, TF32 tensor cores under the same rule (XLA's kTF32AsF32 for C64).
+    compute = g.compute_type == "tf32" || (options.allow_tf32 && g.compute_type != "f32_highest")
+                  ? CUBLAS_COMPUTE_32F_FAST_TF32
+                  : CUBLAS_COMPUTE_32F;
+    st.scale_type = CUDA_C_32F;
+  } else if (g.lhs_type == "f64" || g.compute_type == "f64") {
     compute = CUBLAS_COMPUTE_64F;
     st.scale_type = CUDA_R_64F;
   } else if (ints) {
@@ -315,6 +356,10 @@ absl::StatusOr<std::unique_ptr<CublasLtGemm>> CublasLtGemm::Create(const CudaCon
   st.alpha_f = static_cast<float>(g.alpha), st.beta_f = static_cast<float>(beta);
   st.alpha_d = g.alpha, st.beta_d = beta;
   st.alpha_i = static_cast<int32_t>(g.alpha), st.beta_i = static_cast<int32_t>(beta);
+  st.alpha_c[0] = static_cast<float>(g.alpha), st.alpha_c[1] = static_cast<float>(g.alpha_imag);
+  st.beta_c[0] = static_cast<float>(beta), st.beta_c[1] = 0;
+  st.alpha_z[0] = g.alpha, st.alpha_z[1] = g.alpha_imag;
+  st.beta_z[0] = beta, st.beta_z[1] = 0;
   if (st.scale_type == CUDA_R_32I && (st.alpha_i != g.alpha || st.beta_i != beta)) {
     return absl::UnimplementedError(st.Where("an integer GEMM with a non-integer alpha or beta"));
   }
@@ -396,6 +441,7 @@ absl::StatusOr<std::unique_ptr<CublasLtGemm>> CublasLtGemm::Create(const CudaCon
                            g.lhs_transposed ? "T" : "N", g.rhs_transposed ? "T" : "N", g.lhs_leading_dim,
                            g.rhs_leading_dim, g.output_leading_dim, g.lhs_batch_stride, g.rhs_batch_stride,
                            g.output_batch_stride, g.epilogue, g.alpha, beta);
+  if (g.alpha_imag != 0) absl::StrAppendFormat(&st.key, ",ai%g", g.alpha_imag);
   return plan;
 }
 

@@ -13,6 +13,10 @@
 // accumulation), f8e4m3fn/f8e5m2 (f32 accumulation; cuBLASLt takes them in its "TN" layout:
 // A row-major [m, k] and B stored [n, k]). Epilogues DEFAULT, BIAS, RELU, BIAS_RELU, GELU,
 // BIAS_GELU (GELU is the tanh approximation; beta is ignored with a bias, as the CPU runtime).
+// Complex: c64 (CUDA_C_32F; f32 accumulation, TF32 under the f32 rule, as XLA's kTF32AsF32 for
+// C64) and c128 (CUDA_C_64F, f64), all three operands one type, complex alpha (alpha,
+// alpha_imag) and real beta in a complex scale type, no epilogue. HLO's dot never conjugates,
+// so the operations stay N/T as for real types (never CUBLAS_OP_C).
 //
 // Algorithms: GemmConfig::algorithm >= 0 picks the heuristic's candidate of that index; else
 // the autotune cache's entry for (profile, library version, problem) when it still checks, else

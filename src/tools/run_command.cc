@@ -115,7 +115,7 @@ Options:
                       each graph a chain, 2-16 independent thunks parallel branches
   --device-loops S    on (default) or off: while loops as CUDA-graph WHILE nodes (one graph a
                       loop, no host round trip an iteration; needs command buffers and CUDA 12.3+)
-  --no-tf32           f32 GEMMs in full f32 (default: TF32, XLA's default)
+  --no-tf32           f32 and c64 GEMMs in full f32 (default: TF32, XLA's default)
   --no-conv-tf32      f32 convolutions without TF32 tensor cores (default: TF32 allowed, as cuDNN's
                       DEFAULT_MATH allows it)
   --small-gemm-kernels S  when compiling FILE: on (default), off, ROWSxWARPS[xDEPTH], max=MACS: small GEMMs as

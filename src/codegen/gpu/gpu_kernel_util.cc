@@ -233,7 +233,10 @@ absl::StatusOr<ElementGenerator> GeneratorOf(const GeneratorMap& gens, const Hlo
 ElementGenerator AccumulatorGenerator(std::vector<llvm::AllocaInst*> slots, llvm::Type* value_type,
                                       llvm::IRBuilderBase* b) {
   return [slots, value_type, b](const IrArray::Index&) -> absl::StatusOr<llvm::Value*> {
-    if (!value_type->isStructTy()) return b->CreateLoad(slots[0]->getAllocatedType(), slots[0]);
+    // One slot holding the whole value: a non-variadic reduce, whose value may itself be a struct
+    // (a complex number is {float, float}); only a variadic reduce's members are packed.
+    if (slots.size() == 1 && slots[0]->getAllocatedType() == value_type)
+      return b->CreateLoad(slots[0]->getAllocatedType(), slots[0]);
     llvm::Value* v = llvm::UndefValue::get(value_type);
     for (size_t i = 0; i < slots.size(); ++i)
       v = b->CreateInsertValue(v, b->CreateLoad(slots[i]->getAllocatedType(), slots[i]), {static_cast<unsigned>(i)});

@@ -81,6 +81,8 @@ bool CublasTypes(PrimitiveType a, PrimitiveType b, PrimitiveType out) {
     case P::BF16: return out == P::BF16 || out == P::F32;
     case P::F16: return out == P::F16 || out == P::F32;
     case P::S8: return out == P::S32 || out == P::F32;
+    case P::C64: return out == P::C64;    // CUDA_C_32F
+    case P::C128: return out == P::C128;  // CUDA_C_64F
     default: return false;
   }
 }
@@ -112,6 +114,9 @@ absl::StatusOr<runtime::Thunk> GemmThunk(const HloInstruction& hlo, const std::v
                                     "should have left it a dot)");
   runtime::GemmConfig& g = plan->config;
   g.alpha = cfg->alpha_real;
+  g.alpha_imag = cfg->alpha_imag;
+  if (g.alpha_imag != 0 && !IsComplex(d.shape.element_type()))
+    return absl::InvalidArgumentError("a GEMM of real numbers with an imaginary alpha");
   g.beta = cfg->beta;
   g.epilogue = std::string(GemmEpilogueName(cfg->epilogue));
   if (cfg->selected_algorithm) g.algorithm = *cfg->selected_algorithm;
@@ -238,7 +243,9 @@ std::optional<GemmPlan> GpuGemmPlan(const Shape& lhs, const Shape& rhs, const Sh
   g.rhs_type = TypeName(rhs.element_type());
   g.output_type = TypeName(out.element_type());
   const PrimitiveType in = lhs.element_type();
-  g.compute_type = in == PrimitiveType::F64 ? "f64" : in == PrimitiveType::S8 ? "s32" : "f32";
+  g.compute_type = in == PrimitiveType::F64 || in == PrimitiveType::C128 ? "f64"
+                   : in == PrimitiveType::S8                             ? "s32"
+                                                                         : "f32";
   g.batch = a->batch;
   g.k = a->cols;
   if (!d->transposed) {
