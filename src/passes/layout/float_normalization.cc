@@ -59,6 +59,22 @@ bool Skipped(const HloInstruction& x) {
   }
 }
 
+// Whether a computation `x` applies reads the bits of a low-precision value (bitcast-convert):
+// such a callee cannot be retyped to the high type. A total-order compare is expanded into
+// bitcast-converts (comparison-expander), which is what JAX's jnp.sort on bf16 gives: its
+// comparator stays in bf16, which the sort emitters read as they do f16.
+bool CalleesReadBits(const HloInstruction& x) {
+  for (const HloComputation* callee : x.called_computations()) {
+    for (const auto& inst : callee->instructions()) {
+      if (inst->opcode() == HloOpcode::kBitcastConvert && inst->operand(0)->shape().IsArray() &&
+          IsFloatingPoint(inst->operand(0)->shape().element_type()))
+        return true;
+      if (CalleesReadBits(*inst)) return true;
+    }
+  }
+  return false;
+}
+
 class Normalizer {
  public:
   Normalizer(HloModule& m, PrimitiveType low, PrimitiveType high, absl::flat_hash_set<HloOpcode> arith)
@@ -77,6 +93,7 @@ class Normalizer {
       if (c->IsFusionComputation() || embedded.count(c)) continue;
       for (HloInstruction* x : c->MakeInstructionPostOrder()) {
         if (Skipped(*x) || IsDataMovement(x->opcode()) || arith_.count(x->opcode())) continue;
+        if (CalleesReadBits(*x)) continue;
         bool uses = UsesType(x->shape(), low_);
         for (const HloInstruction* o : x->operands()) uses |= UsesType(o->shape(), low_);
         if (!uses) continue;
