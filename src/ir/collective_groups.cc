@@ -186,4 +186,11 @@ absl::StatusOr<std::string> CollectiveReduction(const HloInstruction& inst) {
   }
 }
 
+bool IsInPlacePermute(const HloInstruction& inst) {
+  if (inst.operand_count() != 4) return false;
+  for (const auto& [name, value] : inst.attrs().raw_attributes)
+    if (name == "slice_sizes") return true;
+  return inst.operand(2)->shape().IsTuple();
+}
+
 }  // namespace hloc

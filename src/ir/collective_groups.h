@@ -43,4 +43,9 @@ absl::StatusOr<std::vector<std::pair<int64_t, int64_t>>> PermuteDevicePairs(cons
 // of its two parameters. Anything else is an Unimplemented error naming `inst`.
 absl::StatusOr<std::string> CollectiveReduction(const HloInstruction& inst);
 
+// Whether `inst` is the in-place collective-permute form (slice_sizes={...}): operands (input,
+// output, input offsets, output offsets), result the output's shape. The offsets are tuples,
+// which also tells hand-built ones apart from a 4-operand combined permute.
+bool IsInPlacePermute(const HloInstruction& inst);
+
 }  // namespace hloc

@@ -4,6 +4,7 @@
 // as XLA's ShapeVerifier does, against the module's replica and partition counts.
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "ir/collective_groups.h"
 #include "ir/module.h"
 #include "ir/shape_inference_internal.h"
 
@@ -351,15 +352,6 @@ absl::Status CheckSourceTargetPairs(const HloInstruction& inst, GroupMode mode, 
     if (++targets[dst] > allowed) return InvalidArgument("Target %d appears more than %d time(s) in instruction's source-target pairs.", dst, allowed);
   }
   return absl::OkStatus();
-}
-
-// In-place permutes (slice_sizes={...}) take (input, output, input offsets, output offsets);
-// the offsets are tuples, which also tells hand-built ones apart from a 4-operand combined permute.
-bool IsInPlacePermute(const HloInstruction& inst) {
-  if (inst.operand_count() != 4) return false;
-  for (const auto& [name, value] : inst.attrs().raw_attributes)
-    if (name == "slice_sizes") return true;
-  return inst.operand(2)->shape().IsTuple();
 }
 
 absl::StatusOr<Shape> InferCollectivePermute(const HloInstruction& inst) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ir/collective_groups.h"
 #include "ir/computation.h"
 #include "passes/expanders/expander_util.h"
 #include "passes/pass_util.h"
@@ -39,7 +40,9 @@ Shape StartShape(const HloInstruction& inst) {
   switch (inst.opcode()) {
     case O::kAllReduce: return inst.shape();
     case O::kAllGather: return Shape::Tuple({OperandsShape(inst), inst.shape()});
-    default: return Shape::Tuple({OperandsShape(inst), inst.shape(), u32, u32});  // collective-permute
+    default:  // collective-permute: (input, output, context); the in-place form's input is operand 0
+      return Shape::Tuple({IsInPlacePermute(inst) ? inst.operand(0)->shape() : OperandsShape(inst), inst.shape(),
+                           u32, u32});
   }
 }
 
