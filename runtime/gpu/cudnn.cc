@@ -4,16 +4,18 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "runtime/gpu/json_lite.h"
 
 #if HLOC_HAVE_CUDA
 // The legacy convolution API is deprecated in cuDNN 9 but complete and simple; XLA's
@@ -26,9 +28,88 @@ namespace hloc::runtime::gpu {
 
 namespace {
 
-absl::StatusOr<ConvTensorSpec> ParseTensor(const JsonValue& root, const std::string& key) {
-  const JsonValue* t = root.Find(key);
-  if (t == nullptr || t->kind != JsonValue::Kind::kObject) {
+using nlohmann::json;
+
+// The config is read with nlohmann::json; these typed accessors name the key in their errors
+// ("'stride' is not an integer"). Numbers are read as doubles: integers are those exact in one.
+constexpr int kMaxJsonDepth = 64;  // levels below the top; a config is three deep
+
+// "JSON: <what> at byte N" for malformed text or nesting deeper than kMaxJsonDepth.
+absl::StatusOr<json> ParseJson(const std::string& text) {
+  bool too_deep = false;
+  auto limit_depth = [&](int depth, json::parse_event_t event, json&) {
+    if (depth > kMaxJsonDepth && (event == json::parse_event_t::object_start || event == json::parse_event_t::array_start))
+      too_deep = true;
+    return !too_deep;
+  };
+  try {
+    json doc = json::parse(text, limit_depth);
+    if (too_deep) return absl::InvalidArgumentError(absl::StrCat("JSON: nested too deeply (over ", kMaxJsonDepth, " levels)"));
+    return doc;
+  } catch (const json::parse_error& e) {
+    std::string_view what = e.what();
+    if (size_t p = what.find("parse error at "); p != std::string_view::npos) what.remove_prefix(p + 15);
+    return absl::InvalidArgumentError(absl::StrCat("JSON: ", std::string(what), " at byte ", e.byte > 0 ? e.byte - 1 : 0));
+  } catch (const json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("JSON: ", e.what()));
+  }
+}
+
+// The value under `key` of an object; null when absent or when `o` is not an object.
+const json* Find(const json& o, const std::string& key) {
+  if (!o.is_object()) return nullptr;
+  auto it = o.find(key);
+  return it == o.end() ? nullptr : &*it;
+}
+
+absl::StatusOr<const json*> Member(const json& o, const std::string& key) {
+  const json* v = Find(o, key);
+  if (v == nullptr) return absl::InvalidArgumentError(absl::StrCat("missing key '", key, "'"));
+  return v;
+}
+
+bool IsInt(const json& v) {
+  if (!v.is_number()) return false;
+  const double d = v.get<double>();
+  return std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.0e15;
+}
+
+absl::StatusOr<int64_t> JsonInt(const json& o, const std::string& key) {
+  absl::StatusOr<const json*> v = Member(o, key);
+  if (!v.ok()) return v.status();
+  if (!IsInt(**v)) return absl::InvalidArgumentError(absl::StrCat("'", key, "' is not an integer"));
+  return static_cast<int64_t>((*v)->get<double>());
+}
+
+absl::StatusOr<double> JsonNumber(const json& o, const std::string& key, double fallback) {
+  const json* v = Find(o, key);
+  if (v == nullptr) return fallback;
+  if (!v->is_number()) return absl::InvalidArgumentError(absl::StrCat("'", key, "' is not a number"));
+  return v->get<double>();
+}
+
+absl::StatusOr<std::string> JsonString(const json& o, const std::string& key) {
+  absl::StatusOr<const json*> v = Member(o, key);
+  if (!v.ok()) return v.status();
+  if (!(*v)->is_string()) return absl::InvalidArgumentError(absl::StrCat("'", key, "' is not a string"));
+  return (*v)->get<std::string>();
+}
+
+absl::StatusOr<std::vector<int64_t>> JsonIntList(const json& o, const std::string& key) {
+  absl::StatusOr<const json*> v = Member(o, key);
+  if (!v.ok()) return v.status();
+  if (!(*v)->is_array()) return absl::InvalidArgumentError(absl::StrCat("'", key, "' is not a list"));
+  std::vector<int64_t> out;
+  for (const json& e : **v) {
+    if (!IsInt(e)) return absl::InvalidArgumentError(absl::StrCat("'", key, "' holds a non-integer"));
+    out.push_back(static_cast<int64_t>(e.get<double>()));
+  }
+  return out;
+}
+
+absl::StatusOr<ConvTensorSpec> ParseTensor(const json& root, const std::string& key) {
+  const json* t = Find(root, key);
+  if (t == nullptr || !t->is_object()) {
     return absl::InvalidArgumentError(absl::StrCat("'", key, "' is missing or not an object"));
   }
   ConvTensorSpec spec;
@@ -55,7 +136,7 @@ absl::StatusOr<ConvTensorSpec> ParseTensor(const JsonValue& root, const std::str
 }  // namespace
 
 absl::StatusOr<ConvSpec> ParseConvSpec(const std::string& text) {
-  absl::StatusOr<JsonValue> root = ParseJson(text);
+  absl::StatusOr<json> root = ParseJson(text);
   if (!root.ok()) return absl::InvalidArgumentError(absl::StrCat("convolution config: ", root.status().message()));
   auto fail = [](const absl::Status& s) {
     return absl::InvalidArgumentError(absl::StrCat("convolution config: ", s.message()));
@@ -94,15 +175,15 @@ absl::StatusOr<ConvSpec> ParseConvSpec(const std::string& text) {
     if (!v.ok()) return fail(v.status());
     *f.out = *v;
   }
-  if (root->Find("activation") != nullptr) {
+  if (Find(*root, "activation") != nullptr) {
     absl::StatusOr<std::string> a = JsonString(*root, "activation");
     if (!a.ok()) return fail(a.status());
     c.activation = *a;
   }
-  const JsonValue* window = root->Find("window");
-  if (window == nullptr || window->kind != JsonValue::Kind::kArray) return fail(absl::InvalidArgumentError("'window' is not a list"));
-  for (size_t i = 0; i < window->array.size(); ++i) {
-    const JsonValue& w = window->array[i];
+  const json* window = Find(*root, "window");
+  if (window == nullptr || !window->is_array()) return fail(absl::InvalidArgumentError("'window' is not a list"));
+  for (size_t i = 0; i < window->size(); ++i) {
+    const json& w = (*window)[i];
     ConvWindowDim d;
     struct WField { const char* key; int64_t* out; };
     for (WField f : {WField{"size", &d.size}, {"stride", &d.stride}, {"pad_low", &d.pad_low}, {"pad_high", &d.pad_high},
@@ -111,15 +192,15 @@ absl::StatusOr<ConvSpec> ParseConvSpec(const std::string& text) {
       if (!v.ok()) return fail(absl::InvalidArgumentError(absl::StrCat("'window'[", i, "]: ", v.status().message())));
       *f.out = *v;
     }
-    const JsonValue* r = w.Find("reversal");
-    d.reversal = r != nullptr && r->kind == JsonValue::Kind::kBool && r->boolean;
+    const json* r = Find(w, "reversal");
+    d.reversal = r != nullptr && r->is_boolean() && r->get<bool>();
     c.window.push_back(d);
   }
-  const JsonValue* args = root->Find("arguments");
-  if (args == nullptr || args->kind != JsonValue::Kind::kArray) return fail(absl::InvalidArgumentError("'arguments' is not a list"));
-  for (const JsonValue& a : args->array) {
-    if (a.kind != JsonValue::Kind::kString) return fail(absl::InvalidArgumentError("'arguments' holds a non-string"));
-    c.arguments.push_back(a.string);
+  const json* args = Find(*root, "arguments");
+  if (args == nullptr || !args->is_array()) return fail(absl::InvalidArgumentError("'arguments' is not a list"));
+  for (const json& a : *args) {
+    if (!a.is_string()) return fail(absl::InvalidArgumentError("'arguments' holds a non-string"));
+    c.arguments.push_back(a.get<std::string>());
   }
   // Consistency.
   const size_t ns = c.input_spatial_dims.size();

@@ -18,7 +18,6 @@
 #include "runtime/gpu/cudnn.h"
 #include "runtime/gpu/gpu_executable.h"
 #include "runtime/gpu/gpu_selftest.h"
-#include "runtime/gpu/json_lite.h"
 
 namespace hloc::runtime::gpu {
 namespace {
@@ -105,19 +104,6 @@ TEST_CASE("autotune cache: text round trip, bad lines skipped, file save/load", 
   CHECK(missing.size() == 0);
 }
 
-TEST_CASE("json: values, nesting and errors", "[gpu_runtime]") {
-  auto v = ParseJson(R"({"a": [1, 2.5, -3e2], "b": {"c": "x\"y"}, "t": true, "n": null})");
-  REQUIRE(v.ok());
-  CHECK(v->Find("a")->array.size() == 3);
-  CHECK(v->Find("a")->array[2].number == -300);
-  CHECK(v->Find("b")->Find("c")->string == "x\"y");
-  CHECK(v->Find("t")->boolean);
-  CHECK(!ParseJson("{\"a\": }").ok());
-  CHECK(!ParseJson("[1, 2").ok());
-  CHECK(!ParseJson("{} x").ok());
-  CHECK(!ParseJson(std::string(200, '[')).ok());  // too deep: an error, not a crash
-}
-
 constexpr char kConvConfig[] =
     R"({"kind":"forward","input":{"type":"f32","dims":[2,8,8,4],"minor_to_major":[3,2,1,0]},)"
     R"("filter":{"type":"f32","dims":[3,3,4,8],"minor_to_major":[2,1,0,3]},)"
@@ -156,6 +142,35 @@ TEST_CASE("cudnn config: the compiler's JSON parses, mistakes are named", "[gpu_
   bad_dims.replace(bad_dims.find("\"output_spatial_dims\":[1,2]"), 27, "\"output_spatial_dims\":[1,7]");
   CHECK(!ParseConvSpec(bad_dims).ok());
   CHECK(!ParseConvSpec("not json").ok());
+}
+
+// The config is read with nlohmann::json: malformed text is a located error, absurd nesting an
+// error rather than a crash, and the typed accessors name the key.
+TEST_CASE("cudnn config: malformed JSON, deep nesting and wrong types are errors", "[gpu_runtime]") {
+  auto s = ParseConvSpec(R"({"kind": })");
+  REQUIRE(!s.ok());
+  CHECK(s.status().message().find("convolution config: JSON: ") == 0);
+  CHECK(s.status().message().find(" at byte 9") != std::string::npos);
+  CHECK(!ParseConvSpec("[1, 2").ok());
+  CHECK(!ParseConvSpec("{} x").ok());
+  s = ParseConvSpec(std::string(200, '[') + std::string(200, ']'));
+  REQUIRE(!s.ok());
+  CHECK(s.status().message().find("nested too deeply") != std::string::npos);
+  std::string deep = kConvConfig;  // a deep value under an unread key is still refused
+  deep.insert(deep.size() - 1, ",\"x\":" + std::string(100, '[') + std::string(100, ']'));
+  CHECK(!ParseConvSpec(deep).ok());
+
+  std::string text_stride = kConvConfig;
+  text_stride.replace(text_stride.find(R"("stride":2)"), 10, R"("stride":"2")");
+  s = ParseConvSpec(text_stride);
+  REQUIRE(!s.ok());
+  CHECK(s.status().message().find("'window'[1]: 'stride' is not an integer") != std::string::npos);
+  std::string fractional = kConvConfig;
+  fractional.replace(fractional.find(R"("input_batch_dim":0)"), 19, R"("input_batch_dim":0.5)");
+  CHECK(!ParseConvSpec(fractional).ok());
+  std::string scale = kConvConfig;  // a whole number written as a double is an integer
+  scale.replace(scale.find(R"("feature_group_count":1)"), 23, R"("feature_group_count":1.0)");
+  CHECK(ParseConvSpec(scale).ok());
 }
 
 // The contract with the GPU compiler: every convolution thunk it emits for the corpus's

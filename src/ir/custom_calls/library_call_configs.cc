@@ -1,11 +1,15 @@
-// The backend_config JSON of XLA:GPU's library calls (see library_calls.h): a small JSON
-// reader, and the printers/readers of GemmBackendConfig and CudnnConvBackendConfig in the text
-// form XLA writes (proto JSON: int64 fields as strings, enums by name, fields sorted by name).
-#include <cctype>
+// The backend_config JSON of XLA:GPU's library calls (see library_calls.h): parsing through
+// nlohmann::json (depth-capped, errors located), and the printers/readers of GemmBackendConfig
+// and CudnnConvBackendConfig in the text form XLA writes (proto JSON: int64 fields as strings,
+// enums by name, fields sorted by name).
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/custom_calls/library_calls.h"
@@ -18,173 +22,85 @@ bool IsCudnnConvTarget(std::string_view t) {
          t == kCudnnConvBackwardFilterCallTarget || t == kCudnnConvBiasActivationForwardCallTarget;
 }
 
-const JsonValue* JsonValue::Find(std::string_view key) const {
-  for (const auto& [k, v] : object)
-    if (k == key) return &v;
-  return nullptr;
-}
+using nlohmann::json;
 
 namespace {
 
-// Recursive descent over the text; nesting deeper than kMaxDepth is an error, not a stack
-// overflow (the input is user-supplied HLO).
-class JsonReader {
- public:
-  explicit JsonReader(std::string_view s) : s_(s) {}
+// The value under `key` of an object; null when absent or when `v` is not an object.
+const json* Find(const json& v, std::string_view key) {
+  if (!v.is_object()) return nullptr;
+  auto it = v.find(std::string(key));
+  return it == v.end() ? nullptr : &*it;
+}
+// A string's text, a number as written; empty for anything else.
+std::string Text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number()) return v.dump();
+  return "";
+}
 
-  absl::StatusOr<JsonValue> ReadDocument() {
-    auto v = Read(0);
-    if (!v.ok()) return v;
-    SkipSpace();
-    if (pos_ != s_.size()) return Error("trailing characters");
-    return v;
-  }
+constexpr int kMaxDepth = 64;  // levels below the top; XLA's configs are about four deep
 
- private:
-  static constexpr int kMaxDepth = 64;
-
-  absl::Status Error(std::string_view what) const {
-    // The reader serves backend_config and input spec files alike: callers say which it was.
-    return absl::InvalidArgumentError(absl::StrCat("invalid JSON: ", std::string(what), " at offset ", pos_));
-  }
-  void SkipSpace() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\n' || s_[pos_] == '\t' || s_[pos_] == '\r')) ++pos_;
-  }
-  bool Consume(char c) {
-    SkipSpace();
-    if (pos_ < s_.size() && s_[pos_] == c) {
-      ++pos_;
-      return true;
+// nlohmann builds nested values without recursion, but an absurdly nested config is refused before
+// parsing (and located), as the hand-written reader did: the first bracket more than kMaxDepth
+// levels below the top.
+absl::Status CheckDepth(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth + 1)
+        return absl::InvalidArgumentError(absl::StrCat("invalid JSON: nesting too deep at offset ", i));
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
     }
-    return false;
   }
-  bool ConsumeWord(std::string_view w) {
-    if (s_.substr(pos_, w.size()) == w) {
-      pos_ += w.size();
-      return true;
-    }
-    return false;
-  }
-
-  absl::StatusOr<std::string> ReadString() {
-    if (!Consume('"')) return Error("expected '\"'");
-    std::string out;
-    while (pos_ < s_.size() && s_[pos_] != '"') {
-      char c = s_[pos_++];
-      if (c == '\\') {
-        if (pos_ >= s_.size()) return Error("unterminated escape");
-        char e = s_[pos_++];
-        switch (e) {
-          case 'n': out += '\n'; break;
-          case 't': out += '\t'; break;
-          case 'r': out += '\r'; break;
-          case 'b': out += '\b'; break;
-          case 'f': out += '\f'; break;
-          case 'u': {
-            if (pos_ + 4 > s_.size()) return Error("bad \\u escape");
-            unsigned code = static_cast<unsigned>(std::strtoul(std::string(s_.substr(pos_, 4)).c_str(), nullptr, 16));
-            pos_ += 4;
-            if (code < 0x80) out += static_cast<char>(code);
-            else out += '?';  // configs are ASCII; a non-ASCII escape only needs to survive
-            break;
-          }
-          default: out += e;
-        }
-      } else {
-        out += c;
-      }
-    }
-    if (pos_ >= s_.size()) return Error("unterminated string");
-    ++pos_;
-    return out;
-  }
-
-  absl::StatusOr<JsonValue> Read(int depth) {
-    if (depth > kMaxDepth) return Error("nesting too deep");
-    SkipSpace();
-    if (pos_ >= s_.size()) return Error("unexpected end");
-    JsonValue v;
-    const char c = s_[pos_];
-    if (c == '{') {
-      ++pos_;
-      v.kind = JsonValue::Kind::kObject;
-      if (Consume('}')) return v;
-      do {
-        SkipSpace();
-        auto key = ReadString();
-        if (!key.ok()) return key.status();
-        if (!Consume(':')) return Error("expected ':'");
-        auto item = Read(depth + 1);
-        if (!item.ok()) return item;
-        v.object.emplace_back(std::move(*key), std::move(*item));
-      } while (Consume(','));
-      if (!Consume('}')) return Error("expected '}'");
-      return v;
-    }
-    if (c == '[') {
-      ++pos_;
-      v.kind = JsonValue::Kind::kArray;
-      if (Consume(']')) return v;
-      do {
-        auto item = Read(depth + 1);
-        if (!item.ok()) return item;
-        v.array.push_back(std::move(*item));
-      } while (Consume(','));
-      if (!Consume(']')) return Error("expected ']'");
-      return v;
-    }
-    if (c == '"') {
-      auto str = ReadString();
-      if (!str.ok()) return str.status();
-      v.kind = JsonValue::Kind::kString;
-      v.text = std::move(*str);
-      return v;
-    }
-    if (ConsumeWord("true")) { v.kind = JsonValue::Kind::kBool; v.boolean = true; return v; }
-    if (ConsumeWord("false")) { v.kind = JsonValue::Kind::kBool; return v; }
-    if (ConsumeWord("null")) return v;
-    const size_t start = pos_;
-    while (pos_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '-' ||
-                                s_[pos_] == '+' || s_[pos_] == '.' || s_[pos_] == 'e' || s_[pos_] == 'E'))
-      ++pos_;
-    if (pos_ == start) return Error("unexpected character");
-    v.kind = JsonValue::Kind::kNumber;
-    v.text = std::string(s_.substr(start, pos_ - start));
-    char* end = nullptr;
-    v.number = std::strtod(v.text.c_str(), &end);
-    if (end == nullptr || *end != '\0') return Error("bad number");
-    return v;
-  }
-
-  std::string_view s_;
-  size_t pos_ = 0;
-};
+  return absl::OkStatus();
+}
 
 // Proto JSON writes int64 as strings and doubles as numbers; accept either for both.
-absl::StatusOr<double> AsNumber(const JsonValue& v, std::string_view field) {
-  if (v.kind == JsonValue::Kind::kNumber) return v.number;
-  if (v.kind == JsonValue::Kind::kString) {
+absl::StatusOr<double> AsNumber(const json& v, std::string_view field) {
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) {
+    const std::string& text = v.get_ref<const std::string&>();
     char* end = nullptr;
-    double d = std::strtod(v.text.c_str(), &end);
-    if (end != nullptr && *end == '\0' && !v.text.empty()) return d;
-    if (v.text == "NaN") return std::nan("");
-    if (v.text == "Infinity") return INFINITY;
-    if (v.text == "-Infinity") return -INFINITY;
+    double d = std::strtod(text.c_str(), &end);
+    if (end != nullptr && *end == '\0' && !text.empty()) return d;
+    if (text == "NaN") return std::nan("");
+    if (text == "Infinity") return INFINITY;
+    if (text == "-Infinity") return -INFINITY;
   }
   return absl::InvalidArgumentError(absl::StrCat("backend_config: ", std::string(field), " is not a number"));
 }
-absl::StatusOr<int64_t> AsInt(const JsonValue& v, std::string_view field) {
+absl::StatusOr<int64_t> AsInt(const json& v, std::string_view field) {
+  auto out_of_range = [&] {
+    return absl::InvalidArgumentError(absl::StrCat("backend_config: ", std::string(field), " out of range"));
+  };
+  // Integers, written as numbers or as strings, are exact; anything else goes through a double.
+  if (v.is_number_unsigned()) {
+    if (v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return out_of_range();
+    return static_cast<int64_t>(v.get<uint64_t>());
+  }
+  if (v.is_number_integer()) return v.get<int64_t>();
+  int64_t exact = 0;
+  if (v.is_string() && absl::SimpleAtoi(v.get_ref<const std::string&>(), &exact)) return exact;
   auto d = AsNumber(v, field);
   if (!d.ok()) return d.status();
-  if (!(std::fabs(*d) < 9.2e18)) return absl::InvalidArgumentError(absl::StrCat("backend_config: ", std::string(field), " out of range"));
+  if (!(std::fabs(*d) < 9.2e18)) return out_of_range();
   return static_cast<int64_t>(*d);
 }
-absl::StatusOr<std::vector<int64_t>> AsIntList(const JsonValue* v, std::string_view field) {
+absl::StatusOr<std::vector<int64_t>> AsIntList(const json* v, std::string_view field) {
   std::vector<int64_t> out;
   if (v == nullptr) return out;
-  if (v->kind != JsonValue::Kind::kArray)
+  if (!v->is_array())
     return absl::InvalidArgumentError(absl::StrCat("backend_config: ", std::string(field), " is not a list"));
-  for (const JsonValue& e : v->array) {
+  for (const json& e : *v) {
     auto i = AsInt(e, field);
     if (!i.ok()) return i.status();
     out.push_back(*i);
@@ -210,12 +126,12 @@ std::string WrapGpuBackendConfig(std::string_view inner_key, const std::string& 
 
 // The inner object `key` of a GpuBackendConfig, or the document itself when it is the bare
 // inner config (a test may write only that).
-absl::StatusOr<JsonValue> InnerConfig(std::string_view json, std::string_view key) {
-  auto doc = ParseJson(json);
+absl::StatusOr<json> InnerConfig(std::string_view text, std::string_view key) {
+  auto doc = ParseJson(text);
   if (!doc.ok()) return absl::InvalidArgumentError(absl::StrCat("backend_config: ", doc.status().message()));
-  if (doc->kind != JsonValue::Kind::kObject) return absl::InvalidArgumentError("backend_config is not a JSON object");
-  if (const JsonValue* inner = doc->Find(key)) {
-    if (inner->kind != JsonValue::Kind::kObject)
+  if (!doc->is_object()) return absl::InvalidArgumentError("backend_config is not a JSON object");
+  if (const json* inner = Find(*doc, key)) {
+    if (!inner->is_object())
       return absl::InvalidArgumentError(absl::StrCat("backend_config: ", std::string(key), " is not an object"));
     return *inner;
   }
@@ -239,7 +155,21 @@ constexpr std::pair<ConvActivation, std::string_view> kActivationNames[] = {
 
 }  // namespace
 
-absl::StatusOr<JsonValue> ParseJson(std::string_view text) { return JsonReader(text).ReadDocument(); }
+absl::StatusOr<nlohmann::json> ParseJson(std::string_view text) {
+  if (absl::Status depth = CheckDepth(text); !depth.ok()) return depth;
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 40: <what>";
+    // e.byte counts from 1.
+    std::string_view what = e.what();
+    if (size_t p = what.find("parse error at "); p != std::string_view::npos) what.remove_prefix(p + 15);
+    const size_t offset = e.byte > 0 ? e.byte - 1 : 0;
+    return absl::InvalidArgumentError(absl::StrCat("invalid JSON: ", std::string(what), " at offset ", offset));
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid JSON: ", e.what()));
+  }
+}
 
 std::string JsonDouble(double v) {
   if (std::isnan(v)) return "\"NaN\"";
@@ -308,16 +238,16 @@ std::string CudnnConvBackendConfigToJson(const CudnnConvBackendConfig& c) {
   return WrapGpuBackendConfig("cudnn_conv_backend_config", inner);
 }
 
-absl::StatusOr<GemmBackendConfig> ParseGemmBackendConfig(std::string_view json) {
+absl::StatusOr<GemmBackendConfig> ParseGemmBackendConfig(std::string_view text) {
   GemmBackendConfig c;
-  if (json.empty()) return c;
-  auto inner = InnerConfig(json, "gemm_backend_config");
+  if (text.empty()) return c;
+  auto inner = InnerConfig(text, "gemm_backend_config");
   if (!inner.ok()) return inner.status();
   // Proto defaults for absent fields (alpha_real's default is 0 in the proto).
   c.alpha_real = 0;
   c.operand_precision.clear();
   auto num = [&](std::string_view key, double* out) -> absl::Status {
-    if (const JsonValue* v = inner->Find(key)) {
+    if (const json* v = Find(*inner, key)) {
       auto d = AsNumber(*v, key);
       if (!d.ok()) return d.status();
       *out = *d;
@@ -325,7 +255,7 @@ absl::StatusOr<GemmBackendConfig> ParseGemmBackendConfig(std::string_view json) 
     return absl::OkStatus();
   };
   auto integer = [&](std::string_view key, int64_t* out) -> absl::Status {
-    if (const JsonValue* v = inner->Find(key)) {
+    if (const json* v = Find(*inner, key)) {
       auto i = AsInt(*v, key);
       if (!i.ok()) return i.status();
       *out = *i;
@@ -333,7 +263,7 @@ absl::StatusOr<GemmBackendConfig> ParseGemmBackendConfig(std::string_view json) 
     return absl::OkStatus();
   };
   auto flag = [&](std::string_view key, bool* out) {
-    if (const JsonValue* v = inner->Find(key)) *out = v->kind == JsonValue::Kind::kBool && v->boolean;
+    if (const json* v = Find(*inner, key)) *out = v->is_boolean() && v->get<bool>();
   };
   for (auto s : {num("alpha_real", &c.alpha_real), num("alpha_imag", &c.alpha_imag), num("beta", &c.beta),
                  integer("lhs_stride", &c.lhs_stride), integer("rhs_stride", &c.rhs_stride),
@@ -342,60 +272,60 @@ absl::StatusOr<GemmBackendConfig> ParseGemmBackendConfig(std::string_view json) 
   flag("grad_x", &c.grad_x);
   flag("grad_y", &c.grad_y);
   flag("damax_output", &c.damax_output);
-  if (const JsonValue* v = inner->Find("selected_algorithm")) {
+  if (const json* v = Find(*inner, "selected_algorithm")) {
     auto i = AsInt(*v, "selected_algorithm");
     if (!i.ok()) return i.status();
     c.selected_algorithm = *i;
   }
-  if (const JsonValue* v = inner->Find("autotune_workspace_size")) {
+  if (const json* v = Find(*inner, "autotune_workspace_size")) {
     auto i = AsInt(*v, "autotune_workspace_size");
     if (!i.ok()) return i.status();
     c.autotune_workspace_size = *i;
   }
-  if (const JsonValue* v = inner->Find("epilogue")) {
-    auto e = ParseGemmEpilogue(v->text);
-    if (v->kind != JsonValue::Kind::kString || !e)
-      return absl::InvalidArgumentError(absl::StrCat("backend_config: unknown epilogue \"", v->text, "\""));
+  if (const json* v = Find(*inner, "epilogue")) {
+    auto e = ParseGemmEpilogue(Text(*v));
+    if (!v->is_string() || !e)
+      return absl::InvalidArgumentError(absl::StrCat("backend_config: unknown epilogue \"", Text(*v), "\""));
     c.epilogue = *e;
   }
-  if (const JsonValue* d = inner->Find("dot_dimension_numbers")) {
+  if (const json* d = Find(*inner, "dot_dimension_numbers")) {
     DotDimensionNumbers& dn = c.dot_dimension_numbers;
     struct Field { const char* key; std::vector<int64_t>* out; };
     for (Field f : {Field{"lhs_batch_dimensions", &dn.lhs_batch_dimensions},
                     Field{"rhs_batch_dimensions", &dn.rhs_batch_dimensions},
                     Field{"lhs_contracting_dimensions", &dn.lhs_contracting_dimensions},
                     Field{"rhs_contracting_dimensions", &dn.rhs_contracting_dimensions}}) {
-      auto list = AsIntList(d->Find(f.key), f.key);
+      auto list = AsIntList(Find(*d, f.key), f.key);
       if (!list.ok()) return list.status();
       *f.out = std::move(*list);
     }
   }
-  if (const JsonValue* p = inner->Find("precision_config")) {
-    if (const JsonValue* a = p->Find("algorithm")) c.algorithm = a->text;
-    if (const JsonValue* ops = p->Find("operand_precision"))
-      for (const JsonValue& e : ops->array) c.operand_precision.push_back(e.text);
+  if (const json* p = Find(*inner, "precision_config")) {
+    if (const json* a = Find(*p, "algorithm")) c.algorithm = Text(*a);
+    if (const json* ops = Find(*p, "operand_precision"); ops != nullptr && ops->is_array())
+      for (const json& e : *ops) c.operand_precision.push_back(Text(e));
   }
   return c;
 }
 
-absl::StatusOr<CudnnConvBackendConfig> ParseCudnnConvBackendConfig(std::string_view json) {
+absl::StatusOr<CudnnConvBackendConfig> ParseCudnnConvBackendConfig(std::string_view text) {
   CudnnConvBackendConfig c;
-  if (json.empty()) return c;
-  auto inner = InnerConfig(json, "cudnn_conv_backend_config");
+  if (text.empty()) return c;
+  auto inner = InnerConfig(text, "cudnn_conv_backend_config");
   if (!inner.ok()) return inner.status();
   c.conv_result_scale = 0;  // the proto default; XLA always writes it
   for (auto [key, out] : {std::pair<const char*, double*>{"conv_result_scale", &c.conv_result_scale},
                           {"side_input_scale", &c.side_input_scale},
                           {"leakyrelu_alpha", &c.leakyrelu_alpha}}) {
-    if (const JsonValue* v = inner->Find(key)) {
+    if (const json* v = Find(*inner, key)) {
       auto d = AsNumber(*v, key);
       if (!d.ok()) return d.status();
       *out = *d;
     }
   }
-  if (const JsonValue* v = inner->Find("activation_mode")) {
-    auto a = ParseConvActivation(v->text);
-    if (!a) return absl::InvalidArgumentError(absl::StrCat("backend_config: unknown activation_mode \"", v->text, "\""));
+  if (const json* v = Find(*inner, "activation_mode")) {
+    auto a = ParseConvActivation(Text(*v));
+    if (!a) return absl::InvalidArgumentError(absl::StrCat("backend_config: unknown activation_mode \"", Text(*v), "\""));
     c.activation_mode = *a;
   }
   // "algorithm" (written by autotuning) does not change the result and is not read.

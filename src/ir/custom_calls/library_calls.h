@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "ir/attributes.h"
@@ -41,19 +43,11 @@ inline bool IsLibraryCallTarget(std::string_view target) {
   return IsCublasGemmTarget(target) || IsCudnnConvTarget(target);
 }
 
-// ---- A minimal JSON value (backend configs are small; parsing is depth-capped) --------------
-struct JsonValue {
-  enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject };
-  Kind kind = Kind::kNull;
-  bool boolean = false;
-  double number = 0;
-  std::string text;  // kString: the string; kNumber: the number as written
-  std::vector<JsonValue> array;
-  std::vector<std::pair<std::string, JsonValue>> object;  // in text order
-
-  const JsonValue* Find(std::string_view key) const;  // kObject only; null when absent
-};
-absl::StatusOr<JsonValue> ParseJson(std::string_view text);
+// ---- backend_config JSON, read with nlohmann::json ------------------------------------------
+// Parses one JSON document. Malformed text is "invalid JSON: line L, column C: <what> at offset N"
+// (N counts bytes from 0); nesting deeper than 64 levels below the top is refused before parsing
+// ("invalid JSON: nesting too deep at offset N"), so a hostile config cannot exhaust the stack.
+absl::StatusOr<nlohmann::json> ParseJson(std::string_view text);
 
 // ---- GemmBackendConfig ----------------------------------------------------------------------
 // cuBLASLt epilogues, as GemmBackendConfig.Epilogue names them.

@@ -1,6 +1,8 @@
 // "__hloc$radix_sort"'s backend_config and shape checks (sort_calls.h).
 #include "ir/custom_calls/sort_calls.h"
 
+#include <nlohmann/json.hpp>
+
 #include "absl/strings/str_cat.h"
 #include "ir/custom_calls/library_calls.h"
 #include "ir/opcode.h"
@@ -32,20 +34,20 @@ absl::StatusOr<RadixSortConfig> ParseRadixSortCall(const HloInstruction& inst) {
       s.tuple_shapes(2).element_type() != PrimitiveType::U8 || s.tuple_shapes(2).rank() != 1)
     return Bad(inst, absl::StrCat("result must be (", keys.ToString(false), ", ", values.ToString(false),
                                   ", u8[scratch]), got ", s.ToString(false)));
-  absl::StatusOr<JsonValue> json = ParseJson(inst.attrs().backend_config);
+  absl::StatusOr<nlohmann::json> json = ParseJson(inst.attrs().backend_config);
   if (!json.ok()) return Bad(inst, absl::StrCat("backend_config: ", json.status().message()));
-  const JsonValue* dim = json->Find("dimension");
-  const JsonValue* bits = json->Find("key_bits");
-  if (dim == nullptr || dim->kind != JsonValue::Kind::kNumber || bits == nullptr ||
-      bits->kind != JsonValue::Kind::kNumber)
+  auto dim = json->find("dimension");
+  auto bits = json->find("key_bits");
+  if (!json->is_object() || dim == json->end() || !dim->is_number() || bits == json->end() || !bits->is_number())
     return Bad(inst, "backend_config must give numbers \"dimension\" and \"key_bits\"");
   RadixSortConfig config;
-  config.dimension = static_cast<int64_t>(dim->number);
-  config.key_bits = static_cast<int>(bits->number);
+  config.dimension = dim->get<int64_t>();
+  const int64_t key_bits = bits->get<int64_t>();
   if (config.dimension < 0 || config.dimension >= keys.rank())
-    return Bad(inst, absl::StrCat("dimension ", dim->text, " is not below the keys' rank ", keys.rank()));
-  if (config.key_bits < 8 || config.key_bits % 8 != 0 || config.key_bits > BitWidth(keys.element_type()))
-    return Bad(inst, absl::StrCat("key_bits ", bits->text, " must be a multiple of 8 up to the key width"));
+    return Bad(inst, absl::StrCat("dimension ", dim->dump(), " is not below the keys' rank ", keys.rank()));
+  if (key_bits < 8 || key_bits % 8 != 0 || key_bits > BitWidth(keys.element_type()))
+    return Bad(inst, absl::StrCat("key_bits ", bits->dump(), " must be a multiple of 8 up to the key width"));
+  config.key_bits = static_cast<int>(key_bits);
   const int64_t n = keys.num_elements();
   const int64_t need = RadixSortScratchBytes(n, ByteWidth(keys.element_type()), ByteWidth(values.element_type()));
   if (s.tuple_shapes(2).dimensions(0) < need)
