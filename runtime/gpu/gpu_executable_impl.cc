@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
@@ -15,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "runtime/gpu/graph_lanes.h"
+#include "runtime/gpu/graph_timer.h"
 #include "runtime/gpu/cublaslt.h"
 #include "runtime/gpu/cuda_driver.h"
 #include "runtime/gpu/cudnn.h"
@@ -666,7 +668,19 @@ class GpuExecutableImpl : public GpuExecutable {
       std::cerr << absl::StrFormat("gpu: autotuned %s '%s' (%d of %d library calls) in %.0f ms: %s\n", kind, t->name,
                                    prepared, library_calls, ms, chosen_by);
     };
+    // --verbose: a line per candidate timed, too (the autotuners time through graph_timer).
+    const Thunk* tuning = nullptr;
+    const char* tuning_kind = "";
+    std::optional<AutotuneCandidateReporter> per_candidate;
+    if (options_.verbose) {
+      per_candidate.emplace([&](int candidate, double us) {
+        if (tuning == nullptr) return;
+        std::cerr << absl::StrFormat("gpu: autotuning %s '%s': candidate %d: %s\n", tuning_kind, tuning->name, candidate,
+                                     us < 0 ? std::string("did not run") : absl::StrFormat("%.1f us", us));
+      });
+    }
     for (auto& [t, g] : gemms_) {
+      tuning = t, tuning_kind = "gemm";
       const bool has_c = t->arguments.size() == 4;
       absl::Status s = g->Prepare(stream_, Address(t->arguments[0]), Address(t->arguments[1]),
                                   has_c ? Address(t->arguments[2]) : 0, Address(t->arguments.back()), workspace_,
@@ -680,6 +694,7 @@ class GpuExecutableImpl : public GpuExecutable {
     }
     started = std::chrono::steady_clock::now();
     for (auto& [t, c] : convs_) {
+      tuning = t, tuning_kind = "conv";
       std::vector<CUdeviceptr> ptrs;
       for (const BufferSlice& s : t->arguments) ptrs.push_back(Address(s));
       absl::Status s = c->Prepare(stream_, ptrs, workspace_, workspace_bytes_);

@@ -42,9 +42,38 @@ absl::StatusOr<double> TimeCapturedCalls(const CudaDriver& d, CUstream stream, i
   return 1000.0 * ms / reps;
 }
 
+namespace {
+struct CandidateReport {
+  std::function<void(int, double)> report;
+  int count = 0;
+};
+thread_local CandidateReport* candidate_report = nullptr;
+
+absl::StatusOr<double> TimeOneCandidate(const CudaDriver& d, CUstream stream, CUevent start, CUevent stop, int reps,
+                                        int short_reps, double short_us, bool* in_graph,
+                                        const std::function<absl::Status()>& call);
+}  // namespace
+
+AutotuneCandidateReporter::AutotuneCandidateReporter(std::function<void(int, double)> report) {
+  candidate_report = new CandidateReport{std::move(report), 0};
+}
+AutotuneCandidateReporter::~AutotuneCandidateReporter() {
+  delete candidate_report;
+  candidate_report = nullptr;
+}
+
 absl::StatusOr<double> TimeAutotuneCandidate(const CudaDriver& d, CUstream stream, CUevent start, CUevent stop,
                                              int reps, int short_reps, double short_us, bool* in_graph,
                                              const std::function<absl::Status()>& call) {
+  absl::StatusOr<double> us = TimeOneCandidate(d, stream, start, stop, reps, short_reps, short_us, in_graph, call);
+  if (us.ok() && candidate_report != nullptr) candidate_report->report(++candidate_report->count, *us);
+  return us;
+}
+
+namespace {
+absl::StatusOr<double> TimeOneCandidate(const CudaDriver& d, CUstream stream, CUevent start, CUevent stop, int reps,
+                                        int short_reps, double short_us, bool* in_graph,
+                                        const std::function<absl::Status()>& call) {
   if (*in_graph) {
     absl::StatusOr<double> t = TimeCapturedCalls(d, stream, short_reps, call);
     if (t.ok() && *t >= short_us) t = TimeCapturedCalls(d, stream, reps, call);
@@ -65,6 +94,7 @@ absl::StatusOr<double> TimeAutotuneCandidate(const CudaDriver& d, CUstream strea
   }
   return us;
 }
+}  // namespace
 #endif
 
 }  // namespace hloc::runtime::gpu

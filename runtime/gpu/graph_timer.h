@@ -31,6 +31,18 @@ absl::StatusOr<double> TimeCapturedCalls(const CudaDriver& d, CUstream stream, i
 absl::StatusOr<double> TimeAutotuneCandidate(const CudaDriver& d, CUstream stream, CUevent start, CUevent stop,
                                              int reps, int short_reps, double short_us, bool* in_graph,
                                              const std::function<absl::Status()>& call);
+
+// While one lives on this thread, TimeAutotuneCandidate reports each candidate's time (-1: it
+// did not run) to `report`, numbered from 1: `hloc run --verbose` prints a line per candidate,
+// so an autotuning that takes seconds shows its progress. Both autotuners time through
+// TimeAutotuneCandidate, so this is the one place that sees every candidate.
+class AutotuneCandidateReporter {
+ public:
+  explicit AutotuneCandidateReporter(std::function<void(int candidate, double us)> report);
+  ~AutotuneCandidateReporter();
+  AutotuneCandidateReporter(const AutotuneCandidateReporter&) = delete;
+  AutotuneCandidateReporter& operator=(const AutotuneCandidateReporter&) = delete;
+};
 #endif
 
 }  // namespace hloc::runtime::gpu
