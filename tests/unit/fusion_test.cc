@@ -267,8 +267,10 @@ TEST_CASE("an expensive producer is not duplicated into a consumer that reuses i
   const HloInstruction* root = module->entry_computation()->root_instruction();
   REQUIRE(root->opcode() == HloOpcode::kFusion);
   CHECK(root->operand(0)->opcode() == HloOpcode::kTanh);
-  const std::string why = ExplainFusion(*module, "t", root->name(), context);
-  CHECK(absl::StrContains(why, "ExpensiveProducerReused"));
+  InputInstruction producer{"t"}, consumer{root->name()};
+  const FusionExplanation why = ExplainFusion(*module, producer, consumer, context);
+  CHECK(why.found);
+  CHECK(absl::StrContains(why.text, "ExpensiveProducerReused"));
 }
 
 TEST_CASE("a fusion veto is switched off or selected by name through the context's rule lists", "[fusion][vetoes]") {
