@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Every GPU-only check in one lease, for the GPU machine (device time is scarce: one call runs
+# them all, each under its own time limit, logs under $OUT/verify). Parts:
+#   reliability  tests/gpu/reliability/run.sh (issue-35 fixes against the evaluator)
+#   collectives  tests/gpu/collectives/run.sh (one-rank NCCL, CUDA-graph captured collectives)
+#   complex      tests/gpu/complex/*.hlo (cuBLASLt complex GEMMs, c64 reduce) against the evaluator
+#   linalg       scripts/gpu-check --small on tests/corpus/linalg (cuSOLVER calls against JAX)
+#   candidates   `hloc run --verbose` on a large GEMM module: one line per autotuning candidate
+#   wave1/wave2  scripts/gpu-check --small on both public waves
+# Usage: tests/gpu/verify-all.sh HLOC [PART ...]     (default: every part)
+# Prints a PASS/FAIL line per part; exit 1 when any fails.
+set -u
+H=${1:?usage: verify-all.sh HLOC [PART ...]}
+shift
+PARTS=${*:-reliability collectives complex linalg candidates wave1 wave2}
+O="${OUT:-/tmp}/verify"
+mkdir -p "$O"
+export LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+fail=0
+
+complex_part() {
+  local T; T=$(mktemp -d)
+  local rc=0
+  for m in tests/gpu/complex/*.hlo; do
+    local n; n=$(basename "$m" .hlo)
+    "$H" eval --seed 2 "$m" --outputs "$T/$n.npz" > /dev/null || { echo "$n: eval failed"; rc=1; continue; }
+    local line; line=$("$H" run --profile h200 --seed 2 "$m" --expect "$T/$n.npz" 2>&1 | tail -1)
+    echo "$n: $line"
+    [[ "$line" =~ ^([0-9]+)\ of\ ([0-9]+)\ outputs\ match ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] || rc=1
+  done
+  rm -rf "$T"
+  return $rc
+}
+
+candidates_part() {
+  local m=tests/corpus/mlp_fwd_f32.large.before_optimizations.txt
+  "$H" run --profile h200 --verbose --bench 3 "$m" 2>&1 | tee "$O/candidates.full" |
+    grep -iE "candidate|autotun" | head -40
+  grep -qi "candidate" "$O/candidates.full"
+}
+
+run_part() {
+  local p=$1 limit=$2
+  shift 2
+  local t0=$SECONDS
+  timeout "$limit" "$@" > "$O/$p.log" 2>&1
+  local rc=$?
+  local verdict=PASS
+  [ $rc = 0 ] || { verdict=FAIL; fail=1; }
+  [ $rc = 124 ] && verdict="FAIL (timed out after ${limit}s)"
+  echo "== $verdict $p ($((SECONDS - t0)) s)"
+  tail -25 "$O/$p.log"
+}
+
+export -f complex_part candidates_part
+export H O
+for p in $PARTS; do
+  case $p in
+    reliability) run_part $p 150 bash tests/gpu/reliability/run.sh "$H" ;;
+    collectives) run_part $p 120 bash tests/gpu/collectives/run.sh "$H" ;;
+    complex) run_part $p 60 bash -c complex_part ;;
+    linalg) run_part $p 150 env OUT="$O/linalg" scripts/gpu-check --hloc "$H" --small --corpus tests/corpus/linalg ;;
+    candidates) run_part $p 90 bash -c candidates_part ;;
+    wave1) run_part $p 200 env OUT="$O/wave1" scripts/gpu-check --hloc "$H" --small ;;
+    wave2) run_part $p 200 env OUT="$O/wave2" scripts/gpu-check --hloc "$H" --small --corpus tests/corpus/public2 ;;
+    *) echo "verify-all: unknown part '$p'" >&2; fail=1 ;;
+  esac
+done
+exit $fail
