@@ -71,6 +71,17 @@ const std::array<TuningDecl, static_cast<size_t>(TuningKnob::kCount)>& TuningDec
        96, "the most distinct operands one concatenate reads; wide-concatenate-splitter makes a tree of wider ones",
        "compile time: distinct operands per kernel cost a block and an argument each, 64 compile in ~0.1 s "
        "(4000 took 11 s on the CPU, 160 s for the GPU); at most fusion's 96 operands"},
+      {TuningKnob::kTopkSplitWarpsPerSm, "topk_split_warps_per_sm", TuningKind::kCount, 16, 1, 64,
+       "warps per SM a small-k top-k aims for: with fewer rows than SMs times this, each row is split into parts "
+       "that warps scan at once, the row's last warp merging their candidates",
+       "not yet measured on a GPU (2026-12-07): half the 32 warps an SM keeps resident at 128-thread blocks, so the "
+       "loads of a latency-bound scan overlap; beam search has 8-64 rows of 32k-50k"},
+      {TuningKnob::kTopkSplitMinPartElements, "topk_split_min_part_elements", TuningKind::kCount, 4096, 128,
+       int64_t{1} << 30,
+       "the fewest elements of a row one warp of a split top-k scans (shorter parts cost more in the merge of "
+       "their k candidates than they save)",
+       "not yet measured on a GPU (2026-12-07): 32 chunks of 128 per warp against a merge of k <= 16 candidates "
+       "per part"},
   }};
   return decls;
 }

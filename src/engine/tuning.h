@@ -27,6 +27,8 @@ enum class TuningKnob {
   kReduceScatterCombineThresholdBytes,  // passes/collectives/collective_combiner.h
   kCollectiveCombineThresholdCount,     // passes/collectives/collective_combiner.h
   kConcatenateMaxDistinctOperands,      // passes/expanders/wide_concatenate_splitter.h
+  kTopkSplitWarpsPerSm,                 // codegen/gpu/gpu_topk_warp.cc (GpuDeviceInfo)
+  kTopkSplitMinPartElements,            // codegen/gpu/gpu_topk_warp.cc (GpuDeviceInfo)
   kCount
 };
 

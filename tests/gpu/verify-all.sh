@@ -4,6 +4,7 @@
 #   reliability  tests/gpu/reliability/run.sh (issue-35 fixes against the evaluator)
 #   collectives  tests/gpu/collectives/run.sh (one-rank NCCL, CUDA-graph captured collectives)
 #   complex      tests/gpu/complex/*.hlo (cuBLASLt complex GEMMs, c64 reduce) against the evaluator
+#   topk         the split top-k of few long rows (tests/lit/gpu-sort/Inputs/topk_split.hlo), exact
 #   linalg       scripts/gpu-check --small on tests/corpus/linalg (cuSOLVER calls against JAX)
 #   candidates   `hloc run --verbose` on a large GEMM module: one line per autotuning candidate
 #   wave1/wave2  scripts/gpu-check --small on both public waves
@@ -12,7 +13,7 @@
 set -u
 H=${1:?usage: verify-all.sh HLOC [PART ...]}
 shift
-PARTS=${*:-reliability collectives complex linalg candidates wave1 wave2}
+PARTS=${*:-reliability collectives complex topk linalg candidates wave1 wave2}
 O="${OUT:-/tmp}/verify"
 mkdir -p "$O"
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
@@ -21,10 +22,10 @@ fail=0
 complex_part() {
   local T; T=$(mktemp -d)
   local rc=0
-  for m in tests/gpu/complex/*.hlo; do
+  for m in ${MODULES:-tests/gpu/complex/*.hlo}; do
     local n; n=$(basename "$m" .hlo)
     "$H" eval --seed 2 "$m" --outputs "$T/$n.npz" > /dev/null || { echo "$n: eval failed"; rc=1; continue; }
-    local line; line=$("$H" run --profile h200 --seed 2 "$m" --expect "$T/$n.npz" 2>&1 | tail -1)
+    local line; line=$("$H" run --profile h200 --seed 2 "$m" --expect "$T/$n.npz" ${TOL:+--tol $TOL} 2>&1 | tail -1)
     echo "$n: $line"
     [[ "$line" =~ ^([0-9]+)\ of\ ([0-9]+)\ outputs\ match ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] || rc=1
   done
@@ -59,6 +60,7 @@ for p in $PARTS; do
     reliability) run_part $p 150 bash tests/gpu/reliability/run.sh "$H" ;;
     collectives) run_part $p 120 bash tests/gpu/collectives/run.sh "$H" ;;
     complex) run_part $p 60 bash -c complex_part ;;
+    topk) run_part $p 90 env MODULES=tests/lit/gpu-sort/Inputs/topk_split.hlo TOL=0 bash -c complex_part ;;
     linalg) run_part $p 150 env OUT="$O/linalg" scripts/gpu-check --hloc "$H" --small --corpus tests/corpus/linalg ;;
     candidates) run_part $p 90 bash -c candidates_part ;;
     wave1) run_part $p 200 env OUT="$O/wave1" scripts/gpu-check --hloc "$H" --small ;;

@@ -48,6 +48,8 @@ GpuDeviceInfo DeviceInfoFrom(const std::optional<Profile>& profile) {
   d.threads_per_block = h.tuning.Get(TuningKnob::kLoopThreadsPerBlock);
   d.waves = h.tuning.Get(TuningKnob::kGridStrideWaves);
   d.split_reduction_light_cost = h.tuning.Get(TuningKnob::kSplitReductionLightCost);
+  d.topk_split_warps_per_sm = h.tuning.Get(TuningKnob::kTopkSplitWarpsPerSm);
+  d.topk_split_min_part_elements = h.tuning.Get(TuningKnob::kTopkSplitMinPartElements);
   return d;
 }
 

@@ -30,7 +30,10 @@ struct GpuDeviceInfo {
   int64_t shared_memory_per_block = 48 * 1024;  // static shared memory a kernel may declare
   int64_t waves = 4;  // grid-stride loops launch at most this many waves of resident blocks
   int64_t split_reduction_light_cost = 16;  // gpu_reduction_split.h
-  // (threads_per_block, waves and split_reduction_light_cost come from the profile's tuning.)
+  int64_t topk_split_warps_per_sm = 16;        // gpu_topk_warp.cc
+  int64_t topk_split_min_part_elements = 4096;  // gpu_topk_warp.cc
+  // (threads_per_block, waves, split_reduction_light_cost and the topk_split_* come from the
+  // profile's tuning.)
   std::string sm_name() const;  // "sm_90"
 };
 

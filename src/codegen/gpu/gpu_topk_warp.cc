@@ -4,6 +4,14 @@
 // K of two sorted lists is the elementwise best of one and the other reversed, a bitonic
 // sequence that log2(K) half-cleaner steps sort). Lanes l < k write the l-th best.
 //
+// Few long rows (beam search: tens of rows of 32k-50k) would leave most SMs idle with a warp
+// per row, so there each row is split into P parts (the profile's topk_split_warps_per_sm and
+// topk_split_min_part_elements decide P): a warp finds its part's top k and parks it in a
+// scratch array in global memory (a module global, like the split reduction's partials); the
+// last warp of the row to arrive (a per-row atomic counter, which that warp resets for the next
+// launch) merges the row's P*k candidates the same way and writes the result. One kernel, no
+// second launch; the result is the same whatever order the parts finish in.
+//
 // Elements compare as integer keys: a float's bits with the magnitude bits flipped when
 // negative order as the floats do in the total order (-NaN < -inf < ... < -0 < +0 < ... < NaN,
 // which is XLA's TopK comparator), integers as themselves; for largest=false the key is
@@ -12,9 +20,11 @@
 #include <algorithm>
 #include <limits>
 
+#include "absl/strings/str_cat.h"
 #include "codegen/cpu/kernel_util.h"
 #include "codegen/gpu/gpu_sort_internal.h"
 #include "llvm/IR/Constants.h"
+#include "llvm/IR/IntrinsicsNVPTX.h"
 
 namespace hloc::codegen::gpu {
 namespace {
@@ -50,6 +60,22 @@ class WarpTopK {
   absl::Status Emit();
 
  private:
+  // Parts each row is split into (1: a warp per row), from the device's SMs and the profile.
+  int64_t PlanParts() const;
+  // Empties the lane's list.
+  void InitList();
+  // Inserts the row's elements begin + lane, begin + lane + 32, ... < end (i64) into the list.
+  absl::Status ScanRange(const IrArray::Index& row, llvm::Value* begin, llvm::Value* end);
+  // Five butterfly rounds: every lane's list becomes the warp's top K.
+  absl::Status MergeLanes();
+  // The (key, position) of list entry `lane` (i32; entries below k only).
+  std::pair<llvm::Value*, llvm::Value*> EntryOfLane(llvm::Value* lane);
+  // Lanes l < k write the l-th best of row `row`.
+  absl::Status WriteResult(const IrArray::Index& row, llvm::Value* lane);
+  // The split path's second half for unit (row_id, part): park the part's top k in scratch;
+  // the row's last warp merges the row's candidates and writes the result.
+  absl::Status PublishAndMerge(const IrArray::Index& row, llvm::Value* row_id, llvm::Value* part, llvm::Value* lane);
+
   llvm::Type* KeyTy() { return b_.getIntNTy(static_cast<unsigned>(W_)); }
   llvm::Type* NarrowTy() { return b_.getIntNTy(static_cast<unsigned>(bits_)); }
   // Order-preserving signed integer key of element value v.
@@ -94,7 +120,18 @@ class WarpTopK {
   int64_t K_ = 1;
   int bits_ = 32, W_ = 32;
   std::vector<llvm::AllocaInst*> keys_, positions_;
+  int64_t parts_ = 1;
+  llvm::GlobalVariable *scratch_keys_ = nullptr, *scratch_pos_ = nullptr, *arrived_ = nullptr;
 };
+
+int64_t WarpTopK::PlanParts() const {
+  const GpuDeviceInfo& d = *k_.device;
+  const int64_t target_warps = d.sm_count * d.topk_split_warps_per_sm;
+  if (rows_.count >= target_warps) return 1;
+  const int64_t by_size = rows_.n / std::max<int64_t>(d.topk_split_min_part_elements, kk_);
+  const int64_t wanted = (target_warps + rows_.count - 1) / rows_.count;
+  return std::max<int64_t>(1, std::min(by_size, wanted));
+}
 
 absl::Status WarpTopK::Insert(llvm::Value* key, llvm::Value* pos) {
   llvm::Type* kt = KeyTy();
@@ -163,11 +200,166 @@ void WarpTopK::MergeRound(llvm::Value* offset) {
   }
 }
 
+void WarpTopK::InitList() {
+  llvm::Type* kt = KeyTy();
+  for (int64_t j = 0; j < K_; ++j) {
+    b_.CreateStore(llvm::ConstantInt::get(kt, llvm::APInt::getSignedMinValue(static_cast<unsigned>(W_))), keys_[j]);
+    b_.CreateStore(b_.getInt32(std::numeric_limits<int32_t>::max()), positions_[j]);
+  }
+}
+
+absl::Status WarpTopK::ScanRange(const IrArray::Index& row, llvm::Value* begin, llvm::Value* end) {
+  llvm::Type* i32 = b_.getInt32Ty();
+  llvm::Type* i64 = b_.getInt64Ty();
+  llvm::Value* lane = b_.CreateAnd(b_.CreateTrunc(k_.ThreadIdX(), i32), b_.getInt32(31));
+  auto load = [&](llvm::Value* pos32) {
+    llvm::Value* v = k_.operands[0].EmitReadArrayElement(rows_.At(row, b_.CreateZExt(pos32, i64)), b_);
+    return Key(v);
+  };
+  // Full chunks of 32*kUnroll elements: all loads first, then the inserts in position order.
+  // (With constant bounds, as in the warp-per-row plan, the chunk count folds to a constant.)
+  llvm::Value* chunks = b_.CreateUDiv(b_.CreateSub(end, begin), b_.getInt64(32 * kUnroll));
+  auto* constant_chunks = llvm::dyn_cast<llvm::ConstantInt>(chunks);
+  if (!constant_chunks || !constant_chunks->isZero()) {
+    absl::Status s = cpu::EmitForLoop(b_, b_.getInt64(0), chunks, "topk.chunk", [&](llvm::Value* c) -> absl::Status {
+      llvm::Value* base = b_.CreateAdd(b_.CreateTrunc(b_.CreateAdd(begin, b_.CreateMul(c, b_.getInt64(32 * kUnroll))), i32),
+                                       lane);
+      std::vector<llvm::Value*> pos(kUnroll), key(kUnroll);
+      for (int64_t u = 0; u < kUnroll; ++u) {
+        pos[u] = b_.CreateAdd(base, b_.getInt32(static_cast<uint32_t>(32 * u)));
+        key[u] = load(pos[u]);
+      }
+      for (int64_t u = 0; u < kUnroll; ++u)
+        if (absl::Status is = Insert(key[u], pos[u]); !is.ok()) return is;
+      return absl::OkStatus();
+    });
+    if (!s.ok()) return s;
+  }
+  llvm::Value* rest = b_.CreateAdd(begin, b_.CreateMul(chunks, b_.getInt64(32 * kUnroll)));
+  auto* constant_rest = llvm::dyn_cast<llvm::ConstantInt>(rest);
+  auto* constant_end = llvm::dyn_cast<llvm::ConstantInt>(end);
+  if (constant_rest && constant_end && constant_rest->getSExtValue() >= constant_end->getSExtValue())
+    return absl::OkStatus();
+  return EmitStridedLoop(b_, b_.CreateAdd(rest, b_.CreateZExt(lane, i64)), end, b_.getInt64(32), "topk.rest",
+                         [&](llvm::Value* i) {
+                           llvm::Value* pos = b_.CreateTrunc(i, i32);
+                           return Insert(load(pos), pos);
+                         });
+}
+
+absl::Status WarpTopK::MergeLanes() {
+  // One loop trip a round (offset 16, 8, .., 1). A runtime loop, not five unrolled rounds: the
+  // rounds' compare-exchanges would chain 20 selects deep, and every InstCombine run then spends
+  // its time computing known bits up and down those chains (0.18 s of a 0.23 s kernel); ptxas
+  // unrolls the 5 trips itself.
+  return cpu::EmitForLoop(b_, b_.getInt64(0), b_.getInt64(5), "topk.round", [&](llvm::Value* round) -> absl::Status {
+    MergeRound(b_.CreateLShr(b_.getInt32(16), b_.CreateTrunc(round, b_.getInt32Ty())));
+    return absl::OkStatus();
+  });
+}
+
+std::pair<llvm::Value*, llvm::Value*> WarpTopK::EntryOfLane(llvm::Value* lane) {
+  llvm::Value* key = b_.CreateLoad(KeyTy(), keys_[0]);
+  llvm::Value* pos = b_.CreateLoad(b_.getInt32Ty(), positions_[0]);
+  for (int64_t j = 1; j < kk_; ++j) {
+    llvm::Value* is_j = b_.CreateICmpEQ(lane, b_.getInt32(static_cast<uint32_t>(j)));
+    key = b_.CreateSelect(is_j, b_.CreateLoad(KeyTy(), keys_[j]), key);
+    pos = b_.CreateSelect(is_j, b_.CreateLoad(b_.getInt32Ty(), positions_[j]), pos);
+  }
+  return {key, pos};
+}
+
+absl::Status WarpTopK::WriteResult(const IrArray::Index& row, llvm::Value* lane) {
+  auto [key, pos] = EntryOfLane(lane);
+  return cpu::EmitIf(b_, b_.CreateICmpULT(lane, b_.getInt32(static_cast<uint32_t>(kk_))), "topk.write",
+                     [&]() -> absl::Status {
+    IrArray::Index at = rows_.At(row, b_.CreateZExt(lane, b_.getInt64Ty()));
+    k_.outputs[0].EmitWriteArrayElement(at, Value(key), b_);
+    llvm::Type* it = PrimitiveTypeToIrType(k_.outputs[1].shape().element_type(), b_.getContext());
+    k_.outputs[1].EmitWriteArrayElement(at, b_.CreateSExtOrTrunc(pos, it), b_);
+    return absl::OkStatus();
+  });
+}
+
+absl::Status WarpTopK::PublishAndMerge(const IrArray::Index& row, llvm::Value* row_id, llvm::Value* part,
+                                       llvm::Value* lane) {
+  llvm::Type* kt = KeyTy();
+  llvm::Type* i32 = b_.getInt32Ty();
+  llvm::Type* i64 = b_.getInt64Ty();
+  const int64_t candidates = parts_ * kk_;  // per row
+  auto key_ptr = [&](llvm::Value* slot) {
+    return b_.CreateInBoundsGEP(scratch_keys_->getValueType(), scratch_keys_, {b_.getInt64(0), slot});
+  };
+  auto pos_ptr = [&](llvm::Value* slot) {
+    return b_.CreateInBoundsGEP(scratch_pos_->getValueType(), scratch_pos_, {b_.getInt64(0), slot});
+  };
+  llvm::Value* counter = b_.CreateInBoundsGEP(arrived_->getValueType(), arrived_, {b_.getInt64(0), row_id});
+  // Lanes l < k park entry l at [row][part][l].
+  auto [key, pos] = EntryOfLane(lane);
+  absl::Status ps = cpu::EmitIf(b_, b_.CreateICmpULT(lane, b_.getInt32(static_cast<uint32_t>(kk_))), "topk.park",
+                                [&]() -> absl::Status {
+    llvm::Value* slot = b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(row_id, b_.getInt64(parts_)), part),
+                                                  b_.getInt64(kk_)),
+                                     b_.CreateZExt(lane, i64));
+    b_.CreateStore(key, key_ptr(slot));
+    b_.CreateStore(pos, pos_ptr(slot));
+    return absl::OkStatus();
+  });
+  if (!ps.ok()) return ps;
+  // Every lane's stores reach global memory before lane 0 counts the part as arrived.
+  b_.CreateIntrinsic(llvm::Intrinsic::nvvm_membar_gl, {}, {});
+  b_.CreateIntrinsic(llvm::Intrinsic::nvvm_bar_warp_sync, {}, {b_.getInt32(0xffffffffu)});
+  llvm::AllocaInst* last_slot = cpu::EntryAlloca(b_, i32, "topk.last");
+  b_.CreateStore(b_.getInt32(0), last_slot);
+  absl::Status as = cpu::EmitIf(b_, b_.CreateICmpEQ(lane, b_.getInt32(0)), "topk.arrive", [&]() -> absl::Status {
+    llvm::Value* old = b_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, counter, b_.getInt32(1), llvm::Align(4),
+                                          llvm::AtomicOrdering::Monotonic);
+    b_.CreateStore(b_.CreateZExt(b_.CreateICmpEQ(old, b_.getInt32(static_cast<uint32_t>(parts_ - 1))), i32), last_slot);
+    return absl::OkStatus();
+  });
+  if (!as.ok()) return as;
+  // Lane 0's verdict to the whole warp (the others hold 0).
+  llvm::Value* last = b_.CreateLoad(i32, last_slot);
+  for (int offset = 16; offset >= 1; offset /= 2) last = b_.CreateOr(last, k_.ShuffleXor(last, offset));
+  return cpu::EmitIf(b_, b_.CreateICmpNE(last, b_.getInt32(0)), "topk.last", [&]() -> absl::Status {
+    b_.CreateIntrinsic(llvm::Intrinsic::nvvm_membar_gl, {}, {});
+    InitList();
+    // The row's candidates, lane-strided (each part's list is sorted, but any order merges the
+    // same). Volatile loads: the other warps' stores are not in this SM's L1.
+    llvm::Value* first = b_.CreateMul(row_id, b_.getInt64(candidates));
+    absl::Status gs = EmitStridedLoop(b_, b_.CreateZExt(lane, i64), b_.getInt64(candidates), b_.getInt64(32),
+                                      "topk.gather", [&](llvm::Value* c) -> absl::Status {
+      llvm::Value* slot = b_.CreateAdd(first, c);
+      llvm::LoadInst* ck = b_.CreateLoad(kt, key_ptr(slot));
+      llvm::LoadInst* cp = b_.CreateLoad(i32, pos_ptr(slot));
+      ck->setVolatile(true);
+      cp->setVolatile(true);
+      return Insert(ck, cp);
+    });
+    if (!gs.ok()) return gs;
+    if (absl::Status ms = MergeLanes(); !ms.ok()) return ms;
+    if (absl::Status ws = WriteResult(row, lane); !ws.ok()) return ws;
+    // Ready for the next launch.
+    return cpu::EmitIf(b_, b_.CreateICmpEQ(lane, b_.getInt32(0)), "topk.reset", [&]() {
+      b_.CreateStore(b_.getInt32(0), counter)->setVolatile(true);
+      return absl::OkStatus();
+    });
+  });
+}
+
 absl::Status WarpTopK::Emit() {
   llvm::Type* kt = KeyTy();
   llvm::Type* i32 = b_.getInt32Ty();
+  // Part p of a row covers [p * part_len, min((p + 1) * part_len, n)): whole chunks but the last
+  // (rounding the length up may leave fewer parts than planned).
+  const int64_t n = rows_.n;
+  parts_ = PlanParts();
+  const int64_t part_len =
+      parts_ == 1 ? n : ((n + parts_ - 1) / parts_ + 32 * kUnroll - 1) / (32 * kUnroll) * (32 * kUnroll);
+  parts_ = (n + part_len - 1) / part_len;
+  const int64_t units = rows_.count * parts_;  // a warp each
   const int64_t block = 32 * kWarpsPerBlock;
-  const int64_t blocks_needed = (rows_.count + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  const int64_t blocks_needed = (units + kWarpsPerBlock - 1) / kWarpsPerBlock;
   const int64_t resident = std::max<int64_t>(1, k_.device->max_threads_per_sm / block) * k_.device->sm_count;
   k_.launch = runtime::LaunchDimensions{};
   k_.launch.block_x = block;
@@ -176,82 +368,43 @@ absl::Status WarpTopK::Emit() {
     keys_.push_back(cpu::EntryAlloca(b_, kt, "topk.key"));
     positions_.push_back(cpu::EntryAlloca(b_, i32, "topk.pos"));
   }
+  if (parts_ > 1) {
+    auto global = [&](llvm::Type* elem, int64_t count, const char* what) {
+      auto* ty = llvm::ArrayType::get(elem, static_cast<uint64_t>(count));
+      auto* gv = new llvm::GlobalVariable(*k_.module, ty, false, llvm::GlobalValue::InternalLinkage,
+                                          llvm::ConstantAggregateZero::get(ty), absl::StrCat(k_.name, what), nullptr,
+                                          llvm::GlobalValue::NotThreadLocal, 1);
+      gv->setAlignment(llvm::Align(16));
+      return gv;
+    };
+    scratch_keys_ = global(kt, rows_.count * parts_ * kk_, ".topk_keys");
+    scratch_pos_ = global(i32, rows_.count * parts_ * kk_, ".topk_positions");
+    arrived_ = global(i32, rows_.count, ".topk_arrived");
+  }
   llvm::Value* tid = b_.CreateTrunc(k_.ThreadIdX(), i32);
   llvm::Value* lane = b_.CreateAnd(tid, b_.getInt32(31));
   llvm::Value* warp = b_.CreateZExt(b_.CreateLShr(tid, 5), b_.getInt64Ty());
-  llvm::Value* first_row = b_.CreateAdd(b_.CreateMul(k_.BlockIdX(), b_.getInt64(kWarpsPerBlock)), warp);
-  const int64_t n = rows_.n;
-  // The row loop is uniform across a warp, so the shuffles see every lane.
-  return EmitStridedLoop(b_, first_row, b_.getInt64(rows_.count), b_.getInt64(k_.launch.grid_x * kWarpsPerBlock),
-                         "topk.row", [&](llvm::Value* r) -> absl::Status {
-    IrArray::Index row = DelinearizeRowMajor(r, rows_.other_dims, b_);
-    for (int64_t j = 0; j < K_; ++j) {
-      b_.CreateStore(llvm::ConstantInt::get(kt, llvm::APInt::getSignedMinValue(static_cast<unsigned>(W_))), keys_[j]);
-      b_.CreateStore(b_.getInt32(std::numeric_limits<int32_t>::max()), positions_[j]);
+  llvm::Value* first_unit = b_.CreateAdd(b_.CreateMul(k_.BlockIdX(), b_.getInt64(kWarpsPerBlock)), warp);
+  // The unit loop is uniform across a warp, so the shuffles see every lane.
+  return EmitStridedLoop(b_, first_unit, b_.getInt64(units),
+                         b_.getInt64(k_.launch.grid_x * kWarpsPerBlock), "topk.unit",
+                         [&](llvm::Value* u) -> absl::Status {
+    llvm::Value* row_id = parts_ == 1 ? u : b_.CreateUDiv(u, b_.getInt64(parts_));
+    IrArray::Index row = DelinearizeRowMajor(row_id, rows_.other_dims, b_);
+    InitList();
+    llvm::Value* begin = b_.getInt64(0);
+    llvm::Value* end = b_.getInt64(n);
+    llvm::Value* part = nullptr;
+    if (parts_ > 1) {
+      part = b_.CreateURem(u, b_.getInt64(parts_));
+      begin = b_.CreateMul(part, b_.getInt64(part_len));
+      llvm::Value* stop = b_.CreateAdd(begin, b_.getInt64(part_len));
+      end = b_.CreateSelect(b_.CreateICmpULT(stop, end), stop, end);
     }
-    auto load = [&](llvm::Value* pos32) {
-      llvm::Value* v = k_.operands[0].EmitReadArrayElement(rows_.At(row, b_.CreateZExt(pos32, b_.getInt64Ty())), b_);
-      return Key(v);
-    };
-    // Full chunks of 32*kUnroll elements: all loads first, then the inserts in position order.
-    const int64_t chunks = n / (32 * kUnroll);
-    if (chunks > 0) {
-      absl::Status s = cpu::EmitForLoop(b_, b_.getInt64(0), b_.getInt64(chunks), "topk.chunk",
-                                        [&](llvm::Value* c) -> absl::Status {
-        llvm::Value* base = b_.CreateAdd(b_.CreateTrunc(b_.CreateMul(c, b_.getInt64(32 * kUnroll)), i32), lane);
-        std::vector<llvm::Value*> pos(kUnroll), key(kUnroll);
-        for (int64_t u = 0; u < kUnroll; ++u) {
-          pos[u] = b_.CreateAdd(base, b_.getInt32(static_cast<uint32_t>(32 * u)));
-          key[u] = load(pos[u]);
-        }
-        for (int64_t u = 0; u < kUnroll; ++u)
-          if (absl::Status is = Insert(key[u], pos[u]); !is.ok()) return is;
-        return absl::OkStatus();
-      });
-      if (!s.ok()) return s;
-    }
-    const int64_t rest = chunks * 32 * kUnroll;
-    if (rest < n) {
-      absl::Status s = EmitStridedLoop(b_, b_.CreateZExt(b_.CreateAdd(lane, b_.getInt32(static_cast<uint32_t>(rest))),
-                                                         b_.getInt64Ty()),
-                                       b_.getInt64(n), b_.getInt64(32), "topk.rest", [&](llvm::Value* i) {
-        llvm::Value* pos = b_.CreateTrunc(i, i32);
-        return Insert(load(pos), pos);
-      });
-      if (!s.ok()) return s;
-    }
-    // Butterfly merge of the lanes' lists, one loop trip a round (offset 16, 8, .., 1). A
-    // runtime loop, not five unrolled rounds: the rounds' compare-exchanges would chain 20
-    // selects deep, and every InstCombine run then spends its time computing known bits up
-    // and down those chains (0.18 s of a 0.23 s kernel); ptxas unrolls the 5 trips itself.
-    if (absl::Status s = cpu::EmitForLoop(b_, b_.getInt64(0), b_.getInt64(5), "topk.round",
-                                          [&](llvm::Value* round) -> absl::Status {
-          MergeRound(b_.CreateLShr(b_.getInt32(16), b_.CreateTrunc(round, b_.getInt32Ty())));
-          return absl::OkStatus();
-        });
-        !s.ok())
-      return s;
-    std::vector<llvm::Value*> lk(K_), lp(K_);
-    for (int64_t j = 0; j < K_; ++j) {
-      lk[j] = b_.CreateLoad(kt, keys_[j]);
-      lp[j] = b_.CreateLoad(i32, positions_[j]);
-    }
-    // Lane l < k writes entry l.
-    llvm::Value* key = lk[0];
-    llvm::Value* pos = lp[0];
-    for (int64_t j = 1; j < kk_; ++j) {
-      llvm::Value* is_j = b_.CreateICmpEQ(lane, b_.getInt32(static_cast<uint32_t>(j)));
-      key = b_.CreateSelect(is_j, lk[j], key);
-      pos = b_.CreateSelect(is_j, lp[j], pos);
-    }
-    return cpu::EmitIf(b_, b_.CreateICmpULT(lane, b_.getInt32(static_cast<uint32_t>(kk_))), "topk.write",
-                       [&]() -> absl::Status {
-      IrArray::Index at = rows_.At(row, b_.CreateZExt(lane, b_.getInt64Ty()));
-      k_.outputs[0].EmitWriteArrayElement(at, Value(key), b_);
-      llvm::Type* it = PrimitiveTypeToIrType(k_.outputs[1].shape().element_type(), b_.getContext());
-      k_.outputs[1].EmitWriteArrayElement(at, b_.CreateSExtOrTrunc(pos, it), b_);
-      return absl::OkStatus();
-    });
+    if (absl::Status s = ScanRange(row, begin, end); !s.ok()) return s;
+    if (absl::Status s = MergeLanes(); !s.ok()) return s;
+    if (parts_ == 1) return WriteResult(row, lane);
+    return PublishAndMerge(row, row_id, part, lane);
   });
 }
 
