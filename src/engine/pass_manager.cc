@@ -217,8 +217,11 @@ class Runner {
     const DumpOptions& d = options_.dump;
     std::error_code ec;
     fs::create_directories(d.dump_to, ec);
-    if (!fs::is_directory(d.dump_to, ec)) {
-      return absl::InvalidArgumentError(absl::StrCat("cannot create dump folder '", d.dump_to, "'"));
+    if (std::error_code is_dir_ec; !fs::is_directory(d.dump_to, is_dir_ec)) {
+      // Why: a file in the way ("File exists", "Not a directory"), no permission, a read-only
+      // or full file system.
+      const std::string why = ec ? ec.message() : is_dir_ec ? is_dir_ec.message() : "a file, not a folder, is there";
+      return absl::InvalidArgumentError(absl::StrCat("cannot create dump folder '", d.dump_to, "': ", why));
     }
     const std::string path = (fs::path(d.dump_to) / DumpFileName(d.module_id, module_.name(), suffix)).string();
     if (absl::Status s = WriteFileAtomically(path, text); !s.ok())

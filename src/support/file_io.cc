@@ -137,6 +137,16 @@ bool UnderDevOrProc(const std::string& path) {
   return abs.rfind("/dev/", 0) == 0 || abs.rfind("/proc/", 0) == 0;
 }
 
+// Makes the rename that put a file into `dir` durable (a crash or power loss right after it must
+// not bring back the old file or an empty one). Best effort: some file systems cannot fsync a
+// folder (EINVAL), which is not an error of the write.
+void SyncFolder(const fs::path& dir) {
+  const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)::fsync(fd);
+  ::close(fd);
+}
+
 absl::Status WriteInPlaceFile(const std::string& path, bool truncate, std::string_view contents) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0), 0666);
   if (fd < 0) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "': ", Errno()));
@@ -203,12 +213,16 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view conte
   absl::Status s = WriteAll(fd, contents);
   // mkostemp creates the file 0600; give it the mode the replaced file had, or a new file's.
   if (s.ok() && ::fchmod(fd, exists ? (st.st_mode & 07777) : NewFileMode()) != 0) s = absl::DataLossError(Errno());
+  // Every byte on the disk before the rename: the rename must never publish a file whose data a
+  // crash could still lose (a zero-length or truncated file under the final name).
+  if (s.ok() && ::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) s = absl::DataLossError(Errno());
   if (::close(fd) != 0 && s.ok()) s = absl::DataLossError(Errno());
   if (s.ok() && ::rename(temp.c_str(), target.c_str()) != 0) s = absl::DataLossError(Errno());
   if (!s.ok()) {
     ::unlink(temp.c_str());
     return absl::DataLossError(absl::StrCat("write to '", path, "' failed: ", s.message(), " (the file is unchanged)"));
   }
+  SyncFolder(dir);
   return absl::OkStatus();
 }
 

@@ -27,6 +27,8 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
 // A `path` that exists and is not a regular file (/dev/stdout, a FIFO, /dev/null) cannot be
 // replaced: it is written in place, its write errors still reported. A symbolic link is
 // followed: the file it names is replaced.
+// The temporary is fsync'ed before the rename and the folder after it, so a crash cannot leave
+// a truncated file under `path` either.
 absl::Status WriteFileAtomically(const std::string& path, std::string_view contents);
 
 }  // namespace hloc
