@@ -69,10 +69,32 @@ struct TempSlot {
 };
 TempSlot g_temps[kSlots];
 
+// Writes a NUL-terminated string to standard error from a signal handler (write is
+// async-signal-safe; iostreams and printf are not).
+void SignalSafePrint(const char* text) {
+  size_t n = std::strlen(text);
+  while (n > 0) {
+    const ssize_t w = ::write(2, text, n);
+    if (w <= 0) return;
+    text += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
 extern "C" void RemoveTempsAndReraise(int sig) {
+  const int saved_errno = errno;
+  int removed = 0;
   for (TempSlot& slot : g_temps)
-    if (slot.state.load() == kReady) ::unlink(slot.path);
+    if (slot.state.load() == kReady && ::unlink(slot.path) == 0) ++removed;
+  // One line: which signal, and that nothing half-written is left (outputs already renamed into
+  // place are complete; the one being written is gone). The status the shell sees is the
+  // signal's own (130 for SIGINT, 143 for SIGTERM), as the default action gives it.
+  SignalSafePrint(sig == SIGINT ? "\nhloc: interrupted (SIGINT)" : sig == SIGTERM ? "\nhloc: terminated (SIGTERM)"
+                                                                                  : "\nhloc: hung up (SIGHUP)");
+  SignalSafePrint(removed > 0 ? "; the output being written was removed, no partial file is left\n"
+                              : "; no partial file is left\n");
   std::signal(sig, SIG_DFL);
+  errno = saved_errno;
   std::raise(sig);
 }
 
@@ -167,6 +189,8 @@ mode_t NewFileMode() {
 }
 
 }  // namespace
+
+void InstallInterruptCleanup() { InstallSignalCleanupOnce(); }
 
 uint64_t MaxStreamInputBytes() { return std::min(kMaxStreamBytes, HostMemoryBytes() / 4); }
 

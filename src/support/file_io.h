@@ -31,4 +31,12 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
 // a truncated file under `path` either.
 absl::Status WriteFileAtomically(const std::string& path, std::string_view contents);
 
+// Installs (once; only for signals whose handler is still the default) the SIGINT/SIGTERM/SIGHUP
+// handler that WriteFileAtomically otherwise installs at its first write: it removes every
+// temporary being written, prints one line on standard error ("hloc: interrupted (SIGINT); no
+// partial file is left") and re-raises the signal, so the process ends with the signal's status
+// (130 / 143 in a shell). The hloc command calls it at start; a library caller that handles
+// these signals itself keeps its handlers.
+void InstallInterruptCleanup();
+
 }  // namespace hloc

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/yaml_util.h"
+#include "support/file_io.h"
 #include "tools/cli.h"
 
 namespace {
@@ -95,6 +96,9 @@ int Dispatch(const std::vector<std::string>& args) {
 // Inputs too large for memory are refused up front (CheckParametersFit, Literal::Create,
 // ReadWholeFile); an allocation that still fails ends the command with an error, not an abort.
 int main(int argc, char** argv) {
+  // Ctrl-C or a kill during a long compile, autotuning or an output write: one line on stderr,
+  // no half-written output, cache or dump left behind, exit status 130 / 143.
+  hloc::InstallInterruptCleanup();
   try {
     return Dispatch(std::vector<std::string>(argv + 1, argv + argc));
   } catch (const std::bad_alloc&) {
