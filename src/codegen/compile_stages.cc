@@ -4,9 +4,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "buffers/hlo_dataflow_analysis.h"
 #include "engine/html_report.h"
 #include "engine/pass.h"
 #include "engine/pass_manager.h"
+#include "passes/pass_util.h"
 #include "ir/verifier.h"
 #include "schedule/hlo_scheduling.h"
 #include "support/file_io.h"
@@ -52,6 +54,39 @@ absl::StatusOr<std::unique_ptr<BufferAssignment>> RunHloStagesAndAssignBuffers(
     verify.allow_mixed_precision = true;
     if (absl::Status s = VerifyModule(module, verify); !s.ok())
       return WithStage(s, "layout check (compiling without passes)");
+    // An in-place op (dynamic-update-slice, scatter, an aliased fusion or custom call) writes its
+    // result into its operand's buffer: the two must share a layout, or the untouched elements
+    // come out transposed (differential fuzzer, issue 17: a dynamic-update-slice or scatter of an
+    // f32[2,3]{0,1} parameter with an f32[2,3]{1,0} result). Layout assignment makes them agree in
+    // a pipeline; here the operand goes through a copy to the result's layout, as it would insert.
+    NameUniquer names = InstructionNameUniquer(module);
+    for (const auto& comp : module.computations()) {
+      if (comp->IsFusionComputation()) continue;
+      std::vector<HloInstruction*> insts;
+      for (const auto& inst : comp->instructions()) insts.push_back(inst.get());
+      for (HloInstruction* inst : insts) {
+        for (const auto& [in, out_index] : GetInPlaceInputOutputPairs(inst)) {
+          if (in.first >= inst->operand_count()) continue;
+          absl::StatusOr<const Shape*> a = GetSubshape(inst->operand(in.first)->shape(), in.second);
+          absl::StatusOr<const Shape*> b = GetSubshape(inst->shape(), out_index);
+          if (!a.ok() || !b.ok() || !(*a)->IsArray() || !(*b)->IsArray()) continue;
+          if (!(*a)->has_layout() || !(*b)->has_layout()) continue;
+          if ((*a)->layout().minor_to_major == (*b)->layout().minor_to_major) continue;
+          if (!in.second.empty())
+            return absl::InvalidArgumentError(absl::StrCat(
+                "layout check (compiling without passes): ", inst->LocationPrefix(), "computation ", comp->name(),
+                ", instruction ", inst->name(), ": writes in place into operand ", in.first, " (",
+                (*a)->ToString(true), "), whose layout differs from the result's (", (*b)->ToString(true),
+                "); compile with passes (layout assignment makes them agree)"));
+          Shape shape = **a;
+          shape.set_layout((*b)->layout());
+          auto copy = std::make_unique<HloInstruction>(HloOpcode::kCopy, shape, "copy");
+          copy->AppendOperand(inst->operand(in.first));
+          HloInstruction* c = AddInstructionWithUniqueName(*comp, std::move(copy), names, inst);
+          inst->ReplaceOperandWith(in.first, c);
+        }
+      }
+    }
   }
   if (!pipeline && PassRegistry::Global().Find("copy-insertion") != nullptr &&
       PassRegistry::Global().Find("flatten-call-graph") != nullptr &&

@@ -161,7 +161,13 @@ class Builder:
 
     def param(self, t, dims):
         v = Value("p%d" % len(self.params), t, dims, 1.0 if is_float(t) else 10.0)
-        self.lines.append("  %s = %s parameter(%d)" % (v.name, v.shape, len(self.params)))
+        layout = ""
+        if len(dims) >= 2 and self.rng.random() < 0.25:
+            # a non-default layout (minor-to-major order): the same logical array, stored otherwise
+            mtm = list(range(len(dims)))
+            self.rng.shuffle(mtm)
+            layout = "{%s}" % ",".join(map(str, mtm))
+        self.lines.append("  %s = %s%s parameter(%d)" % (v.name, v.shape, layout, len(self.params)))
         self.params.append(v)
         self.pool.append(v)
         return v
@@ -212,6 +218,8 @@ class Builder:
 
     def rand_type(self):
         r = self.rng.random()
+        if r < 0.05:
+            return "f64"
         if r < 0.55:
             return "f32"
         if r < 0.9:
@@ -499,6 +507,21 @@ class Builder:
         if not f:
             return None
         return self.op("reshape", v.t, self.rng.choice(f), [v], bound=v.bound)
+
+    def gen_reverse(self):
+        v = self.any_value(lambda u: len(u.dims) >= 1)
+        if not v.dims:
+            return None
+        ds = sorted(self.rng.sample(range(len(v.dims)), self.rng.randint(1, len(v.dims))))
+        return self.op("reverse", v.t, v.dims, [v], "dimensions={%s}" % ",".join(map(str, ds)), v.bound)
+
+    def gen_reduce_precision(self):
+        v = self.any_value(lambda u: is_float(u.t))
+        if not is_float(v.t):
+            return None
+        e, m = self.rng.choice([(8, 7), (5, 10), (8, 23), (4, 3)])
+        v = self.bounded(v, 4.0)
+        return self.op("reduce-precision", v.t, v.dims, [v], "exponent_bits=%d, mantissa_bits=%d" % (e, m), v.bound * 1.1)
 
     def gen_transpose(self):
         v = self.any_value(lambda u: len(u.dims) >= 2)
@@ -928,7 +951,7 @@ class Builder:
 
     GENERATORS = [
         ("unary", 10), ("binary", 14), ("compare_select", 5), ("clamp", 2), ("convert", 4),
-        ("broadcast", 4), ("reshape", 4), ("transpose", 4), ("reduce", 7), ("dot", 6), ("slice", 4),
+        ("broadcast", 4), ("reshape", 4), ("transpose", 4), ("reverse", 2), ("reduce_precision", 1), ("reduce", 7), ("dot", 6), ("slice", 4),
         ("concatenate", 3), ("pad", 3), ("gather", 3), ("scatter", 3), ("sort", 3),
         ("reduce_window", 3), ("iota", 1), ("constant", 1), ("dynamic_slice", 3),
         ("dynamic_update_slice", 3), ("while", 2), ("conditional", 2),
@@ -961,7 +984,7 @@ def generate(seed, n_ops=None, focus=None):
     mod = Module(rng)
     b = Builder(mod, rng)
     if n_ops is None:
-        n_ops = rng.randint(3, 24)
+        n_ops = rng.randint(3, 24) if rng.random() < 0.7 else rng.randint(24, 48)
     weights = None
     if focus is not None:
         weights = [(w * 20 if g == focus else w) for g, w in Builder.GENERATORS]
