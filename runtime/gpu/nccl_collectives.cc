@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "support/file_io.h"
 
 #if HLOC_HAVE_CUDA
 #include <nccl.h>
@@ -151,15 +152,9 @@ absl::StatusOr<ncclUniqueId> SharedUniqueId(const NcclLib& lib, const NcclBootst
   if (b.num_processes == 1 || b.process_id == 0) {
     if (absl::Status s = HLOC_NCCL(lib, ncclGetUniqueId, "making the clique's unique id", &id); !s.ok()) return s;
     if (b.num_processes == 1) return id;
-    const std::string tmp = absl::StrCat(b.id_file, ".tmp", ::getpid());
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      out.write(id.internal, sizeof(id.internal));
-      if (!out) return absl::UnavailableError(absl::StrCat("cannot write NCCL's unique id to '", tmp, "'"));
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, b.id_file, ec);
-    if (ec) return absl::UnavailableError(absl::StrCat("cannot rename '", tmp, "' to '", b.id_file, "': ", ec.message()));
+    // Whole, then renamed into place (support/file_io.h): the others never read a partial id.
+    if (absl::Status s = WriteFileAtomically(b.id_file, std::string_view(id.internal, sizeof(id.internal))); !s.ok())
+      return absl::UnavailableError(absl::StrCat("cannot write NCCL's unique id: ", s.message()));
     return id;
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(b.wait_seconds);
