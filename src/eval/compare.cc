@@ -36,7 +36,7 @@ std::string FormatDouble(double v, PrimitiveType t) {
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
   // f64 needs 17 digits to be unambiguous; everything narrower is exact in 9.
   bool wide = t == PrimitiveType::F64 || t == PrimitiveType::C128;
-  return absl::StrFormat(wide ? "%.17g" : "%.9g", v);
+  return wide ? absl::StrFormat("%.17g", v) : absl::StrFormat("%.9g", v);  // constant formats (clang checks them)
 }
 
 // One element's value as text, in the way its type reads.

@@ -243,6 +243,7 @@ class StringSource : public NpySource {
   explicit StringSource(const std::string& bytes) : bytes_(bytes) {}
   uint64_t size() const override { return bytes_.size(); }
   absl::Status Read(char* out, uint64_t n) override {
+    if (n == 0) return absl::OkStatus();  // `out` may be null (an array of no elements)
     std::memcpy(out, bytes_.data() + at_, n);
     at_ += n;
     return absl::OkStatus();
@@ -385,7 +386,11 @@ absl::StatusOr<NpyArray> ReadNpy(const std::string& path) {
 absl::StatusOr<std::vector<NpyArray>> ReadNpz(const std::string& path) {
   auto bytes = ReadWholeFile(path);
   if (!bytes.ok()) return bytes.status();
-  auto entries = ListZip(*bytes, path);
+  return ParseNpz(*bytes, path);
+}
+
+absl::StatusOr<std::vector<NpyArray>> ParseNpz(const std::string& bytes, const std::string& path) {
+  auto entries = ListZip(bytes, path);
   if (!entries.ok()) return entries.status();
   std::vector<NpyArray> arrays;
   for (const ZipEntry& e : *entries) {
@@ -393,7 +398,7 @@ absl::StatusOr<std::vector<NpyArray>> ReadNpz(const std::string& path) {
     if (e.name.size() <= 4 || e.name.compare(e.name.size() - 4, 4, ".npy") != 0) {
       return Bad(where, "is not a .npy array (an .npz holds only NAME.npy members)");
     }
-    ZipMemberReader reader(*bytes, e, where);
+    ZipMemberReader reader(bytes, e, where);
     ZipSource src(reader);
     auto arr = ParseNpyFrom(src, where);
     if (!arr.ok()) return arr.status();
@@ -502,7 +507,7 @@ absl::StatusOr<Literal> ReinterpretAs(const NpyArray& array, const Shape& shape)
     }
   }
   // Equal storage widths in every accepted case, so the bytes carry over as they are.
-  std::memcpy(lit->untyped_data(), src.untyped_data(), src.size_bytes());
+  if (src.size_bytes() > 0) std::memcpy(lit->untyped_data(), src.untyped_data(), src.size_bytes());
   return lit;
 }
 

@@ -20,6 +20,8 @@ struct NpyArray {
 absl::StatusOr<NpyArray> ReadNpy(const std::string& path);
 absl::StatusOr<NpyArray> ParseNpy(const std::string& bytes, const std::string& where);
 absl::StatusOr<std::vector<NpyArray>> ReadNpz(const std::string& path);
+// The arrays of an .npz held in `bytes`; `where` (the file name) starts every error message.
+absl::StatusOr<std::vector<NpyArray>> ParseNpz(const std::string& bytes, const std::string& where);
 
 // Bytes of a .npy file holding `literal` (arrays only).
 absl::StatusOr<std::string> SerializeNpy(const Literal& literal);

@@ -249,7 +249,7 @@ absl::Status ZipMemberReader::Read(char* out, uint64_t n) {
     // A stored member's bytes are all here: check them before any is used, so that damage is
     // reported as such rather than as whatever the damaged bytes parse as.
     if (absl::Status s = CheckStoredCrc(); !s.ok()) return s;
-    std::memcpy(out, in_.data() + read_, n);
+    if (n > 0) std::memcpy(out, in_.data() + read_, n);  // `out` may be null when n is 0
   } else {
     if (absl::Status s = Inflate(out, n); !s.ok()) return s;
     crc_ = static_cast<uint32_t>(crc32_z(crc_, reinterpret_cast<const Bytef*>(out), n));
