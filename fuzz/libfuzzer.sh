@@ -99,7 +99,9 @@ case "$target" in
   yaml_config) flags+=(-dict="$ROOT/fuzz/yaml.dict") ;;
   tblgen) flags+=(-dict="$ROOT/fuzz/td.dict") ;;
 esac
-[[ "$target" == tblgen ]] && flags+=(-detect_leaks=0)  # see fuzz/tblgen.cc
+# fuzz/tblgen.cc leaks what an input that ended in exit(1) held: no leak checks there, neither
+# per input nor at the end of the process.
+[[ "$target" == tblgen ]] && flags+=(-detect_leaks=0) && export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 ((jobs > 1)) && flags+=(-fork="$jobs" -ignore_crashes=1)
 before=$(find "$findings" -type f | wc -l)
 echo "fuzz: $target for $time_s s ($jobs job(s)); log $log; findings in $findings"

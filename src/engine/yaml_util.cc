@@ -116,7 +116,9 @@ absl::StatusOr<std::vector<MapEntry>> Reader::Entries(const YAML::Node& node, st
   }
   absl::flat_hash_map<std::string, size_t> index;  // key -> position in `out`
   for (auto it = node.begin(); it != node.end(); ++it) {
-    const YAML::Node& key = it->first;
+    // A copy: yaml-cpp's it->first is a member of a temporary proxy that `->` returns, so a
+    // reference to it dangles after this statement (ASan: stack-use-after-scope; fuzz_yaml_config).
+    const YAML::Node key = it->first;
     if (!key.IsScalar()) {
       return Error(key, absl::StrCat("keys of ", std::string(what), " must be names, got ", KindName(key)));
     }
