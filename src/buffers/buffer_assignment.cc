@@ -51,6 +51,7 @@ class BufferAssigner {
     ComputeValueRanges();
     result_ = std::make_unique<BufferAssignment>();
     result_->module_ = &module_;
+    result_->timeline_length_ = next_time_;
     if (absl::Status s = Assign(); !s.ok()) return s;
     FillSlices();
     return std::move(result_);
@@ -237,8 +238,13 @@ class BufferAssigner {
     auto place = [&](const Info& info, BufferAllocation& alloc, int64_t offset) {
       for (const HloBuffer* buffer : info.buffers) {
         for (const HloValue* v : buffer->values()) {
-          alloc.assigned_.push_back({v->defining_instruction(), v->defining_index(), offset,
-                                     BufferSizeOfShape(v->shape()), v->id(), v->is_phi()});
+          BufferAllocation::Assigned a{v->defining_instruction(), v->defining_index(), offset,
+                                       BufferSizeOfShape(v->shape()), v->id(), v->is_phi()};
+          if (time_.contains(v->defining_instruction())) {
+            a.live_start = ranges_[v->id()].first;
+            a.live_end = std::min(ranges_[v->id()].second, next_time_);
+          }
+          alloc.assigned_.push_back(a);
           if (v->shape().IsTuple()) alloc.is_tuple_ = true;
         }
         buffer_slot_[buffer->id()] = {alloc.index_, offset};

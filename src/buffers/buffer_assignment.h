@@ -38,6 +38,10 @@ class BufferAllocation {
     int64_t offset, size;
     int64_t value_id = -1;              // HloDataflowAnalysis value id (dump order)
     bool is_phi = false;
+    // The value's live range on the flattened schedule (callees at their caller's place), as the
+    // assignment used it: [live_start, live_end]; live_end == timeline_length() when it is live
+    // out of the module; -1 for values with no place on the timeline (thread-local).
+    int64_t live_start = -1, live_end = -1;
   };
 
   int64_t index() const { return index_; }
@@ -95,6 +99,8 @@ class BufferAssignment {
                                                          const ShapeIndex& index) const;
   bool HasAllocationAt(const HloInstruction* instruction, const ShapeIndex& index) const;
   const BufferAssignmentStats& stats() const { return stats_; }
+  // Instructions on the flattened schedule the live ranges are measured on.
+  int64_t timeline_length() const { return timeline_length_; }
   // The `...after_optimizations-buffer-assignment.txt` dump, in XLA's format
   // ("allocation N: size S, parameter P, shape |...| at ShapeIndex {}:" + " value: <...>" lines).
   std::string ToString() const;
@@ -106,6 +112,7 @@ class BufferAssignment {
   std::vector<BufferAllocation> allocations_;
   absl::flat_hash_map<const HloInstruction*, std::vector<std::pair<ShapeIndex, BufferAllocation::Slice>>> slices_;
   BufferAssignmentStats stats_;
+  int64_t timeline_length_ = 0;
 };
 
 // Assigns buffers for a scheduled module (is_scheduled: each computation's instruction order is

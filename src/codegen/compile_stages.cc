@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "buffers/hlo_dataflow_analysis.h"
 #include "engine/html_report.h"
 #include "engine/pass.h"
@@ -126,7 +127,7 @@ absl::StatusOr<std::unique_ptr<BufferAssignment>> RunHloStagesAndAssignBuffers(
 absl::Status WriteCompileDumps(const std::string& dump_to, const HloModule& module, const runtime::Executable& exe,
                                const std::string& thunk_text,
                                const std::vector<std::pair<std::string, const std::string*>>& extra,
-                               const CompileRecorder* recorder) {
+                               const CompileRecorder* recorder, const BufferAssignment* assignment) {
   if (dump_to.empty()) return absl::OkStatus();
   auto path = [&](const std::string& suffix, bool txt) {
     std::string name = DumpFileName(0, module.name(), suffix);
@@ -140,9 +141,24 @@ absl::Status WriteCompileDumps(const std::string& dump_to, const HloModule& modu
   for (const auto& [suffix, text] : extra) files.push_back({path(suffix, false), text});
   for (const auto& [p, text] : files)
     if (absl::Status s = WriteFileAtomically(p, *text); !s.ok()) return s;
-  if (recorder != nullptr)
-    return WriteHtmlReport(dump_to, 0, module, *recorder, {exe.buffer_assignment_text, thunk_text});
-  return absl::OkStatus();
+  if (recorder == nullptr) return absl::OkStatus();
+  HtmlReportExtras extras{exe.buffer_assignment_text, thunk_text};
+  if (assignment != nullptr) {
+    extras.timeline_length = assignment->timeline_length();
+    for (const BufferAllocation& a : assignment->allocations()) {
+      if (a.is_thread_local()) continue;
+      for (const BufferAllocation::Assigned& v : a.assigned()) {
+        if (v.live_start < 0 || v.is_phi) continue;
+        std::string name = v.instruction->name();
+        if (!v.index.empty()) absl::StrAppend(&name, "{", absl::StrJoin(v.index, ","), "}");
+        extras.live_ranges.push_back({name, std::string(HloOpcodeString(v.instruction->opcode())), v.size, a.index(),
+                                      v.offset, v.live_start, v.live_end});
+      }
+    }
+    std::stable_sort(extras.live_ranges.begin(), extras.live_ranges.end(),
+                     [](const auto& x, const auto& y) { return x.start < y.start; });
+  }
+  return WriteHtmlReport(dump_to, 0, module, *recorder, extras);
 }
 
 absl::Status LoadProfileAndPipeline(const std::string& name_or_path, const std::string& kind,

@@ -58,6 +58,7 @@ absl::Status LoadProfileAndPipeline(const std::string& name_or_path, const std::
 absl::Status WriteCompileDumps(const std::string& dump_to, const HloModule& module, const runtime::Executable& exe,
                                const std::string& thunk_text,
                                const std::vector<std::pair<std::string, const std::string*>>& extra,
-                               const CompileRecorder* recorder = nullptr);
+                               const CompileRecorder* recorder = nullptr,
+                               const BufferAssignment* assignment = nullptr);
 
 }  // namespace hloc::codegen

@@ -146,8 +146,9 @@ std::string RenderHtmlReport(const HloModule& module, const CompileRecorder& r, 
   }
   absl::StrAppend(&j, "],\"dropped_fusion_events\":", r.dropped_fusion_events);
 
-  // The fusion instructions of the final module, and live ranges over the entry's order (its
-  // schedule when the module is scheduled): defined at its position, live to its last user's.
+  // The fusion instructions of the final module, and live ranges: the buffer assignment's own
+  // (compile), else approximated over the entry's order (its schedule when the module is
+  // scheduled): defined at its position, live to its last user's.
   j += ",\"final_fusions\":[";
   bool first = true;
   for (const auto& c : module.computations()) {
@@ -161,7 +162,19 @@ std::string RenderHtmlReport(const HloModule& module, const CompileRecorder& r, 
     }
   }
   j += "],\"live_ranges\":[";
-  if (const HloComputation* entry = module.entry_computation()) {
+  if (!extras.live_ranges.empty()) {
+    first = true;
+    int64_t shown = 0;
+    for (const HtmlReportExtras::LiveRange& l : extras.live_ranges) {
+      if (++shown > 600) break;
+      absl::StrAppend(&j, first ? "" : ",", "{\"name\":", Json(l.name), ",\"op\":", Json(l.op), ",\"bytes\":", l.bytes,
+                      ",\"allocation\":", l.allocation, ",\"offset\":", l.offset, ",\"start\":", l.start,
+                      ",\"end\":", l.end, "}");
+      first = false;
+    }
+    absl::StrAppend(&j, "],\"live_ranges_exact\":true,\"live_ranges_total\":", extras.live_ranges.size(),
+                    ",\"schedule_length\":", extras.timeline_length);
+  } else if (const HloComputation* entry = module.entry_computation()) {
     std::map<const HloInstruction*, int64_t> position;
     for (const auto& inst : entry->instructions()) position[inst.get()] = static_cast<int64_t>(position.size());
     const int64_t n = static_cast<int64_t>(position.size());
@@ -180,9 +193,9 @@ std::string RenderHtmlReport(const HloModule& module, const CompileRecorder& r, 
                       ",\"start\":", start, ",\"end\":", end, "}");
       first = false;
     }
-    absl::StrAppend(&j, "],\"schedule_length\":", n);
+    absl::StrAppend(&j, "],\"live_ranges_exact\":false,\"schedule_length\":", n);
   } else {
-    j += "],\"schedule_length\":0";
+    j += "],\"live_ranges_exact\":false,\"schedule_length\":0";
   }
   const std::string dot = FusionGraphDot(module, 400);
   absl::StrAppend(&j, ",\"graph_svg\":", Json(RenderDot(dot)), ",\"graph_dot\":", Json(dot));

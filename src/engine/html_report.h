@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "engine/compile_recorder.h"
@@ -19,6 +20,15 @@ namespace hloc {
 struct HtmlReportExtras {
   std::string buffer_assignment_text;  // XLA's ...-buffer-assignment.txt
   std::string thunk_sequence_text;     // ...thunk_sequence.txt
+  // The buffer assignment's own live ranges (compile): one row per value placed in device or
+  // host memory, on its flattened schedule. Empty (hloc opt): the page approximates them from
+  // the entry's order.
+  struct LiveRange {
+    std::string name, op;  // the defining instruction (with {index} for a tuple leaf), its opcode
+    int64_t bytes = 0, allocation = -1, offset = 0, start = 0, end = 0;
+  };
+  std::vector<LiveRange> live_ranges;
+  int64_t timeline_length = 0;
 };
 
 // The page as a string. `module` is the module after the pipeline (scheduled or not).

@@ -58,7 +58,7 @@ pre{margin:0;font:12px/1.3 "DejaVu Sans Mono",monospace;white-space:pre-wrap}
 <section id="graph-sec"><h2>Fusions as a graph (entry computation)</h2><div id="graph"></div>
 <h3>Fusion instructions of the final module</h3><div class="scroll"><table id="final-fusions"><thead><tr>
 <th>name</th><th>kind</th><th>computation</th><th>ops</th></tr></thead><tbody></tbody></table></div></section>
-<section id="buffers"><h2>Buffer live ranges (entry computation, by position in its order)</h2>
+<section id="buffers"><h2>Buffer live ranges</h2><p class="note">From <span id="live-source">?</span>.</p>
 <div id="live"></div><details><summary>buffer assignment</summary><pre id="ba"></pre></details></section>
 <section id="thunks"><h2>Thunk sequence</h2><pre id="thunk-text"></pre></section>
 <script>
@@ -215,7 +215,8 @@ window.addEventListener('error', function (e) {
     var shade = Math.round(200 - 150 * Math.sqrt(b.bytes / maxBytes));
     r.setAttribute('fill', 'rgb(' + shade + ',' + shade + ',255)');
     var tip = document.createElementNS(NS, 'title');
-    tip.textContent = b.name + ' (' + b.op + '): ' + b.bytes + ' bytes, live ' + b.start + '..' + b.end;
+    tip.textContent = b.name + ' (' + b.op + '): ' + b.bytes + ' bytes, live ' + b.start + '..' + b.end +
+        (b.allocation !== undefined ? ', allocation ' + b.allocation + ' at offset ' + b.offset : '');
     r.appendChild(tip); svg.appendChild(r);
     var s = document.createElementNS(NS, 'text');
     s.setAttribute('x', labelW + W + 4); s.setAttribute('y', y + 10); s.setAttribute('font-size', 10);
@@ -223,6 +224,9 @@ window.addEventListener('error', function (e) {
   });
   $('live').appendChild(svg);
   $('n-buffers').textContent = lr.length;
+  $('live-source').textContent = D.live_ranges_exact ?
+      'the buffer assignment\'s live ranges over its flattened schedule (callees at their caller\'s place)' :
+      'approximated over the entry\'s order (hloc opt does not assign buffers)';
   $('ba').textContent = D.buffer_assignment || '(no buffer assignment: hloc opt stops after the pipeline)';
 
   // Thunks: one per line "NNN: kKind ...".

@@ -128,7 +128,9 @@ def main():
              "-v", "-o", os.path.join(work, "opt.txt")])
     passes = len(re.findall(r"^\[pass\] ", p.stderr, re.M))
     firings = len(re.findall(r"^\[(?!pass\])[^\]]+\] \S+ \([^)]*:\d+\)$", p.stderr, re.M))
-    fused = len(re.findall(r"^priority-fusion: \S+ into ", p.stderr, re.M))
+    # Fusions made: priority-fusion's, multi-output fusion's and horizontal fusion's merges.
+    fused = len(re.findall(r"^priority-fusion: \S+ into ", p.stderr, re.M)) + \
+        len(re.findall(r"^(multi-output-fusion|horizontal-in-place-fusion): merged ", p.stderr, re.M))
     html = glob.glob(os.path.join(odir, "*.html"))
     if len(html) != 1:
         fail(f"expected one .html in {odir}, found {html}")

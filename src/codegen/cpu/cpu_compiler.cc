@@ -185,7 +185,8 @@ absl::StatusOr<runtime::Executable> CpuCompiler::Compile(HloModule& module, cons
     os.flush();
   }
   const std::string thunk_text = runtime::ExecutableThunksToString(exe);
-  if (absl::Status s = WriteCompileDumps(options.dump_to, module, exe, thunk_text, {{"ll", &ir}}, options.recorder); !s.ok())
+  if (absl::Status s = WriteCompileDumps(options.dump_to, module, exe, thunk_text, {{"ll", &ir}}, options.recorder,
+                                       assignment->get()); !s.ok())
     return s;
   if (artifacts != nullptr) {
     artifacts->optimized_hlo = exe.hlo_text;

@@ -214,7 +214,7 @@ absl::StatusOr<runtime::Executable> GpuCompiler::Compile(HloModule& module, cons
   exe.buffer_assignment_text = (*assignment)->ToString();
   const std::string thunk_text = runtime::ThunkSequenceToString(exe.thunks);
   if (absl::Status s = WriteCompileDumps(options.dump_to, module, exe, thunk_text, {{"ir-no-opt.ll", &ir}, {"ptx", &*ptx}},
-                                       options.recorder);
+                                       options.recorder, assignment->get());
       !s.ok())
     return s;
   if (artifacts != nullptr) {

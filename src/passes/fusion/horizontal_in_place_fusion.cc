@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "engine/compile_recorder.h"
 #include "passes/fusion/fusion_builder.h"
 #include "passes/fusion/fusion_legality.h"
 #include "passes/fusion/priority_fusion.h"
@@ -146,7 +147,7 @@ std::string ExplainHorizontalInPlaceFusion(const HloInstruction* a, const HloIns
   return say("may share one kernel (one group, up to the pass's max_group members)");
 }
 
-absl::StatusOr<bool> HorizontalInPlaceFusion::Run(HloModule& module, PassContext&) {
+absl::StatusOr<bool> HorizontalInPlaceFusion::Run(HloModule& module, PassContext& context) {
   if (max_group_ < 2) return false;
   fusion::FusionBuilder builder(module);
   bool changed = false;
@@ -160,6 +161,19 @@ absl::StatusOr<bool> HorizontalInPlaceFusion::Run(HloModule& module, PassContext
     for (; merges < kMaxMerges; ++merges) {
       std::vector<std::vector<HloInstruction*>> groups = Grouper(*comp).Groups(max_group_);
       if (groups.empty()) break;
+      if (context.trace_rules && context.trace_out != nullptr)
+        *context.trace_out << "horizontal-in-place-fusion: merged " << groups.front().size() << " in-place updates ("
+                           << groups.front()[0]->name() << ", ...)\n";
+      if (context.recorder != nullptr) {
+        CompileRecorder::FusionEvent e;
+        e.producer = groups.front()[0]->name();
+        for (size_t i = 1; i < groups.front().size(); ++i)
+          absl::StrAppend(&e.consumers, i > 1 ? "," : "", groups.front()[i]->name());
+        e.fused = true;
+        e.reason = absl::StrCat("horizontal in-place fusion: ", groups.front().size(),
+                                " independent in-place updates share one kernel");
+        context.recorder->AddFusion(std::move(e));
+      }
       absl::StatusOr<HloInstruction*> f = builder.Merge(groups.front());
       if (!f.ok()) return f.status();
       if (absl::Status s = fusion::EnsureDefinitionOrder(*comp); !s.ok()) return s;

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "engine/compile_recorder.h"
 #include "engine/rewrite.h"
 #include "engine/rule_tables.h"
 #include "passes/fusion/fusion_analysis.h"
@@ -340,7 +341,9 @@ class ComputationMof {
           if (u != consumer && reach_.IsReachable(u, consumer)) cycle = true;
         if (cycle) continue;
         dead_consumers_.erase(consumer->unique_id());
-        return Merge({producer, consumer});
+        return Merge({producer, consumer},
+                     absl::StrCat("multi-output fusion: '", producer->name(), "' becomes an extra output of its "
+                                  "consumer's kernel (it has other users)"));
       }
     }
     return false;
@@ -365,7 +368,7 @@ class ComputationMof {
           if (reach_.IsReachable(index[i], index[j]) || reach_.IsReachable(index[j], index[i])) continue;
           if (!Verdict(kSiblings, a, b)) continue;
           dead_parents_.erase(parent->unique_id());
-          return Merge({a, b});
+          return Merge({a, b}, absl::StrCat("multi-output fusion: siblings reading '", parent->name(), "' once"));
         }
       }
     }
@@ -375,7 +378,9 @@ class ComputationMof {
  private:
   enum PairKind : int64_t { kProducerConsumer = -3, kSiblings = -4 };
 
-  absl::StatusOr<bool> Merge(const std::vector<HloInstruction*>& members) {
+  // Merges `members` into one multi-output fusion; `why` goes to the --dump-html record.
+  absl::StatusOr<bool> Merge(const std::vector<HloInstruction*>& members, const std::string& why) {
+    RecordMerge(members, why);
     std::vector<HloInstruction*> changed = Neighbours(members);
     const std::vector<size_t> rows = reach_.Forget(members);
     absl::StatusOr<HloInstruction*> f = builder_.Merge(members);
@@ -390,6 +395,29 @@ class ComputationMof {
       Revive(changed);
     }
     return true;
+  }
+
+  // --trace-rules prints the merge, --dump-html records it (as priority-fusion does its fusions).
+  void RecordMerge(const std::vector<HloInstruction*>& members, const std::string& why) {
+    PassContext* context = legality_.context();
+    if (context == nullptr) return;
+    if (context->trace_rules && context->trace_out != nullptr)
+      *context->trace_out << "multi-output-fusion: merged " << members[0]->name() << " + " << members[1]->name()
+                          << " (" << why << ")\n";
+    if (context->recorder == nullptr) return;
+    CompileRecorder::FusionEvent e;
+    e.producer = members[0]->name();
+    for (size_t i = 1; i < members.size(); ++i) absl::StrAppend(&e.consumers, i > 1 ? "," : "", members[i]->name());
+    e.fused = true;
+    e.reason = why;
+    const double launch = cost_.hardware().launch_overhead;
+    double separate = 0;
+    for (HloInstruction* m : members) separate += launch + cost_.Estimate(m).exec_time;
+    e.time_unfused_us = separate * 1e6;
+    e.time_fused_us =
+        (launch + cost_.EstimateMerged(std::vector<const HloInstruction*>(members.begin(), members.end())).exec_time) * 1e6;
+    e.benefit_us = e.time_unfused_us - e.time_fused_us;
+    context->recorder->AddFusion(std::move(e));
   }
 
   // The instructions that survive a merge of `members` with other operands or users after
