@@ -18,6 +18,7 @@
 #include "runtime/cpu/gemm.h"
 #include "runtime/cpu/jit_loader.h"
 #include "runtime/cpu/linalg.h"
+#include "runtime/cpu/onednn_conv.h"
 #include "runtime/executable/linalg_config.h"
 #include "runtime/cpu/runtime_functions.h"
 #include "runtime/cpu/thread_pool.h"
@@ -120,6 +121,7 @@ struct DeviceState {
   };
   absl::flat_hash_map<const Thunk*, Bound> bound;
   absl::flat_hash_map<const Thunk*, std::unique_ptr<CpuFft>> ffts;
+  absl::flat_hash_map<const Thunk*, std::unique_ptr<CpuOneDnnConv>> convs;  // __onednn$convolution
   std::vector<uint8_t> staging;
   Rendezvous* rendezvous = nullptr;  // null when this device runs alone (Run)
   uint8_t* Address(const BufferSlice& s) { return buffers[s.allocation].data + s.offset; }
@@ -238,6 +240,7 @@ class CpuExecutableImpl : public CpuExecutable {
       }
       BindArguments(*device, exe_.thunks);
       RT_RETURN_IF_ERROR(PlanFfts(*device, exe_.thunks));
+      RT_RETURN_IF_ERROR(PlanConvs(*device, exe_.thunks));
       devices_.push_back(std::move(device));
     }
     return absl::OkStatus();
@@ -391,8 +394,12 @@ class CpuExecutableImpl : public CpuExecutable {
           break;
         }
         case ThunkKind::kConvolution:
-          return ThunkError(t, "library convolutions are not available on the CPU runtime (the CPU compiler "
-                               "emits convolution kernels)");
+          if (t.target != kOneDnnConvolutionTarget) {
+            return ThunkError(t, absl::StrCat("convolution target '", t.target, "' is not available on the CPU "
+                                              "runtime (only ", kOneDnnConvolutionTarget, ")"));
+          }
+          if (t.arguments.size() != 3) return ThunkError(t, "expects {lhs, rhs, result}");
+          break;
       }
     }
     return absl::OkStatus();
@@ -444,6 +451,24 @@ class CpuExecutableImpl : public CpuExecutable {
       RT_RETURN_IF_ERROR(PlanFfts(device, t.condition));
       RT_RETURN_IF_ERROR(PlanFfts(device, t.body));
       for (const ThunkSequence& b : t.branches) RT_RETURN_IF_ERROR(PlanFfts(device, b));
+    }
+    return absl::OkStatus();
+  }
+
+  // oneDNN convolution primitives (and their reorders) for the executable's buffers, made once
+  // per thunk and device (onednn_conv.h).
+  absl::Status PlanConvs(DeviceState& device, const ThunkSequence& seq) {
+    for (const Thunk& t : seq) {
+      if (t.kind == ThunkKind::kConvolution) {
+        absl::StatusOr<std::unique_ptr<CpuOneDnnConv>> conv = CpuOneDnnConv::Create(
+            t.backend_config, device.Address(t.arguments[0]), t.arguments[0].size, device.Address(t.arguments[1]),
+            t.arguments[1].size, device.Address(t.arguments[2]), t.arguments[2].size, pool_->num_threads());
+        if (!conv.ok()) return ThunkError(t, std::string(conv.status().message()));
+        device.convs[&t] = std::move(*conv);
+      }
+      RT_RETURN_IF_ERROR(PlanConvs(device, t.condition));
+      RT_RETURN_IF_ERROR(PlanConvs(device, t.body));
+      for (const ThunkSequence& b : t.branches) RT_RETURN_IF_ERROR(PlanConvs(device, b));
     }
     return absl::OkStatus();
   }
@@ -564,8 +589,11 @@ class CpuExecutableImpl : public CpuExecutable {
       case ThunkKind::kFft:
         device.ffts.at(&t)->Run(pool_.get());
         return absl::OkStatus();
-      case ThunkKind::kConvolution:
-        break;
+      case ThunkKind::kConvolution: {
+        absl::Status s = device.convs.at(&t)->Run();
+        if (!s.ok()) return ThunkError(t, std::string(s.message()));
+        return absl::OkStatus();
+      }
     }
     return ThunkError(t, "cannot run on the CPU");
   }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/cpu/onednn_conv.h"
 #include "absl/strings/str_cat.h"
 #include "hloc_build_info.h"
 #include "tools/cli.h"
@@ -70,6 +71,10 @@ void PrintVersion(std::ostream& out) {
       << (cuda.empty() ? std::string("no CUDA headers (the GPU runtime is left out)")
                        : "CUDA " + cuda + " headers (the libraries are loaded at run time)")
       << "; " << HLOC_BUILD_KIND << " build\n";
+  out << "CPU convolutions: "
+      << (runtime::OneDnnAvailable() ? runtime::OneDnnVersion() + " (__onednn$convolution)"
+                                     : std::string("elemental kernels (built without oneDNN)"))
+      << "\n";
   out << "run-time libraries (--backend gpu):\n";
   static const Probe kProbes[] = {
       {"CUDA driver", {"libcuda.so.1", "libcuda.so"}, "cuDriverGetVersion", Probe::kIntOut},

@@ -4,6 +4,7 @@
 import os
 import re
 import shutil
+import subprocess
 import sys
 
 import lit.formats
@@ -61,6 +62,13 @@ ptxas = os.environ.get("PTXAS") or shutil.which("ptxas") or "/usr/local/cuda/bin
 if os.path.isfile(ptxas) and os.access(ptxas, os.X_OK):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+
+# tests/lit/cpu-onednn: hloc built with oneDNN (not the static build), as `hloc --version` says.
+try:
+    if "oneDNN" in subprocess.run([hloc, "--version"], capture_output=True, text=True, timeout=60).stdout:
+        config.available_features.add("onednn")
+except (OSError, subprocess.SubprocessError):
+    pass
 
 # tests/lit/install: `cmake --install %hloc-build` (the build folder hloc came from) where that
 # folder is a CMake build and cmake is on PATH.

@@ -361,6 +361,8 @@ std::optional<GemmPlan> CpuKernelEmitter::GemmFor(const HloInstruction& dot) { r
 
 absl::StatusOr<std::optional<runtime::Thunk>> CpuKernelEmitter::EmitLibraryCall(
     const HloInstruction& hlo, const std::vector<KernelArgument>& arguments) {
+  absl::StatusOr<std::optional<runtime::Thunk>> conv = OneDnnConvThunk(hlo, arguments);
+  if (!conv.ok() || conv->has_value()) return conv;
   return LinalgThunk(hlo, arguments);
 }
 

@@ -39,7 +39,8 @@ class CpuKernelEmitter : public ThunkEmitterBackend {
   absl::StatusOr<runtime::Thunk> EmitKernel(const HloInstruction& hlo,
                                             const std::vector<KernelArgument>& arguments) override;
   std::optional<GemmPlan> GemmFor(const HloInstruction& dot) override;
-  // cholesky, triangular-solve and the solver custom calls: LAPACK thunks (linalg_thunks.h).
+  // cholesky, triangular-solve and the solver custom calls: LAPACK thunks (linalg_thunks.h);
+  // __onednn$convolution: a kConvolution thunk run by oneDNN (OneDnnConvThunk).
   absl::StatusOr<std::optional<runtime::Thunk>> EmitLibraryCall(
       const HloInstruction& hlo, const std::vector<KernelArgument>& arguments) override;
   // FFTW runs the fft; its batch is split into parts as a kernel's loop is (ChoosePartitions).
@@ -58,6 +59,11 @@ class CpuKernelEmitter : public ThunkEmitterBackend {
 // The GEMM (runtime GemmConfig) for a dot whose operands and result are matrices (or batches of
 // matrices) the runtime's GEMM reads directly; nullopt otherwise. Exposed for tests.
 std::optional<GemmPlan> CpuGemmPlan(const HloInstruction& dot);
+
+// A __onednn$convolution custom call as a kConvolution thunk (runtime/cpu/onednn_conv.h); nullopt
+// for other instructions.
+absl::StatusOr<std::optional<runtime::Thunk>> OneDnnConvThunk(const HloInstruction& hlo,
+                                                              const std::vector<KernelArgument>& arguments);
 
 // A kernel symbol from an HLO name: characters other than [A-Za-z0-9_.] become '_'.
 std::string SanitizeKernelName(const std::string& name);

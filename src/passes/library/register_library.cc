@@ -3,6 +3,7 @@
 #include "passes/library/cublas_pad_for_gemms.h"
 #include "passes/library/cudnn_fused_conv_rewriter.h"
 #include "passes/library/gemm_rewriter.h"
+#include "passes/library/onednn_convolution_rewriter.h"
 #include <algorithm>
 #include <cstdlib>
 
@@ -69,6 +70,15 @@ void RegisterLibraryPasses(PassRegistry& registry) {
       "convolution -> cuDNN forward / backward-input / backward-filter custom-calls (GPU profiles)",
       {},
       [](const PassOptions&) -> std::unique_ptr<HloPass> { return std::make_unique<ConvRewriter>(); }});
+
+  registry.Register(PassInfo{
+      OneDnnConvolutionRewriter::kName,
+      "convolution -> __onednn$convolution custom-call run by oneDNN (CPU targets, builds with oneDNN; issue 16)",
+      {{"min_flops", OptionType::kInt, OptionValue(int64_t{0}),
+        "convolutions with fewer flops (2 x multiply-adds) stay elemental kernels"}},
+      [](const PassOptions& o) -> std::unique_ptr<HloPass> {
+        return std::make_unique<OneDnnConvolutionRewriter>(IntOption(o, "min_flops", 0));
+      }});
 
   registry.Register(PassInfo{
       CudnnFusedConvRewriter::kName,
