@@ -646,6 +646,13 @@ int RunRun(const std::vector<std::string>& args) {
   auto bytes = ReadFileBytes(file);
   if (!bytes.ok()) return Fail(std::string(bytes.status().message()));
   const bool is_executable = bytes->compare(0, 4, "HLOX") == 0;
+  // An .hlox cut short or damaged in its first bytes would otherwise be read as HLO text.
+  if (!is_executable && file.size() > 5 && file.compare(file.size() - 5, 5, ".hlox") == 0) {
+    return Fail(absl::StrCat(path, ": not an hloc executable: ",
+                             bytes->empty() ? std::string("the file is empty")
+                                            : absl::StrCat("no 'HLOX' header (", bytes->size(), " bytes)"),
+                             "; the file is truncated or damaged: compile it again"));
+  }
   std::optional<runtime::Executable> deserialized;
   if (is_executable) {
     auto exe = runtime::Executable::Deserialize(*bytes, path);
