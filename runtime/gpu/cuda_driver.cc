@@ -3,10 +3,15 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -26,9 +31,120 @@ absl::StatusOr<void*> OpenLibrary(const std::initializer_list<const char*>& name
   return absl::UnavailableError(absl::StrCat("cannot load ", purpose, " (", absl::StrJoin(reasons, "; "), ")"));
 }
 
+absl::StatusOr<GpuMemoryLimit> ParseGpuMemoryLimit(const std::string& text) {
+  const auto bad = [&] {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "HLOC_GPU_MEMORY_LIMIT='", text,
+        "': expected bytes with an optional suffix (512M, 2G, 1.5GiB, 1048576) or a fraction of the device memory "
+        "between 0 and 1 (0.25)"));
+  };
+  std::string t(absl::StripAsciiWhitespace(text));
+  size_t digits = 0;
+  while (digits < t.size() && (absl::ascii_isdigit(t[digits]) || t[digits] == '.')) ++digits;
+  double number = 0;
+  if (digits == 0 || !absl::SimpleAtod(t.substr(0, digits), &number) || !(number > 0)) return bad();
+  std::string suffix = absl::AsciiStrToUpper(t.substr(digits));
+  if (absl::EndsWith(suffix, "IB")) suffix.resize(suffix.size() - 2);
+  else if (suffix.size() > 1 && suffix.back() == 'B') suffix.pop_back();
+  GpuMemoryLimit limit;
+  if (suffix.empty() && number < 1) {
+    limit.fraction = number;
+    return limit;
+  }
+  const std::string units = "BKMGT";
+  if (suffix.size() > 1) return bad();
+  const size_t power = suffix.empty() ? 0 : units.find(suffix[0]);
+  if (power == std::string::npos) return bad();
+  const double bytes = number * static_cast<double>(uint64_t{1} << (10 * power));
+  if (bytes < 1 || bytes > 1e18) return bad();
+  limit.bytes = static_cast<uint64_t>(bytes);
+  return limit;
+}
+
+std::string GpuMemoryLimitNote() {
+  const char* env = std::getenv("HLOC_GPU_MEMORY_LIMIT");
+  if (env == nullptr || *env == '\0') return "";
+  return absl::StrCat("; HLOC_GPU_MEMORY_LIMIT=", env, " caps hloc's device memory");
+}
+
 #if HLOC_HAVE_CUDA
 
 namespace {
+
+// ---- HLOC_GPU_MEMORY_LIMIT: cuMemAlloc / cuMemFree / cuMemGetInfo through a per-device count ----
+namespace memory_limit {
+GpuMemoryLimit g_limit;
+decltype(&::cuMemAlloc) g_alloc = nullptr;
+decltype(&::cuMemFree) g_free = nullptr;
+decltype(&::cuMemGetInfo) g_info = nullptr;
+decltype(&::cuCtxGetCurrent) g_current = nullptr;
+std::mutex g_mu;
+std::map<CUdeviceptr, std::pair<CUcontext, size_t>>* g_sizes = new std::map<CUdeviceptr, std::pair<CUcontext, size_t>>();
+std::map<CUcontext, uint64_t>* g_used = new std::map<CUcontext, uint64_t>();
+
+// The cap for the current context's device (g_mu held).
+uint64_t Cap() {
+  if (g_limit.bytes > 0) return g_limit.bytes;
+  size_t free_bytes = 0, total = 0;
+  if (g_info(&free_bytes, &total) != CUDA_SUCCESS) return 0;
+  return static_cast<uint64_t>(g_limit.fraction * static_cast<double>(total));
+}
+
+CUresult CUDAAPI Alloc(CUdeviceptr* ptr, size_t bytes) {
+  CUcontext ctx = nullptr;
+  if (CUresult r = g_current(&ctx); r != CUDA_SUCCESS) return r;
+  std::lock_guard<std::mutex> lock(g_mu);
+  uint64_t& used = (*g_used)[ctx];
+  if (used + bytes > Cap()) return CUDA_ERROR_OUT_OF_MEMORY;
+  const CUresult r = g_alloc(ptr, bytes);
+  if (r != CUDA_SUCCESS) return r;
+  (*g_sizes)[*ptr] = {ctx, bytes};
+  used += bytes;
+  return r;
+}
+
+CUresult CUDAAPI Free(CUdeviceptr ptr) {
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    auto it = g_sizes->find(ptr);
+    if (it != g_sizes->end()) {
+      (*g_used)[it->second.first] -= it->second.second;
+      g_sizes->erase(it);
+    }
+  }
+  return g_free(ptr);
+}
+
+CUresult CUDAAPI Info(size_t* free_bytes, size_t* total) {
+  const CUresult r = g_info(free_bytes, total);
+  if (r != CUDA_SUCCESS) return r;
+  CUcontext ctx = nullptr;
+  if (g_current(&ctx) != CUDA_SUCCESS) return r;
+  std::lock_guard<std::mutex> lock(g_mu);
+  const uint64_t cap = Cap();
+  const uint64_t used = (*g_used)[ctx];
+  *total = static_cast<size_t>(std::min<uint64_t>(*total, cap));
+  *free_bytes = static_cast<size_t>(std::min<uint64_t>(*free_bytes, cap > used ? cap - used : 0));
+  return r;
+}
+
+// Routes the driver table's three memory entry points through the count.
+absl::Status Install(CudaDriver& driver) {
+  const char* env = std::getenv("HLOC_GPU_MEMORY_LIMIT");
+  if (env == nullptr || *env == '\0') return absl::OkStatus();
+  absl::StatusOr<GpuMemoryLimit> limit = ParseGpuMemoryLimit(env);
+  if (!limit.ok()) return limit.status();
+  g_limit = *limit;
+  g_alloc = driver.cuMemAlloc;
+  g_free = driver.cuMemFree;
+  g_info = driver.cuMemGetInfo;
+  g_current = driver.cuCtxGetCurrent;
+  driver.cuMemAlloc = &Alloc;
+  driver.cuMemFree = &Free;
+  driver.cuMemGetInfo = &Info;
+  return absl::OkStatus();
+}
+}  // namespace memory_limit
 
 #define HLOC_STRINGIFY2(x) #x
 #define HLOC_STRINGIFY(x) HLOC_STRINGIFY2(x)
@@ -59,6 +175,7 @@ absl::StatusOr<std::unique_ptr<CudaDriver>> LoadOnce() {
     return absl::UnavailableError(absl::StrCat("libcuda.so.1 lacks entry points (driver too old for CUDA ",
                                                CUDA_VERSION / 1000, "?): ", absl::StrJoin(missing, ", ")));
   }
+  if (absl::Status s = memory_limit::Install(*driver); !s.ok()) return s;
   if (absl::Status s = HLOC_CU(*driver, cuInit, "initializing the CUDA driver", 0); !s.ok()) return s;
   if (absl::Status s = HLOC_CU(*driver, cuDriverGetVersion, "asking the driver version", &driver->driver_version);
       !s.ok()) {
@@ -89,8 +206,15 @@ absl::Status CuCheck(const CudaDriver& driver, CUresult result, const char* func
   if (result == CUDA_SUCCESS) return absl::OkStatus();
   std::string text = absl::StrCat(function, " failed with ", CuResultString(driver, result), " while ", what);
   switch (result) {
-    case CUDA_ERROR_OUT_OF_MEMORY:
+    case CUDA_ERROR_OUT_OF_MEMORY: {
+      // What the device (or HLOC_GPU_MEMORY_LIMIT) has left, for every allocation that fails.
+      size_t free_bytes = 0, total = 0;
+      if (driver.cuMemGetInfo != nullptr && driver.cuMemGetInfo(&free_bytes, &total) == CUDA_SUCCESS) {
+        absl::StrAppend(&text, absl::StrFormat(" (%d bytes free of %d on the device%s)", static_cast<int64_t>(free_bytes),
+                                               static_cast<int64_t>(total), GpuMemoryLimitNote()));
+      }
       return absl::ResourceExhaustedError(text);
+    }
     case CUDA_ERROR_NO_DEVICE:
     case CUDA_ERROR_INVALID_DEVICE:
     case CUDA_ERROR_NOT_INITIALIZED:

@@ -97,6 +97,23 @@ absl::StatusOr<const CudaContext*> GetCudaContext(int ordinal);
 
 #endif  // HLOC_HAVE_CUDA
 
+// A cap on the device memory hloc's own allocations may take, per device: the environment
+// variable HLOC_GPU_MEMORY_LIMIT, in the spirit of XLA's XLA_PYTHON_CLIENT_MEM_FRACTION. Bytes
+// with an optional binary suffix ("512M", "2G", "1.5GiB", "1048576") or a fraction of the
+// device's memory ("0.25"). With it set, cuMemAlloc fails with CUDA_ERROR_OUT_OF_MEMORY past the
+// cap and cuMemGetInfo reports the capped free and total memory, so running out of memory can be
+// tried on any GPU (tests/gpu/faults/run.sh) or a run kept to a share of a shared GPU. Memory
+// the libraries allocate themselves (cuBLASLt, cuDNN, cuFFT plans) is not counted.
+struct GpuMemoryLimit {
+  uint64_t bytes = 0;    // > 0: the cap in bytes
+  double fraction = 0;   // > 0: the cap as a share of each device's total memory
+  bool set() const { return bytes > 0 || fraction > 0; }
+};
+// Parses HLOC_GPU_MEMORY_LIMIT's value; an error names the variable, the value and the forms.
+absl::StatusOr<GpuMemoryLimit> ParseGpuMemoryLimit(const std::string& text);
+// "" without a cap, else "; HLOC_GPU_MEMORY_LIMIT=512M caps hloc's device memory" for messages.
+std::string GpuMemoryLimitNote();
+
 // dlopen of the first of `names` that loads; the error lists every name with dlerror's reason.
 absl::StatusOr<void*> OpenLibrary(const std::initializer_list<const char*>& names, const std::string& purpose);
 

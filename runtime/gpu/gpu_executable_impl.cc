@@ -474,10 +474,11 @@ class GpuExecutableImpl : public GpuExecutable {
     size_t free_bytes = 0, total = 0;
     d_->cuMemGetInfo(&free_bytes, &total);
     const std::string text = absl::StrFormat(
-        "%s: cannot allocate %s on the GPU: %.1f MiB; %.1f MiB held by this executable already, %.1f MiB of %.1f MiB "
-        "free on the device. Buffers: %s. (%s)",
-        origin_, what, bytes / 1048576.0, device_bytes_ / 1048576.0, free_bytes / 1048576.0, total / 1048576.0,
-        MemorySummary(exe_, workspace_bytes_), s.message());
+        "%s: cannot allocate %s on the GPU: %.1f MiB (%d bytes) asked; %.1f MiB held by this executable already, "
+        "%.1f MiB (%d bytes) of %.1f MiB free on the device%s. Buffers: %s. (%s)",
+        origin_, what, bytes / 1048576.0, bytes, device_bytes_ / 1048576.0, free_bytes / 1048576.0,
+        static_cast<int64_t>(free_bytes), total / 1048576.0, GpuMemoryLimitNote(), MemorySummary(exe_, workspace_bytes_),
+        s.message());
     Release();  // everything this executable took goes back now; the process stays usable
     return absl::Status(s.code() == absl::StatusCode::kResourceExhausted ? s.code() : absl::StatusCode::kResourceExhausted,
                         text);

@@ -130,14 +130,18 @@ absl::Status AllocateScratch(GpuLinalgState& st) {
     absl::StatusOr<CUfunction> f = BatchPointersFunction(*st.ctx);
     if (!f.ok()) return f.status();
     st.make_pointers = *f;
-    if (absl::Status s = HLOC_CU(d, cuMemAlloc, "allocating the batch's pointer arrays", &st.pointers,
+    if (absl::Status s = HLOC_CU(d, cuMemAlloc,
+                                 absl::StrCat("allocating ", st.plan.scratch_bytes, " bytes for the batch's pointer arrays"),
+                                 &st.pointers,
                                  static_cast<size_t>(st.plan.scratch_bytes));
         !s.ok())
       return s;
   } else if (c.op != "trsm") {
     if (absl::Status s = SizeWorkspace(st); !s.ok()) return s;
     if (st.lwork > 0)
-      if (absl::Status s = HLOC_CU(d, cuMemAlloc, "allocating the cuSOLVER workspace", &st.workspace,
+      if (absl::Status s = HLOC_CU(d, cuMemAlloc,
+                                   absl::StrCat("allocating ", st.lwork * Bytes(c.type), " bytes of cuSOLVER workspace"),
+                                   &st.workspace,
                                    static_cast<size_t>(st.lwork) * Bytes(c.type));
           !s.ok())
         return s;

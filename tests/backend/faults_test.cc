@@ -1,7 +1,8 @@
 // Faults that lose nothing (issue 17, part 4), the parts a CPU machine can check: the autotune
 // cache reader refuses a damaged file as a whole (empty, truncated, garbage, another version, a
 // flipped byte) with a message naming the file and the problem, and the next save rebuilds it
-// through WriteFileAtomically; a failed write leaves the destination as it was and no temporary.
+// through WriteFileAtomically; a failed write leaves the destination as it was and no temporary;
+// HLOC_GPU_MEMORY_LIMIT's values. The GPU parts are tests/gpu/faults/run.sh.
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,7 +15,13 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
+
+#include "codegen/gpu/gpu_compiler.h"
+#include "ir/hlo_parser.h"
 #include "runtime/gpu/autotune_cache.h"
+#include "runtime/gpu/cuda_driver.h"
+#include "runtime/gpu/gpu_executable.h"
 #include "support/file_io.h"
 
 namespace hloc::runtime::gpu {
@@ -200,6 +207,91 @@ TEST_CASE("faults: WriteFileAtomically fails cleanly and keeps the previous file
   REQUIRE(WriteFileAtomically(out.string(), "new\n").ok());
   CHECK(Slurp(out) == "new\n");
   CHECK(dir.Names() == std::vector<std::string>{"out.txt"});
+}
+
+TEST_CASE("faults: HLOC_GPU_MEMORY_LIMIT values", "[faults]") {
+  auto bytes = [](const std::string& t) {
+    absl::StatusOr<GpuMemoryLimit> l = ParseGpuMemoryLimit(t);
+    return l.ok() ? static_cast<int64_t>(l->bytes) : int64_t{-1};
+  };
+  CHECK(bytes("1048576") == 1048576);
+  CHECK(bytes("512M") == int64_t{512} << 20);
+  CHECK(bytes("512MiB") == int64_t{512} << 20);
+  CHECK(bytes("2G") == int64_t{2} << 30);
+  CHECK(bytes("2gb") == int64_t{2} << 30);
+  CHECK(bytes("1.5G") == int64_t{3} << 29);
+  CHECK(bytes("64k") == 65536);
+  absl::StatusOr<GpuMemoryLimit> f = ParseGpuMemoryLimit("0.25");
+  REQUIRE(f.ok());
+  CHECK(f->fraction == Approx(0.25));
+  CHECK(f->bytes == 0);
+  for (const char* bad : {"", "abc", "-1", "0", "12X", "1.5.5G", "G", "2GG"}) {
+    INFO("value '" << bad << "'");
+    absl::StatusOr<GpuMemoryLimit> l = ParseGpuMemoryLimit(bad);
+    REQUIRE(!l.ok());
+    CHECK(l.status().message().find("HLOC_GPU_MEMORY_LIMIT") != std::string::npos);
+  }
+}
+
+// An executable for the h200 profile of `elements` f32 values: out = p + 1 (input and output
+// each elements * 4 bytes on the device).
+absl::StatusOr<Executable> AddOne(int64_t elements) {
+  const std::string text = absl::StrCat("HloModule add_one_", elements, "\n\nENTRY %e (p: f32[", elements, "]) -> f32[",
+                                        elements, "] {\n  %p = f32[", elements, "]{0} parameter(0)\n  %one = f32[] constant(1)\n",
+                                        "  %b = f32[", elements, "]{0} broadcast(%one), dimensions={}\n  ROOT %a = f32[",
+                                        elements, "]{0} add(%p, %b)\n}\n");
+  auto module = ParseHloModule(text, "add_one");
+  if (!module.ok()) return module.status();
+  codegen::gpu::GpuCompileOptions options;
+  absl::Status loaded = codegen::gpu::LoadGpuProfileAndPipeline(
+      "h200", {std::string(HLOC_SOURCE_DIR) + "/configs"}, {std::string(HLOC_SOURCE_DIR) + "/pipelines"}, options);
+  if (!loaded.ok()) return loaded;
+  return codegen::gpu::GpuCompiler::Compile(**module, options);
+}
+
+// On the GPU machine, under HLOC_GPU_MEMORY_LIMIT (tests/gpu/faults/run.sh sets 64M): loading an
+// executable that needs more fails with ResourceExhausted naming the bytes asked and free, gives
+// back everything it took, and the same process then loads and runs a smaller one (twice, so a
+// leak would show). Skipped without a GPU or without the variable.
+TEST_CASE("faults: out of GPU memory, then a smaller run in the same process", "[faults][gpu]") {
+  if (absl::Status avail = GpuRuntimeAvailable(); !avail.ok()) {
+    WARN("SKIPPED (no GPU): " << avail.message());
+    return;
+  }
+  if (GpuMemoryLimitNote().empty()) {
+    WARN("SKIPPED: set HLOC_GPU_MEMORY_LIMIT=64M (tests/gpu/faults/run.sh does) to run this case");
+    return;
+  }
+  absl::StatusOr<Executable> big = AddOne(int64_t{64} << 20);  // 256 MiB in, 256 MiB out
+  absl::StatusOr<Executable> small = AddOne(1000);
+  REQUIRE(big.ok());
+  REQUIRE(small.ok());
+  for (int round = 0; round < 2; ++round) {
+    INFO("round " << round);
+    absl::StatusOr<std::unique_ptr<GpuExecutable>> failed = GpuExecutable::Load(*big, {});
+    REQUIRE(!failed.ok());
+    INFO("error: " << failed.status().message());
+    CHECK(failed.status().code() == absl::StatusCode::kResourceExhausted);
+    CHECK(failed.status().message().find("cannot allocate") != std::string::npos);
+    CHECK(failed.status().message().find("bytes) asked") != std::string::npos);
+    CHECK(failed.status().message().find("free on the device") != std::string::npos);
+    CHECK(failed.status().message().find("HLOC_GPU_MEMORY_LIMIT") != std::string::npos);
+    absl::StatusOr<std::unique_ptr<GpuExecutable>> ok = GpuExecutable::Load(*small, {});
+    REQUIRE(ok.ok());
+    HostBuffer in;
+    in.shape = small->parameter_shapes[0];
+    in.data.resize(static_cast<size_t>(in.shape.byte_size()));
+    std::vector<float> values(1000);
+    for (int i = 0; i < 1000; ++i) values[i] = static_cast<float>(i);
+    std::memcpy(in.data.data(), values.data(), in.data.size());
+    absl::StatusOr<std::vector<HostBuffer>> out = (*ok)->Run({in});
+    REQUIRE(out.ok());
+    REQUIRE(out->size() == 1);
+    std::vector<float> result(1000);
+    std::memcpy(result.data(), (*out)[0].data.data(), 4000);
+    CHECK(result[0] == 1.0f);
+    CHECK(result[999] == 1000.0f);
+  }
 }
 
 }  // namespace
