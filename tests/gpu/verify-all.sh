@@ -7,13 +7,15 @@
 #   topk         the split top-k of few long rows (tests/lit/gpu-sort/Inputs/topk_split.hlo), exact
 #   linalg       scripts/gpu-check --small on tests/corpus/linalg (cuSOLVER calls against JAX)
 #   candidates   `hloc run --verbose` on a large GEMM module: one line per autotuning candidate
+#   faults       tests/gpu/faults/run.sh (memory cap, damaged autotune cache, interrupts; the
+#                backend-test part needs build/tests/hloc_backend_tests and fails without it)
 #   wave1/wave2  scripts/gpu-check --small on both public waves
 # Usage: tests/gpu/verify-all.sh HLOC [PART ...]     (default: every part)
 # Prints a PASS/FAIL line per part; exit 1 when any fails.
 set -u
 H=${1:?usage: verify-all.sh HLOC [PART ...]}
 shift
-PARTS=${*:-reliability collectives complex topk linalg candidates wave1 wave2}
+PARTS=${*:-reliability collectives complex topk linalg candidates faults wave1 wave2}
 O="${OUT:-/tmp}/verify"
 mkdir -p "$O"
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
@@ -63,6 +65,7 @@ for p in $PARTS; do
     topk) run_part $p 90 env MODULES=tests/lit/gpu-sort/Inputs/topk_split.hlo TOL=0 bash -c complex_part ;;
     linalg) run_part $p 150 env OUT="$O/linalg" scripts/gpu-check --hloc "$H" --small --corpus tests/corpus/linalg ;;
     candidates) run_part $p 90 bash -c candidates_part ;;
+    faults) run_part $p 150 bash tests/gpu/faults/run.sh "$H" ;;
     wave1) run_part $p 200 env OUT="$O/wave1" scripts/gpu-check --hloc "$H" --small ;;
     wave2) run_part $p 200 env OUT="$O/wave2" scripts/gpu-check --hloc "$H" --small --corpus tests/corpus/public2 ;;
     *) echo "verify-all: unknown part '$p'" >&2; fail=1 ;;
