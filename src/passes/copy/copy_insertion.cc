@@ -94,7 +94,14 @@ class Planner {
     if (body->root_instruction() == nullptr || body->num_parameters() == 0) return false;
     const HloInstruction* param = body->parameter_instruction(0);
     const HloValue* x = Single(body->root_instruction(), i);
-    return x != nullptr && df_.ValueIsDefinedAt(param, i) && x == &df_.GetValueDefinedAt(param, i);
+    if (x == nullptr || !df_.ValueIsDefinedAt(param, i) || x != &df_.GetValueDefinedAt(param, i)) return false;
+    // Returned at another index too, P_i is copied at the root for one of them (PlanBodyRoot
+    // copies a value's second appearance), and that copy may be the one that writes element i:
+    // the init's buffer is then written after all (differential fuzzer finding D2, issue 17: a
+    // constant init element, shared with another element, overwritten by the body's root copy).
+    for (const ShapeIndex& j : Leaves(body->root_instruction()->shape()))
+      if (j != i && Single(body->root_instruction(), j) == x) return false;
+    return true;
   }
 
   // Constants and entry parameters, and loop state that only ever holds one of them (an element
