@@ -590,7 +590,7 @@ class CpuExecutableImpl : public CpuExecutable {
         device.ffts.at(&t)->Run(pool_.get());
         return absl::OkStatus();
       case ThunkKind::kConvolution: {
-        absl::Status s = device.convs.at(&t)->Run();
+        absl::Status s = device.convs.at(&t)->Run(pool_.get());
         if (!s.ok()) return ThunkError(t, std::string(s.message()));
         return absl::OkStatus();
       }

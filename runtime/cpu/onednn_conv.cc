@@ -2,6 +2,7 @@
 #include "runtime/cpu/onednn_conv.h"
 
 #include "absl/strings/str_cat.h"
+#include "runtime/cpu/thread_pool.h"
 
 #if defined(HLOC_HAVE_ONEDNN) && HLOC_HAVE_ONEDNN
 #include <omp.h>
@@ -146,40 +147,61 @@ class OneDnnConvImpl : public CpuOneDnnConv {
       pl.push_back(span - pad_lo[i]);
       pr.push_back(span - pad_hi[i]);
     }
+    // Threads: hloc's pool splits the batch into parts, each run by one primitive execution on
+    // one OpenMP thread (omp_set_num_threads(1) on that pool thread). OpenMP's own team is used
+    // only for a batch of one: its threads spin at barriers (OMP_WAIT_POLICY is read when libgomp
+    // loads, before hloc runs), which on a loaded machine costs more than the convolution.
+    const int64_t batch = sd[0];
+    const int64_t parts = batch >= 2 ? std::min<int64_t>(threads_, batch) : 1;
+    omp_threads_ = parts == 1 && batch == 1 ? threads_ : 1;
     const auto f32 = memory::data_type::f32;
-    const memory::desc src_user(sd, f32, ss), wei_user(wd, f32, ws), dst_user(dd, f32, ds);
-    const memory::desc src_any(sd, f32, memory::format_tag::any), wei_any(wd, f32, memory::format_tag::any),
-        dst_any(dd, f32, memory::format_tag::any);
     dnnl::engine& eng = CpuEngine();
-    omp_set_num_threads(threads_);
-    memory::desc pd_src, pd_wei, pd_dst;
-    if (!deconv) {
+    omp_set_num_threads(omp_threads_);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // one scratchpad per part: parts run at once
+    const memory::desc wei_user(wd, f32, ws);
+    memory::desc wei_fixed;  // the weights format of the first part's primitive, kept for the others
+    auto make_pd = [&](const memory::desc& src, const memory::desc& wei, const memory::desc& dst)
+        -> std::pair<dnnl::primitive, dnnl::primitive_desc_base> {
 #if DNNL_VERSION_MAJOR >= 3
-      dnnl::convolution_forward::primitive_desc pd(eng, dnnl::prop_kind::forward_inference,
-                                                   dnnl::algorithm::convolution_direct, src_any, wei_any, dst_any,
-                                                   st, dil, pl, pr);
-#else
-      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                           src_any, wei_any, dst_any, st, dil, pl, pr);
-      dnnl::convolution_forward::primitive_desc pd(desc, eng);
-#endif
-      conv_ = dnnl::convolution_forward(pd);
-      pd_src = pd.src_desc(), pd_wei = pd.weights_desc(), pd_dst = pd.dst_desc();
-      impl_ = pd.impl_info_str();
-    } else {
-#if DNNL_VERSION_MAJOR >= 3
+      if (!deconv) {
+        dnnl::convolution_forward::primitive_desc pd(eng, dnnl::prop_kind::forward_inference,
+                                                     dnnl::algorithm::convolution_direct, src, wei, dst, st, dil, pl,
+                                                     pr, attr);
+        return {dnnl::convolution_forward(pd), pd};
+      }
       dnnl::deconvolution_forward::primitive_desc pd(eng, dnnl::prop_kind::forward_inference,
-                                                     dnnl::algorithm::deconvolution_direct, src_any, wei_any,
-                                                     dst_any, st, dil, pl, pr);
+                                                     dnnl::algorithm::deconvolution_direct, src, wei, dst, st, dil,
+                                                     pl, pr, attr);
+      return {dnnl::deconvolution_forward(pd), pd};
 #else
+      if (!deconv) {
+        dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                             src, wei, dst, st, dil, pl, pr);
+        dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
+        return {dnnl::convolution_forward(pd), pd};
+      }
       dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                             dnnl::algorithm::deconvolution_direct, src_any, wei_any, dst_any, st,
-                                             dil, pl, pr);
-      dnnl::deconvolution_forward::primitive_desc pd(desc, eng);
+                                             dnnl::algorithm::deconvolution_direct, src, wei, dst, st, dil, pl, pr);
+      dnnl::deconvolution_forward::primitive_desc pd(desc, attr, eng);
+      return {dnnl::deconvolution_forward(pd), pd};
 #endif
-      conv_ = dnnl::deconvolution_forward(pd);
-      pd_src = pd.src_desc(), pd_wei = pd.weights_desc(), pd_dst = pd.dst_desc();
-      impl_ = pd.impl_info_str();
+    };
+    // A user memory and the primitive's own format: a reorder between them where they differ.
+    auto stage = [&](const memory::desc& want, const memory& user, Staged& st_out, bool to_user) {
+      st_out.user = user;
+      if (want == user.get_desc()) {
+        st_out.mem = user;
+        return;
+      }
+      st_out.mem = memory(want, eng);
+      dnnl::reorder::primitive_desc rpd = to_user ? dnnl::reorder::primitive_desc(st_out.mem, user, attr)
+                                                  : dnnl::reorder::primitive_desc(user, st_out.mem, attr);
+      st_out.reorder = dnnl::reorder(rpd);
+      st_out.scratch = memory(rpd.scratchpad_desc(), eng);
+      st_out.staged = true;
+    };
+    if (deconv) {
       // The flipped window, in the kernel's own layout: flip_from_[e] is the element of rhs that
       // element e of the flipped copy holds.
       const int64_t n = r.Bytes() / 4;
@@ -202,52 +224,104 @@ class OneDnnConvImpl : public CpuOneDnnConv {
       }
       rhs_ = static_cast<const float*>(rhs);
     }
-    stream_ = dnnl::stream(eng);
-    src_user_ = memory(src_user, eng, const_cast<void*>(lhs));
-    wei_user_ = memory(wei_user, eng, deconv ? static_cast<void*>(flipped_.data()) : const_cast<void*>(rhs));
-    dst_user_ = memory(dst_user, eng, out);
-    auto stage = [&](const memory::desc& want, memory& user, memory& mem, dnnl::reorder& re, bool to_user) {
-      if (want == user.get_desc()) {
-        mem = user;
-        return;
+    const memory wei_user_mem(wei_user, eng, deconv ? static_cast<void*>(flipped_.data()) : const_cast<void*>(rhs));
+    parts_.resize(parts);
+    int64_t b0 = 0;
+    for (int64_t p = 0; p < parts; ++p) {
+      const int64_t nb = batch / parts + (p < batch % parts ? 1 : 0);
+      memory::dims psd = sd, pdd = dd;
+      psd[0] = nb;
+      pdd[0] = nb;
+      const memory::desc src_user(psd, f32, ss), dst_user(pdd, f32, ds);
+      const memory::desc src_any(psd, f32, memory::format_tag::any), dst_any(pdd, f32, memory::format_tag::any);
+      const memory::desc wei_want = p == 0 ? memory::desc(wd, f32, memory::format_tag::any) : wei_fixed;
+      auto [prim, pd] = make_pd(src_any, wei_want, dst_any);
+      Part& part = parts_[p];
+      part.conv = prim;
+      part.stream = dnnl::stream(eng);
+      part.scratch = memory(pd.scratchpad_desc(), eng);
+      const char* src_ptr = static_cast<const char*>(lhs) + b0 * ss[0] * 4;
+      char* dst_ptr = static_cast<char*>(out) + b0 * ds[0] * 4;
+      stage(pd.src_desc(), memory(src_user, eng, const_cast<char*>(src_ptr)), part.src, false);
+      stage(pd.dst_desc(), memory(dst_user, eng, dst_ptr), part.dst, true);
+      if (p == 0) {
+        wei_fixed = pd.weights_desc();
+        stage(wei_fixed, wei_user_mem, wei_, false);
+        impl_ = pd.impl_info_str();
       }
-      mem = memory(want, eng);
-      re = to_user ? dnnl::reorder(mem, user) : dnnl::reorder(user, mem);
-    };
-    stage(pd_src, src_user_, src_, src_reorder_, false);
-    stage(pd_wei, wei_user_, wei_, wei_reorder_, false);
-    stage(pd_dst, dst_user_, dst_, dst_reorder_, true);
-    return absl::OkStatus();
-  }
-
-  absl::Status Run() override {
-    try {
-      omp_set_num_threads(threads_);
-      if (rhs_ != nullptr) {
-        const int64_t n = static_cast<int64_t>(flipped_.size());
-        for (int64_t e = 0; e < n; ++e) flipped_[e] = rhs_[flip_from_[e]];
-      }
-      if (src_ != src_user_) src_reorder_.execute(stream_, src_user_, src_);
-      if (wei_ != wei_user_) wei_reorder_.execute(stream_, wei_user_, wei_);
-      conv_.execute(stream_, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, wei_}, {DNNL_ARG_DST, dst_}});
-      if (dst_ != dst_user_) dst_reorder_.execute(stream_, dst_, dst_user_);
-      stream_.wait();
-    } catch (const dnnl::error& e) {
-      return absl::InternalError(absl::StrCat("oneDNN convolution (", impl_, "): ", e.what()));
+      b0 += nb;
     }
     return absl::OkStatus();
   }
 
+  absl::Status Run(ThreadPool* pool) override {
+    try {
+      omp_set_num_threads(omp_threads_);
+      if (rhs_ != nullptr) {
+        const int64_t n = static_cast<int64_t>(flipped_.size());
+        for (int64_t e = 0; e < n; ++e) flipped_[e] = rhs_[flip_from_[e]];
+      }
+      if (wei_.staged) {
+        wei_.reorder.execute(parts_[0].stream,
+                             {{DNNL_ARG_FROM, wei_.user}, {DNNL_ARG_TO, wei_.mem}, {DNNL_ARG_SCRATCHPAD, wei_.scratch}});
+        parts_[0].stream.wait();
+      }
+    } catch (const dnnl::error& e) {
+      return absl::InternalError(absl::StrCat("oneDNN convolution (", impl_, "): ", e.what()));
+    }
+    const int64_t n = static_cast<int64_t>(parts_.size());
+    std::vector<std::string> errors(n);
+    auto run_part = [&](int64_t p) {
+      Part& part = parts_[p];
+      try {
+        omp_set_num_threads(omp_threads_);
+        if (part.src.staged)
+          part.src.reorder.execute(part.stream, {{DNNL_ARG_FROM, part.src.user},
+                                                 {DNNL_ARG_TO, part.src.mem},
+                                                 {DNNL_ARG_SCRATCHPAD, part.src.scratch}});
+        part.conv.execute(part.stream, {{DNNL_ARG_SRC, part.src.mem},
+                                        {DNNL_ARG_WEIGHTS, wei_.mem},
+                                        {DNNL_ARG_DST, part.dst.mem},
+                                        {DNNL_ARG_SCRATCHPAD, part.scratch}});
+        if (part.dst.staged)
+          part.dst.reorder.execute(part.stream, {{DNNL_ARG_FROM, part.dst.mem},
+                                                 {DNNL_ARG_TO, part.dst.user},
+                                                 {DNNL_ARG_SCRATCHPAD, part.dst.scratch}});
+        part.stream.wait();
+      } catch (const dnnl::error& e) {
+        errors[p] = e.what();
+      }
+    };
+    if (n == 1 || pool == nullptr) {
+      for (int64_t p = 0; p < n; ++p) run_part(p);
+    } else {
+      pool->ParallelFor(n, run_part);
+    }
+    for (const std::string& e : errors)
+      if (!e.empty()) return absl::InternalError(absl::StrCat("oneDNN convolution (", impl_, "): ", e));
+    return absl::OkStatus();
+  }
+
  private:
+  struct Staged {  // a user memory, the primitive's copy of it and the reorder between them
+    memory user, mem, scratch;
+    dnnl::reorder reorder;
+    bool staged = false;
+  };
+  struct Part {  // one slice of the batch
+    dnnl::primitive conv;  // convolution_forward, or deconvolution_forward for base dilation
+    dnnl::stream stream;
+    memory scratch;
+    Staged src, dst;
+  };
   int threads_ = 1;
+  int omp_threads_ = 1;
   std::string impl_;
-  dnnl::stream stream_;
-  dnnl::primitive conv_;  // convolution_forward, or deconvolution_forward for base dilation
   const float* rhs_ = nullptr;  // deconvolution: the kernel, flipped into flipped_ on each run
   std::vector<float> flipped_;
   std::vector<int64_t> flip_from_;
-  memory src_user_, wei_user_, dst_user_, src_, wei_, dst_;
-  dnnl::reorder src_reorder_, wei_reorder_, dst_reorder_;
+  Staged wei_;
+  std::vector<Part> parts_;
 };
 
 }  // namespace

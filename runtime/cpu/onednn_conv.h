@@ -4,11 +4,12 @@
 // and device, made once when the executable loads, bound to the executable's own buffers (they
 // never move): the convolution primitive (oneDNN picks its blocked formats, format_tag::any) and
 // the reorders from HLO's layouts (strided memory descriptors for any dim_labels and
-// minor_to_major) into them and back. Grouped convolutions (depthwise included) read the kernel as
-// oneDNN's {G, O/G, I/G, spatial...} view of HLO's kernel. A base-dilated (transposed)
-// convolution runs as oneDNN's deconvolution: strides = lhs dilation, the window flipped into a
-// private copy of the kernel on each run. oneDNN's OpenMP threads are set to the
-// runtime's thread count (--threads) on the calling thread before the primitive is made and run.
+// minor_to_major) into them and back; the batch is split into one part per thread of hloc's pool
+// (--threads), each part its own primitive execution with its own scratchpad on one OpenMP thread
+// (OpenMP's team, whose threads spin at barriers, only for a batch of one). Grouped convolutions
+// (depthwise included) read the kernel as oneDNN's {G, O/G, I/G, spatial...} view of HLO's
+// kernel. A base-dilated (transposed) convolution runs as oneDNN's deconvolution: strides = lhs
+// dilation, the window flipped into a private copy of the kernel on each run.
 // Builds without oneDNN (HLOC_HAVE_ONEDNN unset: the static build) refuse such thunks at load.
 #pragma once
 #include <cstdint>
@@ -18,6 +19,8 @@
 #include "absl/status/statusor.h"
 
 namespace hloc::runtime {
+
+class ThreadPool;
 
 inline constexpr const char* kOneDnnConvolutionTarget = "__onednn$convolution";
 
@@ -29,8 +32,9 @@ class CpuOneDnnConv {
                                                                int64_t lhs_bytes, const void* rhs, int64_t rhs_bytes,
                                                                void* out, int64_t out_bytes, int threads);
   virtual ~CpuOneDnnConv() = default;
-  // Runs the convolution on the bound buffers. One caller at a time.
-  virtual absl::Status Run() = 0;
+  // Runs the convolution on the bound buffers, its batch split into parts over `pool`. One
+  // caller at a time.
+  virtual absl::Status Run(ThreadPool* pool) = 0;
 };
 
 // Whether this build runs oneDNN convolutions; its version ("oneDNN 2.6.3") or "none".
