@@ -20,6 +20,8 @@
 #include "absl/strings/str_format.h"
 #include "engine/builtin_data.h"
 #include "yaml-cpp/depthguard.h"
+#include "yaml-cpp/eventhandler.h"
+#include "yaml-cpp/parser.h"
 
 namespace hloc::yaml {
 namespace {
@@ -43,11 +45,47 @@ std::string Normalized(std::string_view s) {
   return out;
 }
 
-absl::StatusOr<YAML::Node> LoadDocuments(std::istream& in, const std::string& name) {
+// Counts the documents of a stream (at most two) and keeps where the second one's root starts.
+class DocumentCounter : public YAML::EventHandler {
+ public:
+  int documents = 0;
+  YAML::Mark second_root = YAML::Mark::null_mark();
+
+  void OnDocumentStart(const YAML::Mark&) override { ++documents; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { Node(mark); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { Node(mark); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string&) override { Node(mark); }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    Node(mark);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    Node(mark);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void Node(const YAML::Mark& mark) {
+    if (documents == 2 && second_root.is_null()) second_root = mark;
+  }
+};
+
+// The one document of `text`. Not YAML::LoadAll: yaml-cpp 0.7's LoadAll never returns on some
+// malformed input (",[" : its parser keeps reporting another empty document; yaml-cpp issue
+// 1040, fixed upstream in PR 1319), which fuzz_yaml_config found as a hang of `hloc opt
+// --pipeline F`. The first document is loaded alone, and a second pass counts documents up to two.
+absl::StatusOr<YAML::Node> LoadDocuments(const std::string& text, const std::string& name) {
   Reader reader(name);
-  std::vector<YAML::Node> docs;
+  YAML::Node doc;
+  DocumentCounter counter;
   try {
-    docs = YAML::LoadAll(in);
+    std::istringstream in(text);
+    doc = YAML::Load(in);
+    std::istringstream again(text);
+    YAML::Parser parser(again);
+    while (counter.documents < 2 && parser.HandleNextDocument(counter)) {
+    }
   } catch (const YAML::DeepRecursion& e) {
     return reader.Error(e.mark, absl::StrCat("YAML nested more than ", e.depth(), " levels deep"));
   } catch (const YAML::Exception& e) {
@@ -55,11 +93,10 @@ absl::StatusOr<YAML::Node> LoadDocuments(std::istream& in, const std::string& na
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": cannot read YAML: ", e.what()));
   }
-  if (docs.empty()) return YAML::Node();  // an empty file: the caller says what was expected
-  if (docs.size() > 1) {
-    return reader.Error(docs[1].Mark(), "a file holds one YAML document; found a second one (remove the '---')");
+  if (counter.documents > 1) {
+    return reader.Error(counter.second_root, "a file holds one YAML document; found a second one (remove the '---')");
   }
-  return docs[0];
+  return doc;  // null for an empty file: the caller says what was expected
 }
 
 }  // namespace
@@ -92,8 +129,7 @@ absl::StatusOr<YAML::Node> LoadString(const std::string& text, const std::string
     int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + nul, '\n'));
     return absl::InvalidArgumentError(absl::StrCat(name, ":", line, ": NUL byte in a YAML file"));
   }
-  std::istringstream in(text);
-  return LoadDocuments(in, name);
+  return LoadDocuments(text, name);
 }
 
 // --- Reader ---------------------------------------------------------------------------------------
