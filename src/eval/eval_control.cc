@@ -233,6 +233,20 @@ absl::StatusOr<Literal> EvalControl(const HloInstruction& inst, Operands ops, In
       if (IsRadixSortCallTarget(target)) return EvalRadixSortCall(inst, ops);
       // XLA:CPU's TopK call (its optimized modules have it): eval_sort.cc.
       if (target == "TopK") return EvalXlaTopKCall(inst, ops, ctx);
+      // XLA:CPU's oneDNN convolution (hloc's onednn-convolution-rewriter, issue 16 part 4): the
+      // convolution it was, with the same window, dim_labels and feature groups.
+      if (target == "__onednn$convolution") {
+        if (ops.size() != 2 || !inst.attrs().convolution_dimension_numbers)
+          return Invalid(inst, "expects (input, kernel) and dim_labels");
+        HloInstruction conv(HloOpcode::kConvolution, inst.shape(), inst.name());
+        InstructionAttributes& a = conv.mutable_attrs();
+        a.window = inst.attrs().window;
+        a.convolution_dimension_numbers = inst.attrs().convolution_dimension_numbers;
+        a.feature_group_count = inst.attrs().feature_group_count;
+        a.batch_group_count = inst.attrs().batch_group_count;
+        a.precision_config = inst.attrs().precision_config;
+        return EvalConvolution(conv, ops, ctx);
+      }
       if (!IsIdentityTarget(target))
         return absl::UnimplementedError(absl::StrCat("unsupported custom-call target \"", target, "\""));
       if (static_cast<int64_t>(ops.size()) != inst.operand_count() || !IdentityShapeFits(inst))
