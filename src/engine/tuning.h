@@ -10,8 +10,8 @@
 namespace hloc {
 
 enum class TuningKnob {
-  kSmallGemmMaxMacs,       // codegen/gpu/gpu_small_gemm.h
-  kSmallGemmMaxShortSide,  // codegen/gpu/gpu_small_gemm.h
+  kSmallGemmMaxMacs,       // passes/library/small_gemm_selector.h
+  kSmallGemmMaxShortSide,  // passes/library/small_gemm_selector.h
   kPtxChunkInstructions,   // codegen/gpu/gpu_compiler.cc
   kLoopThreadsPerBlock,    // codegen/gpu/gpu_kernel_util.h (GpuDeviceInfo)
   kGridStrideWaves,        // codegen/gpu/gpu_kernel_util.h (GpuDeviceInfo)

@@ -225,9 +225,9 @@ bool IsDotLike(const HloInstruction& inst) {
       return true;
     case HloOpcode::kCustomCall: {
       // XLA:GPU's library calls in optimized dumps (__cublas$gemm, __cublas$lt$matmul,
-      // __cudnn$convForward, ...).
+      // __cudnn$convForward, ...) and hloc's small-GEMM kernel (__hloc$small_gemm).
       const std::string& target = inst.attrs().custom_call_target;
-      return target.rfind("__cublas", 0) == 0 || target.rfind("__cudnn", 0) == 0;
+      return target.rfind("__cublas", 0) == 0 || target.rfind("__cudnn", 0) == 0 || target == "__hloc$small_gemm";
     }
     default:
       return false;

@@ -345,7 +345,7 @@ absl::StatusOr<Literal> EvalCudnnConv(const HloInstruction& inst, Operands ops) 
 
 absl::StatusOr<Literal> EvalLibraryCall(const HloInstruction& inst, absl::Span<const Literal* const> operands) {
   const std::string& target = inst.attrs().custom_call_target;
-  if (IsCublasGemmTarget(target)) return EvalGemm(inst, operands);
+  if (IsCublasGemmTarget(target) || target == kSmallGemmCallTarget) return EvalGemm(inst, operands);
   if (IsCudnnConvTarget(target)) return EvalCudnnConv(inst, operands);
   return absl::UnimplementedError(absl::StrCat("unsupported custom-call target \"", target, "\""));
 }

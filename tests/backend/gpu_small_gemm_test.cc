@@ -5,6 +5,7 @@
 // host) and on the GPU by the corpus modules with --expect.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/gpu/gpu_compiler.h"
 #include "codegen/gpu/gpu_small_gemm.h"
+#include "passes/library/small_gemm_selector.h"
 #include "ir/hlo_parser.h"
 #include "gpu_test_util.h"
 
@@ -83,33 +85,48 @@ void ForEachThunk(const ThunkSequence& seq, const std::function<void(const Thunk
   }
 }
 
+// The decision is small-gemm-selector's (passes/library/small_gemm_selector.h), made once in
+// the pipeline and recorded in the module; codegen only reads the marking (issue 15).
+GemmGeometry Geo(int64_t batch, int64_t m, int64_t n, int64_t k, const std::string& type = "f32") {
+  GemmGeometry g;
+  g.lhs_type = g.rhs_type = g.output_type = type;
+  g.compute_type = "f32";
+  g.batch = batch, g.m = m, g.n = n, g.k = k;
+  return g;
+}
+
 TEST_CASE("small gemm: which GEMMs take the kernel", "[gpu][small_gemm]") {
-  using codegen::gpu::SmallGemmApplies;
-  CHECK(SmallGemmApplies(Config(1, 64, 512, 256)));   // scan_rnn.large's step
-  CHECK(SmallGemmApplies(Config(1, 64, 512, 512)));   // 2^24 multiply-adds: the limit
-  CHECK_FALSE(SmallGemmApplies(Config(1, 64, 512, 513)));
-  CHECK_FALSE(SmallGemmApplies(Config(1, 128, 512, 512)));  // 2^25 (flax_gru_train's step): cuBLAS
-  CHECK_FALSE(SmallGemmApplies(Config(1, 256, 256, 256)));  // both sides long: cuBLAS
-  CHECK_FALSE(SmallGemmApplies(Config(64, 512, 512, 512)));
-  CHECK(SmallGemmApplies(Config(16, 16, 16, 8, "bf16")));
-  CHECK(SmallGemmApplies(Config(1, 8, 64, 32, "f16")));
-  CHECK_FALSE(SmallGemmApplies(Config(1, 8, 8, 8, "f64")));
-  CHECK_FALSE(SmallGemmApplies(Config(1, 8, 8, 8, "s8")));
-  GemmConfig mixed = Config(1, 8, 8, 8, "bf16");
+  const SmallGemmLimits lim;  // the tuning defaults, 2^24 and 128
+  auto applies = [&](const GemmGeometry& g, const char* epilogue = "DEFAULT") {
+    return SmallGemmApplies(g, 1.0, 0.0, epilogue, lim);
+  };
+  CHECK(applies(Geo(1, 64, 512, 256)));   // scan_rnn.large's step
+  CHECK(applies(Geo(1, 64, 512, 512)));   // 2^24 multiply-adds: the limit
+  CHECK_FALSE(applies(Geo(1, 64, 512, 513)));
+  CHECK_FALSE(applies(Geo(1, 128, 512, 512)));  // 2^25 (flax_gru_train's step): cuBLAS
+  CHECK_FALSE(applies(Geo(1, 256, 256, 256)));  // both sides long: cuBLAS
+  CHECK_FALSE(applies(Geo(64, 512, 512, 512)));
+  CHECK(applies(Geo(16, 16, 16, 8, "bf16")));
+  CHECK(applies(Geo(1, 8, 64, 32, "f16")));
+  CHECK_FALSE(applies(Geo(1, 8, 8, 8, "f64")));
+  CHECK_FALSE(applies(Geo(1, 8, 8, 8, "s8")));
+  GemmGeometry mixed = Geo(1, 8, 8, 8, "bf16");
   mixed.output_type = "f32";
-  CHECK(SmallGemmApplies(mixed));
+  CHECK(applies(mixed));
   mixed.rhs_type = "f16";
-  CHECK_FALSE(SmallGemmApplies(mixed));
-  for (const char* e : {"DEFAULT", "BIAS", "RELU", "BIAS_RELU", "GELU", "BIAS_GELU"}) {
-    GemmConfig g = Config(1, 8, 8, 8);
-    g.epilogue = e;
-    CHECK(SmallGemmApplies(g));
-  }
-  GemmConfig aux = Config(1, 8, 8, 8);
-  aux.epilogue = "GELU_AUX";
-  CHECK_FALSE(SmallGemmApplies(aux));
-  CHECK_FALSE(SmallGemmApplies(Config(1, 0, 8, 8)));
-  CHECK_FALSE(SmallGemmApplies(Config(1, int64_t{1} << 40, 8, int64_t{1} << 40)));  // no overflow
+  CHECK_FALSE(applies(mixed));
+  for (const char* e : {"DEFAULT", "BIAS", "RELU", "BIAS_RELU", "GELU", "BIAS_GELU"}) CHECK(applies(Geo(1, 8, 8, 8), e));
+  CHECK_FALSE(applies(Geo(1, 8, 8, 8), "GELU_AUX"));
+  CHECK_FALSE(applies(Geo(1, 0, 8, 8)));
+  CHECK_FALSE(applies(Geo(1, int64_t{1} << 40, 8, int64_t{1} << 40)));  // no overflow
+  CHECK_FALSE(SmallGemmApplies(Geo(1, 8, 8, 8), 1.0, std::nan(""), "DEFAULT", lim));
+  // The profile's tuning moves the limits.
+  SmallGemmLimits small;
+  small.max_macs = 1000;
+  CHECK_FALSE(SmallGemmApplies(Geo(1, 64, 512, 256), 1.0, 0.0, "DEFAULT", small));
+  SmallGemmLimits narrow;
+  narrow.max_short_side = 32;
+  CHECK_FALSE(SmallGemmApplies(Geo(1, 64, 512, 256), 1.0, 0.0, "DEFAULT", narrow));
 }
 
 TEST_CASE("small gemm: plans check the buffers and pick the tile", "[gpu][small_gemm]") {
@@ -127,10 +144,9 @@ TEST_CASE("small gemm: plans check the buffers and pick the tile", "[gpu][small_
   CHECK(plan->config.lhs_leading_dim == 256);
   CHECK(plan->config.rhs_leading_dim == 512);
   CHECK(plan->config.output_leading_dim == 512);
-  // Off, a short buffer, an input the kernel would write: no plan (the caller keeps cuBLAS).
-  SmallGemmOptions off;
-  off.enabled = false;
-  CHECK_FALSE(PlanSmallGemm(g, SmallGemmRoles{}, args, device, off).has_value());
+  // A type the kernel lacks, a short buffer, an input the kernel would write: no plan (the
+  // caller falls back to cuBLAS or the elemental kernel). No size limit here: the pass decided.
+  CHECK_FALSE(PlanSmallGemm(Config(1, 8, 8, 8, "f64"), SmallGemmRoles{}, args, device, on).has_value());
   std::vector<BufferSlice> short_b = args;
   short_b[1].size -= 4;
   CHECK_FALSE(PlanSmallGemm(g, SmallGemmRoles{}, short_b, device, on).has_value());
@@ -184,13 +200,12 @@ TEST_CASE("small gemm: the option's text", "[gpu][small_gemm]") {
   REQUIRE(m.ok());
   CHECK(m->rows == 8);
   CHECK(m->max_macs == 67108864);
-  // The limit decides: a 128x512x512 GEMM is over the default 2^24 and under 2^26.
-  runtime::GemmConfig g;
-  g.lhs_type = g.rhs_type = g.output_type = "f32";
-  g.compute_type = "f32";
-  g.batch = 1, g.m = 128, g.n = 512, g.k = 512;
-  CHECK_FALSE(codegen::gpu::SmallGemmApplies(g));
-  CHECK(codegen::gpu::SmallGemmApplies(g, *m));
+  // The limit decides (GpuCompiler::Compile writes it into the profile's small_gemm_max_macs,
+  // which small-gemm-selector reads): a 128x512x512 GEMM is over the default 2^24 and under 2^26.
+  SmallGemmLimits limits;
+  CHECK_FALSE(SmallGemmApplies(Geo(1, 128, 512, 512), 1.0, 0.0, "DEFAULT", limits));
+  limits.max_macs = m->max_macs;
+  CHECK(SmallGemmApplies(Geo(1, 128, 512, 512), 1.0, 0.0, "DEFAULT", limits));
   for (const char* bad : {"", "yes", "4x", "x2", "0x2", "4x17", "4x2x9", "4x2x1x1", "-1x2", "max=0", "max=x", "on,"}) {
     INFO(bad);
     CHECK_FALSE(ParseSmallGemmOptions(bad).ok());

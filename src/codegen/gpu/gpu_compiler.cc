@@ -20,6 +20,7 @@
 #include "codegen/compile_stages.h"
 #include "codegen/thunk_emitter.h"
 #include "engine/pass_manager.h"
+#include "engine/pipeline.h"
 #include "ir/hlo_printer.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
@@ -135,8 +136,19 @@ absl::StatusOr<runtime::Executable> GpuCompiler::Compile(HloModule& module, cons
   if (absl::Status s = CheckProfileTarget(options.profile); !s.ok()) return s;
   StageTimer timer(options.log);
   // 1-3. HLO passes, a schedule, buffers (256-byte alignment).
+  // --small-gemm-kernels reaches the one place that decides (small-gemm-selector): `off`
+  // disables the pass, `max=N` sets the profile's small_gemm_max_macs it reads.
+  std::optional<Pipeline> pipeline = options.pipeline;
+  std::optional<Profile> profile = options.profile;
+  if (!options.small_gemm.enabled && pipeline.has_value())
+    for (PipelineEntry* e : FindTargets(*pipeline, "small-gemm-selector")) e->enabled = false;
+  if (options.small_gemm.max_macs > 0 && profile.has_value())
+    profile->hardware.tuning.Set(TuningKnob::kSmallGemmMaxMacs, static_cast<double>(options.small_gemm.max_macs));
+  if (options.small_gemm.max_short_side > 0 && profile.has_value())
+    profile->hardware.tuning.Set(TuningKnob::kSmallGemmMaxShortSide,
+                                 static_cast<double>(options.small_gemm.max_short_side));
   absl::StatusOr<std::unique_ptr<BufferAssignment>> assignment = RunHloStagesAndAssignBuffers(
-      module, options.pipeline, options.profile, options.dump_to, options.log, 256, timer, options.recorder);
+      module, pipeline, profile, options.dump_to, options.log, 256, timer, options.recorder);
   if (!assignment.ok()) return assignment.status();
 
   // 4. Thunks and kernels.
@@ -147,13 +159,11 @@ absl::StatusOr<runtime::Executable> GpuCompiler::Compile(HloModule& module, cons
   if (!options.libdevice.empty()) nvptx.libdevice_paths.push_back(options.libdevice);
   llvm::LLVMContext context;
   KernelModules modules(&context, nvptx);
-  // The profile's tuning numbers (their declared defaults without a profile); the command line's
-  // small-GEMM limits (measurements) win over the profile's.
+  // The profile's tuning numbers (their declared defaults without a profile). Which GEMMs run
+  // on the small-GEMM kernel is in the module (small-gemm-selector); the kernel emitter takes
+  // only the tile overrides.
   const Tuning tuning = options.profile.has_value() ? options.profile->hardware.tuning : Tuning();
-  SmallGemmOptions small_gemm = options.small_gemm;
-  if (small_gemm.max_macs == 0) small_gemm.max_macs = tuning.Get(TuningKnob::kSmallGemmMaxMacs);
-  if (small_gemm.max_short_side == 0) small_gemm.max_short_side = tuning.Get(TuningKnob::kSmallGemmMaxShortSide);
-  GpuKernelEmitter kernels(&modules, device, small_gemm, options.deterministic_ops);
+  GpuKernelEmitter kernels(&modules, device, options.small_gemm, options.deterministic_ops);
   ThunkEmitterOptions thunk_options;
   thunk_options.num_devices = std::max<int64_t>(1, module.config().replica_count) *
                               std::max<int64_t>(1, module.config().num_partitions);

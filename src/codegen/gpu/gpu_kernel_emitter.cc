@@ -11,6 +11,7 @@
 #include "codegen/cpu/kernel_util.h"
 #include "codegen/gpu/gpu_emitters.h"
 #include "codegen/gpu/gpu_library_calls.h"
+#include "ir/custom_calls/library_calls.h"
 #include "ir/custom_calls/sort_calls.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/Function.h"
@@ -349,8 +350,11 @@ std::string GpuKernelEmitter::UniqueName(const std::string& hlo_name) {
 
 absl::StatusOr<runtime::Thunk> GpuKernelEmitter::EmitKernel(const HloInstruction& hlo,
                                                             const std::vector<KernelArgument>& arguments) {
-  // A small dot GemmFor left to us: the small-GEMM kernel over (lhs, rhs, result).
-  if (hlo.opcode() == HloOpcode::kDot && arguments.size() == 3) {
+  // A dot small-gemm-selector marked (GemmFor left it to us): the small-GEMM kernel over (lhs,
+  // rhs, result). When the kernel cannot take its buffers (PlanSmallGemm: an operand sharing the
+  // result's bytes, which buffer assignment decides after the pass), the dot's elemental kernel
+  // computes it instead, as before the decision moved upstream.
+  if (hlo.opcode() == HloOpcode::kDot && arguments.size() == 3 && IsSmallGemmMarked(hlo)) {
     if (std::optional<GemmPlan> gemm = GpuGemmPlanForDot(hlo)) {
       SmallGemmRoles roles;
       roles.a = gemm->swap_operands ? 1 : 0;
@@ -378,17 +382,20 @@ absl::StatusOr<runtime::Thunk> GpuKernelEmitter::EmitKernel(const HloInstruction
 }
 
 std::optional<GemmPlan> GpuKernelEmitter::GemmFor(const HloInstruction& dot) {
-  std::optional<GemmPlan> plan = GpuGemmPlanForDot(dot);
-  // Small ones become kernels (EmitKernel above).
-  if (plan && small_gemm_.enabled && SmallGemmApplies(plan->config, small_gemm_)) return std::nullopt;
-  return plan;
+  // Dots small-gemm-selector marked become kernels (EmitKernel above); no second decision here.
+  if (IsSmallGemmMarked(dot)) return std::nullopt;
+  return GpuGemmPlanForDot(dot);
 }
 
 absl::StatusOr<std::optional<runtime::Thunk>> GpuKernelEmitter::EmitLibraryCall(
     const HloInstruction& hlo, const std::vector<KernelArgument>& arguments) {
   absl::StatusOr<std::optional<runtime::Thunk>> library = LibraryCallThunk(hlo, arguments);
-  if (!library.ok() || !library->has_value() || (*library)->kind != runtime::ThunkKind::kGemm) return library;
-  // A small cuBLAS GEMM: the same arguments {A, B, (C or bias), D} through our kernel.
+  if (!library.ok() || !library->has_value() || !IsSmallGemmMarked(hlo)) return library;
+  // A GEMM small-gemm-selector marked (custom_call_target="__hloc$small_gemm"; LibraryCallThunk
+  // made its cuBLAS thunk): the same arguments {A, B, (C or bias), D} through our kernel.
+  // Fallback: when PlanSmallGemm refuses the buffers (A or B sharing D's bytes, which buffer
+  // assignment decides after the pass; or a hand-written marking the kernel cannot compute),
+  // the cuBLAS thunk runs it, which computes the same GEMM, rather than failing the compile.
   runtime::Thunk& gemm = **library;
   SmallGemmRoles roles;
   roles.c = gemm.arguments.size() == 4 ? 2 : -1;

@@ -4,8 +4,10 @@
 // pointer per argument slice (operand leaves, then result leaves; thunk_emitter.h), marked
 // noalias where no other argument shares the slice and align 16 where the slice offset is.
 // The cuBLAS/cuDNN custom-calls become kGemm/kConvolution thunks (gpu_library_calls.h), plain
-// dots cuBLAS can take kGemm thunks; everything else a kernel (gpu_emitters.h). Small GEMMs
-// (gpu_small_gemm.h; both forms) become our own kernel instead unless small_gemm is off.
+// dots cuBLAS can take kGemm thunks; everything else a kernel (gpu_emitters.h). The GEMMs
+// small-gemm-selector marked (custom_call_target "__hloc$small_gemm", a dot's backend_config
+// "kind":"__hloc$small_gemm"; passes/library/small_gemm_selector.h) become our own kernel
+// (gpu_small_gemm.h); the emitter reads the marking and decides nothing itself.
 #pragma once
 #include <optional>
 #include <set>

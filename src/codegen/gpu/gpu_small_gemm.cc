@@ -22,17 +22,9 @@
 namespace hloc::codegen::gpu {
 namespace {
 
-// Problems up to this many multiply-adds (batch*m*n*k) may take the kernel: at the few TFLOP/s
-// of CUDA-core FMAs it reaches, 2^24 MACs are ~5 us, about what cuBLAS spends on a GEMM that
-// only fills a few SMs (tile setup, split-K reduction kernel). Measured on the H200 (whole
-// modules, `hloc run --bench 20 --small-gemm-kernels on|off`, one lease): scan_rnn.large, whose
-// step GEMMs are 2^23 and 2^24 MACs, 1.78 ms with the kernel against 2.37 ms on cuBLAS;
-// flax_gru_train.large, whose 128x512x512 steps are 2^25, 7.38 ms with it against 6.61 ms on
-// cuBLAS (an earlier --per-thunk reading had the kernel ahead at 2^25; the whole module says
-// otherwise); mlp_train_step_f32 0.72 vs 0.71 ms.
-constexpr int64_t kMaxMacs = int64_t{1} << 24;
-// ...and only when one output side is short: cuBLAS's 64x64+ tiles then leave SMs idle.
-constexpr int64_t kMaxShortSide = 128;
+// Which GEMMs take the kernel (sizes, types) is decided by small-gemm-selector
+// (passes/library/small_gemm_selector.h), with the measurements behind its limits; codegen
+// only reads the marking.
 constexpr int64_t kCols = 32;    // output columns per block: one per lane
 constexpr int64_t kKStep = 4;    // K values per vector load / inner step
 constexpr int64_t kMaxWarps = 16;
@@ -452,28 +444,19 @@ absl::StatusOr<SmallGemmOptions> ParseSmallGemmOptions(const std::string& text) 
   return o;
 }
 
-bool SmallGemmApplies(const runtime::GemmConfig& g, const SmallGemmOptions& options) {
-  const int64_t max_macs = options.max_macs > 0 ? options.max_macs : kMaxMacs;
-  if (!FloatType(g.lhs_type) || g.lhs_type != g.rhs_type || !FloatType(g.output_type)) return false;
-  if (g.compute_type != "f32") return false;
-  Epilogue ep;
-  if (!KnownEpilogue(g.epilogue, &ep)) return false;
-  if (!std::isfinite(g.alpha) || !std::isfinite(g.beta)) return false;
-  if (g.batch < 1 || g.m < 1 || g.n < 1 || g.k < 1) return false;
-  if (std::min(g.m, g.n) > (options.max_short_side > 0 ? options.max_short_side : kMaxShortSide)) return false;
-  // Overflow-safe batch*m*n*k <= kMaxMacs.
-  int64_t macs = 1;
-  for (int64_t v : {g.batch, g.m, g.n, g.k}) {
-    if (v > max_macs || macs > max_macs / v) return false;
-    macs *= v;
-  }
-  return true;
-}
-
 std::optional<SmallGemmPlan> PlanSmallGemm(const runtime::GemmConfig& config, const SmallGemmRoles& roles,
                                            const std::vector<runtime::BufferSlice>& params,
                                            const GpuDeviceInfo& device, const SmallGemmOptions& options) {
-  if (!options.enabled || !SmallGemmApplies(config, options)) return std::nullopt;
+  // What the kernel can compute at all (not whether it should: small-gemm-selector decided).
+  if (!FloatType(config.lhs_type) || config.lhs_type != config.rhs_type || !FloatType(config.output_type) ||
+      config.compute_type != "f32")
+    return std::nullopt;
+  if (!std::isfinite(config.alpha) || !std::isfinite(config.beta)) return std::nullopt;
+  if (config.batch < 1 || config.m < 1 || config.n < 1 || config.k < 1) return std::nullopt;
+  {
+    Epilogue known;
+    if (!KnownEpilogue(config.epilogue, &known)) return std::nullopt;
+  }
   SmallGemmPlan p;
   p.config = config;
   p.roles = roles;

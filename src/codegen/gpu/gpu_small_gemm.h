@@ -14,9 +14,10 @@
 // blocks of 4 x 32 outputs and 8 warps. C may be D's own buffer: each thread reads C before
 // writing the same D element.
 //
-// Used (gpu_kernel_emitter.cc) for cuBLAS custom-calls and plain dots when SmallGemmApplies:
-// batch*m*n*k <= 2^24 and min(m, n) <= 128, where cuBLAS cannot fill the GPU and launches
-// split-K reductions. Larger problems stay on cuBLAS (its tensor cores win there): with the
+// Used (gpu_kernel_emitter.cc) for the GEMMs small-gemm-selector marked (custom_call_target
+// "__hloc$small_gemm", or a dot's backend_config "kind":"__hloc$small_gemm"): by default
+// batch*m*n*k <= 2^24 and min(m, n) <= 128 (the profile's tuning), where cuBLAS cannot fill the
+// GPU and launches split-K reductions. Larger problems stay on cuBLAS (its tensor cores win there): with the
 // limit raised to 2^26 or 2^27 flax_gru_train.large took 6.68 / 7.54 ms against 6.01 (H200,
 // 2026-12-02). Still ahead of cuBLAS after its autotuning was timed in graphs with split-K
 // candidates: scan_rnn.large 1.77 ms with the kernel, 2.00 ms with cuBLAS.
@@ -39,11 +40,9 @@ struct SmallGemmRoles {
   int a = 0, b = 1, c = -1, d = 2;
 };
 
-// Whether the kernel can compute `g` and the problem is small enough to gain from it (types,
-// epilogue, size; no buffers looked at).
-bool SmallGemmApplies(const runtime::GemmConfig& g, const SmallGemmOptions& options = {});
-
-// A checked plan: SmallGemmApplies, the roles valid, every view inside its slice, the tile.
+// A checked plan for a GEMM small-gemm-selector marked (passes/library/small_gemm_selector.h
+// decides which, with SmallGemmApplies): the kernel can compute it (types, epilogue), the roles
+// valid, every view inside its slice, A and B not D's bytes, the tile (options: overrides).
 struct SmallGemmPlan {
   runtime::GemmConfig config;  // leading dims and batch strides made explicit
   SmallGemmRoles roles;

@@ -15,8 +15,10 @@ struct SmallGemmOptions {
   int64_t rows = 0;
   int64_t warps = 0;
   int64_t depth = 0;
-  // The largest batch*m*n*k given to the kernel and the largest min(m, n) (0: the compiler's
-  // defaults, 2^24 and 128; the profile's tuning small_gemm_max_macs / _max_short_side).
+  // The largest batch*m*n*k given to the kernel and the largest min(m, n) (0: the profile's
+  // tuning small_gemm_max_macs / _max_short_side). Not read by codegen: GpuCompiler::Compile
+  // writes them into the profile's tuning for small-gemm-selector, the one place that decides,
+  // and disables that pass when `enabled` is false.
   int64_t max_macs = 0;
   int64_t max_short_side = 0;
 };

@@ -24,6 +24,24 @@ bool IsCudnnConvTarget(std::string_view t) {
 
 using nlohmann::json;
 
+bool IsSmallGemmMarked(const HloInstruction& inst) {
+  if (inst.opcode() == HloOpcode::kCustomCall) return inst.attrs().custom_call_target == kSmallGemmCallTarget;
+  if (inst.opcode() != HloOpcode::kDot) return false;
+  const std::string& text = inst.attrs().backend_config;
+  if (text.find(kSmallGemmCallTarget) == std::string::npos) return false;  // the common case, unparsed
+  absl::StatusOr<json> v = ParseJson(text);  // depth-capped: the config comes from the input
+  if (!v.ok() || !v->is_object()) return false;
+  auto it = v->find("kind");
+  return it != v->end() && it->is_string() && it->get<std::string>() == kSmallGemmCallTarget;
+}
+
+std::optional<std::string> DotConfigWithSmallGemmKind(std::string_view backend_config) {
+  absl::StatusOr<json> v = backend_config.empty() ? absl::StatusOr<json>(json::object()) : ParseJson(backend_config);
+  if (!v.ok() || !v->is_object()) return std::nullopt;
+  (*v)["kind"] = std::string(kSmallGemmCallTarget);
+  return v->dump();
+}
+
 namespace {
 
 // The value under `key` of an object; null when absent or when `v` is not an object.

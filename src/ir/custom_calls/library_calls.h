@@ -38,9 +38,27 @@ inline constexpr std::string_view kCudnnConvBiasActivationForwardCallTarget = "_
 
 bool IsCublasGemmTarget(std::string_view target);  // __cublas$gemm, __cublas$lt$matmul
 bool IsCudnnConvTarget(std::string_view target);   // the four __cudnn$conv* targets above
+
+// hloc's own GEMM kernel (codegen/gpu/gpu_small_gemm.h) in place of cuBLAS, as decided by
+// small-gemm-selector (passes/library/small_gemm_selector.h), the one place that decides it;
+// codegen only reads the record (issue 15: decide once, upstream, and record it):
+//   - a cuBLAS custom-call the kernel runs gets this target instead of __cublas$lt$matmul /
+//     __cublas$gemm, keeping its operands, its (D, workspace) result and its GemmBackendConfig
+//     (the workspace is then unused): the call target names what runs, as XLA's does;
+//   - a plain dot the kernel runs (dots are not library calls, and turning one into a
+//     custom-call would change its buffers and the kernel's parameter order) records it in its
+//     backend_config as {"kind":"__hloc$small_gemm"}, as XLA records "kind":"__triton_gemm" in
+//     a fusion's backend_config.
+inline constexpr std::string_view kSmallGemmCallTarget = "__hloc$small_gemm";
+// Whether `inst` is so marked (either form).
+bool IsSmallGemmMarked(const HloInstruction& inst);
+// The dot's backend_config with "kind":"__hloc$small_gemm" added (an empty config becomes
+// {"kind":"__hloc$small_gemm"}); nullopt when the config is not a JSON object.
+std::optional<std::string> DotConfigWithSmallGemmKind(std::string_view backend_config);
+
 // Targets EvalLibraryCall evaluates.
 inline bool IsLibraryCallTarget(std::string_view target) {
-  return IsCublasGemmTarget(target) || IsCudnnConvTarget(target);
+  return IsCublasGemmTarget(target) || target == kSmallGemmCallTarget || IsCudnnConvTarget(target);
 }
 
 // ---- backend_config JSON, read with nlohmann::json ------------------------------------------

@@ -4,6 +4,7 @@
 #include "passes/library/cudnn_fused_conv_rewriter.h"
 #include "passes/library/gemm_rewriter.h"
 #include "passes/library/onednn_convolution_rewriter.h"
+#include "passes/library/small_gemm_selector.h"
 #include <algorithm>
 #include <cstdlib>
 
@@ -64,6 +65,14 @@ void RegisterLibraryPasses(PassRegistry& registry) {
         return std::make_unique<CublasPadForGemms>(type, std::max<int64_t>(1, IntOption(o, "pad_to_multiple_of", 8)),
                                                    major, minor, IntOption(o, "size_threshold", 100));
       }});
+
+  registry.Register(PassInfo{
+      SmallGemmSelector::kName,
+      "GEMMs hloc's small-GEMM kernel runs instead of cuBLAS: custom-call target __hloc$small_gemm, or "
+      "a dot's backend_config {\"kind\":\"__hloc$small_gemm\"} (limits: the profile's tuning "
+      "small_gemm_max_macs / small_gemm_max_short_side; GPU profiles)",
+      {},
+      [](const PassOptions&) -> std::unique_ptr<HloPass> { return std::make_unique<SmallGemmSelector>(); }});
 
   registry.Register(PassInfo{
       ConvRewriter::kName,
