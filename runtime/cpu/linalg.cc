@@ -1,5 +1,5 @@
 // The CPU runtime's dense linear algebra (linalg_config.h): potrf, getrf, trsm, and (issue 34)
-// geqrf, orgqr/ungqr, syevd/heevd and gesdd through LAPACK and BLAS, one matrix at a time, and
+// geqrf, orgqr/ungqr, ormqr/unmqr, syevd/heevd and gesdd through LAPACK and BLAS, one matrix at a time, and
 // JAX's pivots-to-permutation. Each matrix is gathered into a column-major scratch matrix (any layout the compiler chose is read through its strides), factored or solved there, and
 // scattered to the result. A result that aliases its operand (output_to_operand_aliasing) in the
 // same layout is safe that way; in another layout its matrices sit elsewhere, so the operand's
@@ -53,6 +53,15 @@ void cungqr_(const int*, const int*, const int*, std::complex<float>*, const int
              std::complex<float>*, const int*, int*);
 void zungqr_(const int*, const int*, const int*, std::complex<double>*, const int*, const std::complex<double>*,
              std::complex<double>*, const int*, int*);
+// ?ormqr / ?unmqr: side, trans, m, n, k, a, lda, tau, c, ldc, work, lwork, info.
+#define HLOC_ORMQR_DECL(fn, T)                                                                                   \
+  void fn(const char*, const char*, const int*, const int*, const int*, const T*, const int*, const T*, T*,     \
+          const int*, T*, const int*, int*, size_t, size_t);
+HLOC_ORMQR_DECL(sormqr_, float)
+HLOC_ORMQR_DECL(dormqr_, double)
+HLOC_ORMQR_DECL(cunmqr_, std::complex<float>)
+HLOC_ORMQR_DECL(zunmqr_, std::complex<double>)
+#undef HLOC_ORMQR_DECL
 void ssyevd_(const char*, const char*, const int*, float*, const int*, float*, float*, const int*, int*, const int*,
              int*, size_t, size_t);
 void dsyevd_(const char*, const char*, const int*, double*, const int*, double*, double*, const int*, int*,
@@ -173,6 +182,28 @@ HLOC_DECOMP_COMPLEX(std::complex<float>, float, c)
 HLOC_DECOMP_COMPLEX(std::complex<double>, double, z)
 #undef HLOC_DECOMP_COMPLEX
 
+// op(Q) C or C op(Q) on the column-major rows x cols `c` in place (LAPACK's ?ormqr / ?unmqr),
+// the reflectors in the first k columns of the column-major `a` (leading dimension lda), with
+// its workspace query folded in as Decomp's.
+template <typename T> struct Ormqr;
+#define HLOC_ORMQR(T, fn)                                                                                      \
+  template <> struct Ormqr<T> {                                                                                \
+    static int Run(char side, char trans, int rows, int cols, int k, const T* a, int lda, const T* tau, T* c) { \
+      int info = 0, lwork = -1;                                                                                \
+      T q = 0;                                                                                                 \
+      fn(&side, &trans, &rows, &cols, &k, a, &lda, tau, c, &rows, &q, &lwork, &info, 1, 1);                    \
+      lwork = std::max(1, static_cast<int>(std::real(q)));                                                     \
+      std::vector<T> w(lwork);                                                                                 \
+      fn(&side, &trans, &rows, &cols, &k, a, &lda, tau, c, &rows, w.data(), &lwork, &info, 1, 1);              \
+      return info;                                                                                             \
+    }                                                                                                          \
+  };
+HLOC_ORMQR(float, sormqr_)
+HLOC_ORMQR(double, dormqr_)
+HLOC_ORMQR(std::complex<float>, cunmqr_)
+HLOC_ORMQR(std::complex<double>, zunmqr_)
+#undef HLOC_ORMQR
+
 template <typename T> struct Lapack;
 #define HLOC_LAPACK(T, p)                                                                                     \
   template <> struct Lapack<T> {                                                                              \
@@ -261,6 +292,29 @@ template <typename V> V& VecAt(void* base, const ArrayShape& s, int64_t len, int
   return static_cast<V*>(base)[LogicalOffset(s, b * len + i)];
 }
 
+// ormqr: c's matrices, gathered (staged when the aliased result is placed otherwise), have op(Q)
+// applied from the side the config names, then go to the result; a and tau are only read.
+template <typename T> absl::Status RunOrmqr(const LinalgConfig& c, void** args, const MatrixView& av) {
+  absl::StatusOr<MatrixView> cv = MatrixViewOf(c.shapes[2]), ov = MatrixViewOf(c.shapes[3]);
+  if (!cv.ok()) return cv.status();
+  if (!ov.ok()) return ov.status();
+  const OperandMatrices<T> cm(args[2], *cv, args[3], *ov);
+  const ArrayShape& ts = c.shapes[1];
+  const int kt = static_cast<int>(ts.dimensions.back());
+  const int rows = static_cast<int>(cv->rows), cols = static_cast<int>(cv->cols);
+  const int lda = std::max(1, static_cast<int>(av.rows));
+  std::vector<T> a, w, tau(std::max(kt, 1));
+  for (int64_t b = 0; b < av.batch; ++b) {
+    Gather(static_cast<const T*>(args[0]), av, b, a);
+    cm.Read(b, w);
+    for (int i = 0; i < kt; ++i) tau[i] = VecAt<const T>(args[1], ts, kt, b, i);
+    if (rows > 0 && cols > 0)
+      Ormqr<T>::Run(c.left_side ? 'L' : 'R', c.transpose, rows, cols, kt, a.data(), lda, tau.data(), w.data());
+    Scatter(w, *ov, b, static_cast<T*>(args[3]));
+  }
+  return absl::OkStatus();
+}
+
 // geqrf, orgqr, syevd, gesvd (LAPACK) and the pivot permutation (linalg_config.h's lists).
 template <typename T> absl::Status RunDecomposition(const LinalgConfig& c, void** args, const MatrixView& av) {
   using R = typename RealOf<T>::type;
@@ -294,6 +348,7 @@ template <typename T> absl::Status RunDecomposition(const LinalgConfig& c, void*
     }
     return absl::OkStatus();
   }
+  if (c.op == "ormqr") return RunOrmqr<T>(c, args, av);
   if (c.op == "syevd") {
     absl::StatusOr<MatrixView> vv = MatrixViewOf(c.shapes[1]);
     if (!vv.ok()) return vv.status();
@@ -454,7 +509,8 @@ absl::Status RunLinalg(const std::string& target, void** args, const std::vector
 std::vector<std::pair<std::string, CpuCustomCall>> LinalgCustomCalls() {
   std::vector<std::pair<std::string, CpuCustomCall>> calls;
   for (const char* target : {kLinalgPotrfTarget, kLinalgGetrfTarget, kLinalgTrsmTarget, kLinalgGeqrfTarget,
-                             kLinalgOrgqrTarget, kLinalgSyevdTarget, kLinalgGesvdTarget, kLinalgPermTarget}) {
+                             kLinalgOrgqrTarget, kLinalgOrmqrTarget, kLinalgSyevdTarget, kLinalgGesvdTarget,
+                             kLinalgPermTarget}) {
     std::string t = target;
     calls.push_back({t, [t](void** args, const std::vector<int64_t>& sizes, const std::string& config) {
                        return RunLinalg(t, args, sizes, config);

@@ -49,7 +49,8 @@ absl::StatusOr<std::vector<int64_t>> ParseInts(const std::string& text) {
 
 std::string LinalgTargetOf(const std::string& op) {
   for (const char* t : {kLinalgPotrfTarget, kLinalgGetrfTarget, kLinalgTrsmTarget, kLinalgGeqrfTarget,
-                        kLinalgOrgqrTarget, kLinalgSyevdTarget, kLinalgGesvdTarget, kLinalgPermTarget})
+                        kLinalgOrgqrTarget, kLinalgOrmqrTarget, kLinalgSyevdTarget, kLinalgGesvdTarget,
+                        kLinalgPermTarget})
     if (std::string(t) == "linalg." + op) return t;
   return "";
 }
@@ -180,9 +181,25 @@ namespace {
 
 std::string RealOf(const std::string& t) { return t == "c64" ? "f32" : t == "c128" ? "f64" : t; }
 
+// ormqr's arguments (a, tau, c, out) beyond their types and batch dimensions: LAPACK's size rules.
+absl::Status ValidateOrmqr(const LinalgConfig& c) {
+  const size_t r = c.shapes[0].dimensions.size();
+  const int64_t m = c.shapes[0].dimensions[r - 2], ka = c.shapes[0].dimensions[r - 1];
+  const int64_t k = c.shapes[1].dimensions[r - 2];
+  const std::vector<int64_t>& cd = c.shapes[2].dimensions;
+  if (c.shapes[3].dimensions != cd) return Bad("ormqr's result must have c's shape");
+  if (k > m || k > ka) return Bad("ormqr needs k <= min(m, ka)");
+  if ((c.left_side ? cd[r - 2] : cd[r - 1]) != m) return Bad("ormqr: c does not meet Q's size m");
+  if (cd[r - 2] > INT32_MAX || cd[r - 1] > INT32_MAX) return Bad("matrix too large for 32-bit LAPACK indices");
+  const bool complex = c.type == "c64" || c.type == "c128";
+  if ((c.transpose == 'C' && !complex) || (c.transpose == 'T' && complex))
+    return Bad("ormqr's trans must be 'T' for real types and 'C' for complex ones");
+  return absl::OkStatus();
+}
+
 // The issue-34 decompositions and the pivot permutation (the argument lists in linalg_config.h).
 absl::Status ValidateDecomposition(const Thunk& t, const LinalgConfig& c) {
-  const size_t want = c.op == "perm" ? 2 : c.op == "syevd" ? 4 : c.op == "gesvd" ? 6 : 3;
+  const size_t want = c.op == "perm" ? 2 : c.op == "syevd" || c.op == "ormqr" ? 4 : c.op == "gesvd" ? 6 : 3;
   if (t.arguments.size() != want || c.shapes.size() != want)
     return Bad(absl::StrCat(c.op, " expects ", want, " arguments and shapes, the thunk has ", t.arguments.size()));
   for (size_t i = 0; i < c.shapes.size(); ++i)
@@ -229,6 +246,11 @@ absl::Status ValidateDecomposition(const Thunk& t, const LinalgConfig& c) {
     checks.push_back(typed(2, c.type, r));
     checks.push_back(dims(2, {m, n}));
     if (m < n || c.shapes[1].dimensions[r - 2] > n) checks.push_back(Bad("orgqr needs m >= n >= k"));
+  } else if (c.op == "ormqr") {
+    // Ranks first: ValidateOrmqr indexes the dimensions.
+    for (const absl::Status& s : {typed(1, c.type, r - 1), typed(2, c.type, r), typed(3, c.type, r)})
+      if (!s.ok()) return s;
+    checks.push_back(ValidateOrmqr(c));
   } else if (c.op == "syevd") {
     if (m != n) checks.push_back(Bad("eigh needs square matrices"));
     checks.push_back(typed(1, c.type, r));

@@ -9,6 +9,9 @@
 //   trsm:   a, b[, alpha scalar], x[, workspace]
 //   geqrf:  a, a_out, tau[batch, min(m,n)]                      (issue 34: JAX's QR, eigh, SVD)
 //   orgqr:  a, tau[batch, k], q (a's shape)
+//   ormqr:  a [batch, m, ka], tau[batch, k], c, out (c's shape, aliased to c): op(Q) c with
+//           `left`, else c op(Q); op per `transpose` ('N', 'T' real, 'C' complex), as LAPACK's
+//           ?ormqr / ?unmqr take side and trans
 //   syevd:  a, v, w[batch, n] (real), info s32[batch]
 //   gesvd:  a, a_out, s[batch, min(m,n)] (real), u, v, info s32[batch]: u [m, m|k] and v [n|k, n]
 //           (V^H) in the call's result order: with `transposed` (cusolver_gesvd_ffi on a row-major
@@ -30,6 +33,7 @@ inline constexpr const char* kLinalgGetrfTarget = "linalg.getrf";
 inline constexpr const char* kLinalgTrsmTarget = "linalg.trsm";
 inline constexpr const char* kLinalgGeqrfTarget = "linalg.geqrf";
 inline constexpr const char* kLinalgOrgqrTarget = "linalg.orgqr";
+inline constexpr const char* kLinalgOrmqrTarget = "linalg.ormqr";
 inline constexpr const char* kLinalgSyevdTarget = "linalg.syevd";
 inline constexpr const char* kLinalgGesvdTarget = "linalg.gesvd";
 inline constexpr const char* kLinalgPermTarget = "linalg.perm";
@@ -41,8 +45,8 @@ struct LinalgConfig {
   std::string op;       // "potrf", "getrf", "trsm"
   std::string type;     // f32, f64, c64, c128 (the matrices' element type)
   bool lower = true;    // potrf / trsm: the triangle read
-  bool left_side = true, unit_diagonal = false;  // trsm
-  char transpose = 'N';                          // trsm: 'N', 'T' or 'C' (adjoint)
+  bool left_side = true, unit_diagonal = false;  // trsm; left_side also ormqr's side
+  char transpose = 'N';                          // trsm, ormqr: 'N', 'T' or 'C' (adjoint)
   bool has_alpha = false;                        // trsm: b is scaled by a scalar operand first
   bool has_info = true;                          // potrf: an info result follows the factor
   // potrf as XLA's cholesky op: the other triangle zeroed, an all-NaN matrix where the

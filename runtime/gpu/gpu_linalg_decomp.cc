@@ -1,6 +1,6 @@
 // The GPU runtime's QR, eigh and SVD thunks and JAX's pivot permutation (issue 34), as jaxlib's
 // cuSOLVER FFI handlers run them: the operand is copied into the result that aliases it (unless
-// it already is that buffer), then one cuSOLVER call per matrix (geqrf, orgqr/ungqr,
+// it already is that buffer), then one cuSOLVER call per matrix (geqrf, orgqr/ungqr, ormqr/unmqr,
 // syevd/heevd, gesvd, gesvdj) on the executable's stream, or, as jaxlib, one syevjBatched /
 // gesvdjBatched for a batch of matrices up to 32 x 32; the workspace sized by the library's
 // bufferSize once at load time. Matrices are dense column-major (the transposed gesvd: row-major,
@@ -27,6 +27,12 @@ cusolverEigMode_t Jobz(const LinalgConfig& c) {
   return c.compute_uv || c.op == "syevd" ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
 }
 
+// ormqr's side and op(Q) in cuBLAS's enums (the config holds LAPACK's 'N' / 'T' / 'C').
+cublasSideMode_t OrmqrSide(const LinalgConfig& c) { return c.left_side ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT; }
+cublasOperation_t OrmqrTrans(const LinalgConfig& c) {
+  return c.transpose == 'C' ? CUBLAS_OP_C : c.transpose == 'T' ? CUBLAS_OP_T : CUBLAS_OP_N;
+}
+
 absl::Status SizeDecompositionWorkspace(GpuLinalgState& st) {
   const LinalgConfig& c = st.config;
   const Libs& l = *st.libs;
@@ -47,6 +53,14 @@ absl::Status SizeDecompositionWorkspace(GpuLinalgState& st) {
     else if (ty == "f64") s = l.cusolverDnDorgqr_bufferSize(h, m, n, k, nullptr, m, nullptr, lw);
     else if (ty == "c64") s = l.cusolverDnCungqr_bufferSize(h, m, n, k, nullptr, m, nullptr, lw);
     else s = l.cusolverDnZungqr_bufferSize(h, m, n, k, nullptr, m, nullptr, lw);
+  } else if (c.op == "ormqr") {
+    const cublasSideMode_t side = OrmqrSide(c);
+    const cublasOperation_t tr = OrmqrTrans(c);
+    const int k = st.kt, lda = std::max(1, static_cast<int>(st.a.rows));
+    if (ty == "f32") s = l.cusolverDnSormqr_bufferSize(h, side, tr, m, n, k, nullptr, lda, nullptr, nullptr, m, lw);
+    else if (ty == "f64") s = l.cusolverDnDormqr_bufferSize(h, side, tr, m, n, k, nullptr, lda, nullptr, nullptr, m, lw);
+    else if (ty == "c64") s = l.cusolverDnCunmqr_bufferSize(h, side, tr, m, n, k, nullptr, lda, nullptr, nullptr, m, lw);
+    else s = l.cusolverDnZunmqr_bufferSize(h, side, tr, m, n, k, nullptr, lda, nullptr, nullptr, m, lw);
   } else if (c.op == "syevd" && st.jacobi_batched) {
     const cublasFillMode_t uplo = c.lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
     const cusolverEigMode_t jobz = Jobz(c);
@@ -96,6 +110,29 @@ absl::Status SizeDecompositionWorkspace(GpuLinalgState& st) {
   return SolverCheck(s, "cusolverDn<t><op>_bufferSize", st.name);
 }
 
+// One ormqr / unmqr: op(Q) applied to the column-major m x n C in place (ldc = m), Q's
+// reflectors in the column-major A (lda = a's rows), as jaxlib's handler calls it.
+cusolverStatus_t Ormqr(const GpuLinalgState& st, cusolverDnHandle_t h, const void* A, const void* tau, void* C,
+                       int* info) {
+  const Libs& l = *st.libs;
+  const std::string& ty = st.config.type;
+  const cublasSideMode_t side = OrmqrSide(st.config);
+  const cublasOperation_t tr = OrmqrTrans(st.config);
+  const int m = st.m, n = st.n, k = st.kt, lda = std::max(1, static_cast<int>(st.a.rows)), lw = st.lwork;
+  void* w = reinterpret_cast<void*>(st.workspace);
+  if (ty == "f32")
+    return l.cusolverDnSormqr(h, side, tr, m, n, k, (const float*)A, lda, (const float*)tau, (float*)C, m, (float*)w,
+                              lw, info);
+  if (ty == "f64")
+    return l.cusolverDnDormqr(h, side, tr, m, n, k, (const double*)A, lda, (const double*)tau, (double*)C, m,
+                              (double*)w, lw, info);
+  if (ty == "c64")
+    return l.cusolverDnCunmqr(h, side, tr, m, n, k, (const cuComplex*)A, lda, (const cuComplex*)tau, (cuComplex*)C, m,
+                              (cuComplex*)w, lw, info);
+  return l.cusolverDnZunmqr(h, side, tr, m, n, k, (const cuDoubleComplex*)A, lda, (const cuDoubleComplex*)tau,
+                            (cuDoubleComplex*)C, m, (cuDoubleComplex*)w, lw, info);
+}
+
 // The pivot permutation: pivots to the host, the swaps applied to iota, the permutation back.
 absl::Status RunPermutation(const GpuLinalgState& st, CUstream stream, const std::vector<CUdeviceptr>& args) {
   const CudaDriver& d = *st.ctx->driver;
@@ -125,7 +162,7 @@ absl::Status RunPermutation(const GpuLinalgState& st, CUstream stream, const std
 }  // namespace
 
 bool IsDecompositionOp(const std::string& op) {
-  return op == "geqrf" || op == "orgqr" || op == "syevd" || op == "gesvd" || op == "perm";
+  return op == "geqrf" || op == "orgqr" || op == "ormqr" || op == "syevd" || op == "gesvd" || op == "perm";
 }
 
 absl::Status PrepareDecomposition(GpuLinalgState& st) {
@@ -134,7 +171,12 @@ absl::Status PrepareDecomposition(GpuLinalgState& st) {
   const CudaDriver& d = *st.ctx->driver;
   st.m = static_cast<int>(c.transposed ? st.a.cols : st.a.rows);
   st.n = static_cast<int>(c.transposed ? st.a.rows : st.a.cols);
-  if (c.op == "orgqr") st.kt = static_cast<int>(c.shapes[1].dimensions.back());
+  if (c.op == "orgqr" || c.op == "ormqr") st.kt = static_cast<int>(c.shapes[1].dimensions.back());
+  if (c.op == "ormqr") {  // cuSOLVER's m x n is c's matrix, which it overwrites
+    const std::vector<int64_t>& cd = c.shapes[2].dimensions;
+    st.m = static_cast<int>(cd[cd.size() - 2]);
+    st.n = static_cast<int>(cd.back());
+  }
   const int64_t batch = BatchOf(st);
   // As jaxlib: eigh of matrices up to 32 x 32 by Jacobi (syevjBatched; jaxlib takes syevj for a
   // single one, syevd serves that here), the full-matrices gesvdj of a batch of matrices up to
@@ -157,8 +199,8 @@ absl::Status PrepareDecomposition(GpuLinalgState& st) {
                                  static_cast<size_t>(st.lwork) * Bytes(c.type));
         !s.ok())
       return s;
-  // geqrf and orgqr report info that JAX has no result for.
-  if ((c.op == "geqrf" || c.op == "orgqr") && BatchOf(st) > 0)
+  // geqrf, orgqr and ormqr report info that JAX has no result for.
+  if ((c.op == "geqrf" || c.op == "orgqr" || c.op == "ormqr") && BatchOf(st) > 0)
     return HLOC_CU(d, cuMemAlloc, "allocating cuSOLVER's info", &st.info_scratch,
                    static_cast<size_t>(BatchOf(st)) * 4);
   return absl::OkStatus();
@@ -177,10 +219,12 @@ absl::Status RunDecomposition(const GpuLinalgState& st, CUstream stream, const s
   const int m = st.m, n = st.n, k = std::min(m, n);
   const int64_t eb = Bytes(ty), rb = RealBytes(ty), per = static_cast<int64_t>(m) * n * eb;
   const int64_t batch = BatchOf(st);
-  const size_t out_index = c.op == "orgqr" ? 2 : 1;
+  // The result aliases operand 0 (ormqr: operand 2, c); it is computed in place there.
+  const size_t out_index = c.op == "orgqr" ? 2 : c.op == "ormqr" ? 3 : 1, in_index = c.op == "ormqr" ? 2 : 0;
   const CUdeviceptr out = args[out_index];
-  if (args[0] != out && batch * per > 0)
-    if (absl::Status s = HLOC_CU(d, cuMemcpyDtoDAsync, st.name, out, args[0], static_cast<size_t>(batch * per), stream);
+  if (args[in_index] != out && batch * per > 0)
+    if (absl::Status s =
+            HLOC_CU(d, cuMemcpyDtoDAsync, st.name, out, args[in_index], static_cast<size_t>(batch * per), stream);
         !s.ok())
       return s;
   if (m == 0 || n == 0) return absl::OkStatus();
@@ -250,6 +294,9 @@ absl::Status RunDecomposition(const GpuLinalgState& st, CUstream stream, const s
       else
         s = l.cusolverDnZungqr(h, m, n, kt, (cuDoubleComplex*)A, m, (const cuDoubleComplex*)tau, (cuDoubleComplex*)w,
                                lw, info);
+    } else if (c.op == "ormqr") {
+      s = Ormqr(st, h, ptr(args[0], b * st.a.rows * st.a.cols * eb), ptr(args[1], b * st.kt * eb), A,
+                static_cast<int*>(ptr(st.info_scratch, b * 4)));
     } else if (c.op == "syevd") {
       const cublasFillMode_t uplo = c.lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
       const cusolverEigMode_t jobz = Jobz(c);

@@ -30,6 +30,8 @@ namespace hloc::runtime::gpu::linalg_internal {
   X(cusolverDnZgeqrf_bufferSize) X(cusolverDnSgeqrf) X(cusolverDnDgeqrf) X(cusolverDnCgeqrf) X(cusolverDnZgeqrf)   \
   X(cusolverDnSorgqr_bufferSize) X(cusolverDnDorgqr_bufferSize) X(cusolverDnCungqr_bufferSize)                   \
   X(cusolverDnZungqr_bufferSize) X(cusolverDnSorgqr) X(cusolverDnDorgqr) X(cusolverDnCungqr) X(cusolverDnZungqr)   \
+  X(cusolverDnSormqr_bufferSize) X(cusolverDnDormqr_bufferSize) X(cusolverDnCunmqr_bufferSize)                   \
+  X(cusolverDnZunmqr_bufferSize) X(cusolverDnSormqr) X(cusolverDnDormqr) X(cusolverDnCunmqr) X(cusolverDnZunmqr)   \
   X(cusolverDnSsyevd_bufferSize) X(cusolverDnDsyevd_bufferSize) X(cusolverDnCheevd_bufferSize)                   \
   X(cusolverDnZheevd_bufferSize) X(cusolverDnSsyevd) X(cusolverDnDsyevd) X(cusolverDnCheevd) X(cusolverDnZheevd)   \
   X(cusolverDnSgesvd_bufferSize) X(cusolverDnDgesvd_bufferSize) X(cusolverDnCgesvd_bufferSize)                   \
@@ -92,6 +94,7 @@ struct GpuLinalgState {
   std::string name;
   // The decompositions (gpu_linalg_decomp.cc): the matrix cuSOLVER sees is m x n column-major
   // (the transposed gesvd's: a's transpose), kt = orgqr's reflector count; gesvdj's parameters.
+  // ormqr: m x n is c (the matrix written), kt the reflectors, a's leading dimension st.a.rows.
   int m = 0, n = 0, kt = 0;
   gesvdjInfo_t gesvdj = nullptr;
   // jaxlib's small-matrix paths: a batch of matrices up to 32 x 32 in one syevjBatched (eigh)
@@ -100,8 +103,8 @@ struct GpuLinalgState {
   syevjInfo_t syevj = nullptr;
 };
 
-// Whether `op` is one of the decompositions gpu_linalg_decomp.cc runs (geqrf, orgqr, syevd,
-// gesvd, perm) rather than potrf/getrf/trsm.
+// Whether `op` is one of the decompositions gpu_linalg_decomp.cc runs (geqrf, orgqr, ormqr,
+// syevd, gesvd, perm) rather than potrf/getrf/trsm.
 bool IsDecompositionOp(const std::string& op);
 // Sizes and allocates a decomposition's workspace and scratch (st.a is argument 0's view).
 absl::Status PrepareDecomposition(GpuLinalgState& st);

@@ -28,6 +28,7 @@ absl::StatusOr<std::optional<runtime::Thunk>> LinalgThunk(const HloInstruction& 
       case SolverOp::kTrsm: c.op = "trsm"; break;
       case SolverOp::kGeqrf: c.op = "geqrf"; break;
       case SolverOp::kOrgqr: c.op = "orgqr"; break;
+      case SolverOp::kOrmqr: c.op = "ormqr"; break;
       case SolverOp::kSyevd: c.op = "syevd"; break;
       case SolverOp::kGesvd: c.op = "gesvd"; break;
       case SolverOp::kPivotsToPermutation: c.op = "perm"; break;
@@ -42,6 +43,13 @@ absl::StatusOr<std::optional<runtime::Thunk>> LinalgThunk(const HloInstruction& 
     c.has_alpha = call->has_alpha;
     c.transpose = call->transpose_a == TriangularTranspose::kNoTranspose ? 'N'
                   : call->transpose_a == TriangularTranspose::kTranspose ? 'T' : 'C';
+    if (call->op == SolverOp::kOrmqr) {
+      // LAPACK's side and trans: Q^H is 'C' for unmqr, 'T' for ormqr (real).
+      c.left_side = call->left;
+      const PrimitiveType t = hlo.operand(0)->shape().element_type();
+      const bool complex = t == PrimitiveType::C64 || t == PrimitiveType::C128;
+      c.transpose = !call->transpose ? 'N' : complex ? 'C' : 'T';
+    }
   } else {
     // The ops' shapes are what shape inference checked; the runtime re-checks the config.
     const InstructionAttributes& at = hlo.attrs();

@@ -109,6 +109,50 @@ void Orgqr(std::vector<C>& a, int64_t rows, int64_t cols, const std::vector<C>& 
   a = std::move(q);
 }
 
+namespace {
+
+// c := H c (rows x cols, `c` row-major) for H = I - t v v^H, v = [1; a[h+1:, h]] from row h on.
+void ReflectRows(const std::vector<C>& a, int64_t a_cols, int64_t h, C t, std::vector<C>& c, int64_t rows,
+                 int64_t cols) {
+  for (int64_t j = 0; j < cols; ++j) {
+    C dot = c[h * cols + j];  // v^H c[:, j]
+    for (int64_t i = h + 1; i < rows; ++i) dot += std::conj(a[i * a_cols + h]) * c[i * cols + j];
+    const C f = t * dot;
+    c[h * cols + j] -= f;
+    for (int64_t i = h + 1; i < rows; ++i) c[i * cols + j] -= f * a[i * a_cols + h];
+  }
+}
+
+// c := c H for the same H, acting on c's columns h on: c v, then minus t (c v) v^H.
+void ReflectColumns(const std::vector<C>& a, int64_t a_cols, int64_t h, C t, std::vector<C>& c, int64_t rows,
+                    int64_t cols) {
+  for (int64_t i = 0; i < rows; ++i) {
+    C dot = c[i * cols + h];
+    for (int64_t j = h + 1; j < cols; ++j) dot += c[i * cols + j] * a[j * a_cols + h];
+    const C f = t * dot;
+    c[i * cols + h] -= f;
+    for (int64_t j = h + 1; j < cols; ++j) c[i * cols + j] -= f * std::conj(a[j * a_cols + h]);
+  }
+}
+
+}  // namespace
+
+void Ormqr(const std::vector<C>& a, int64_t a_rows, int64_t a_cols, const std::vector<C>& tau, std::vector<C>& c,
+           int64_t rows, int64_t cols, bool left, bool transpose) {
+  (void)a_rows;  // == rows (left) or cols (right); ParseSolverCall checked it
+  const int64_t k = static_cast<int64_t>(tau.size());
+  // Q = H_0 ... H_{k-1} and Q^H = H_{k-1}^H ... H_0^H with H_h^H = I - conj(tau_h) v v^H. The
+  // reflector next to c goes first: from the left that is H_{k-1} for Q, H_0^H for Q^H; from
+  // the right the opposite. So the order is reversed exactly when left != transpose.
+  const bool reverse = left != transpose;
+  for (int64_t s = 0; s < k; ++s) {
+    const int64_t h = reverse ? k - 1 - s : s;
+    const C t = transpose ? std::conj(tau[h]) : tau[h];
+    if (left) ReflectRows(a, a_cols, h, t, c, rows, cols);
+    else ReflectColumns(a, a_cols, h, t, c, rows, cols);
+  }
+}
+
 bool Eigh(const std::vector<C>& in, int64_t n, bool lower, std::vector<double>& w, std::vector<C>& v) {
   std::vector<C> a(n * n);
   for (int64_t i = 0; i < n; ++i)

@@ -20,6 +20,12 @@ void Geqrf(std::vector<C>& a, int64_t rows, int64_t cols, std::vector<C>& tau);
 // the diagonal of rows x cols `a` (rows >= cols >= k = tau.size()); returns them in `a`.
 void Orgqr(std::vector<C>& a, int64_t rows, int64_t cols, const std::vector<C>& tau);
 
+// LAPACK's orm2r / unm2r: c (rows x cols) := op(Q) c (`left`) or c op(Q), Q = H_0 ... H_{k-1}
+// from the vectors below the diagonal of the a_rows x a_cols `a` (k = tau.size() <= a_cols),
+// op(Q) = Q^H when `transpose`. One reflector at a time; Q is never formed.
+void Ormqr(const std::vector<C>& a, int64_t a_rows, int64_t a_cols, const std::vector<C>& tau, std::vector<C>& c,
+           int64_t rows, int64_t cols, bool left, bool transpose);
+
 // Cyclic Jacobi on the Hermitian n x n matrix `a` (only the triangle `lower` picks is read):
 // eigenvalues ascending in `w`, the eigenvectors as the columns of `v` (row-major n x n).
 // Returns false when the sweeps do not converge (NaN input).

@@ -99,6 +99,34 @@ void WriteMatrix(Literal& out, int64_t b, const std::vector<C>& m, int64_t ld, b
       Store(out, b * rows * cols + i * cols + j, conj_t ? std::conj(m[j * ld + i]) : m[i * ld + j]);
 }
 
+// ormqr / unmqr: op(Q) c or c op(Q) per batch matrix, Q from a's reflectors (decompositions.h).
+absl::StatusOr<Literal> EvalOrmqr(const HloInstruction& inst, const SolverCall& call,
+                                  absl::Span<const Literal* const> ops) {
+  const Shape& as = ops[0]->shape();
+  const Shape& cs = ops[2]->shape();
+  const int64_t r = as.rank();
+  const int64_t a_rows = as.dimensions(r - 2), a_cols = as.dimensions(r - 1);
+  const int64_t k = ops[1]->shape().dimensions(r - 2);
+  const int64_t rows = cs.dimensions(r - 2), cols = cs.dimensions(r - 1);
+  int64_t batch = 1;
+  for (int64_t d = 0; d + 2 < r; ++d) batch *= as.dimensions(d);
+  const Shape& shape = inst.shape();
+  const bool tuple = shape.IsTuple();
+  absl::StatusOr<Literal> out = Literal::Create(tuple ? shape.tuple_shapes(0) : shape);
+  if (!out.ok()) return out.status();
+  for (int64_t b = 0; b < batch; ++b) {
+    const std::vector<C> a = ReadMatrix(*ops[0], b * a_rows * a_cols, a_rows * a_cols);
+    const std::vector<C> tau = ReadMatrix(*ops[1], b * k, k);
+    std::vector<C> c = ReadMatrix(*ops[2], b * rows * cols, rows * cols);
+    decomp::Ormqr(a, a_rows, a_cols, tau, c, rows, cols, call.left, call.transpose);
+    WriteMatrix(*out, b, c, cols, false);
+  }
+  if (!tuple) return out;
+  std::vector<Literal> parts;
+  parts.push_back(std::move(*out));
+  return Tuple(shape, std::move(parts));
+}
+
 // geqrf, orgqr, syevd/heevd, gesvd(j)/gesdd and lu_pivots_to_permutation (decompositions.h).
 absl::StatusOr<Literal> EvalDecomposition(const HloInstruction& inst, const SolverCall& call,
                                           absl::Span<const Literal* const> ops) {
@@ -183,6 +211,7 @@ absl::StatusOr<Literal> EvalSolverCall(const HloInstruction& inst, absl::Span<co
   absl::StatusOr<SolverCall> call = ParseSolverCall(inst);
   if (!call.ok()) return call.status();
   if (static_cast<int64_t>(ops.size()) != inst.operand_count()) return Bad(inst, "wrong number of operands");
+  if (call->op == SolverOp::kOrmqr) return EvalOrmqr(inst, *call, ops);
   if (call->op == SolverOp::kGeqrf || call->op == SolverOp::kOrgqr || call->op == SolverOp::kSyevd ||
       call->op == SolverOp::kGesvd || call->op == SolverOp::kPivotsToPermutation)
     return EvalDecomposition(inst, *call, ops);

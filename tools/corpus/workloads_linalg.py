@@ -1,6 +1,6 @@
 """Linear-algebra workloads (issue 34): the solver custom calls JAX 0.11 emits on the GPU
 (cusolver_geqrf_ffi, cusolver_orgqr_ffi, cusolver_syevd_ffi / syevj, cusolver_gesvdj_ffi /
-gesvd, getrf, potrf, trsm), batched, in f32 and c64 (f64 needs jax_enable_x64, which the corpus
+gesvd, getrf, potrf, trsm; cusolver_ormqr_ffi where this JAX has lax.linalg.ormqr), batched, in f32 and c64 (f64 needs jax_enable_x64, which the corpus
 runs do not set).
 
 QR, eigenvectors and singular vectors are unique only up to signs (phases), and cuSOLVER and
@@ -59,6 +59,15 @@ def make(g):
         recon = (u2 * s[..., None, :].astype(u2.dtype)) @ vh2
         return s, u2, vh2, recon
 
+    def ormqr(a, c):
+        # Q c, Q^H (Q c) (== c) and c^T Q^H without forming Q. geqrf's reflectors are unique in
+        # LAPACK's convention, which cuSOLVER follows, so the results compare raw.
+        r, taus = jax.lax.linalg.geqrf(a)
+        qc = jax.lax.linalg.ormqr(r, taus, c, left=True, transpose=False)
+        back = jax.lax.linalg.ormqr(r, taus, qc, left=True, transpose=True)
+        cq = jax.lax.linalg.ormqr(r, taus, jnp.swapaxes(c, -1, -2), left=False, transpose=True)
+        return qc, back, cq
+
     def svdvals(a):
         return jnp.linalg.svd(a, compute_uv=False)
 
@@ -84,6 +93,9 @@ def make(g):
         work[f"linalg_qr_wide_{tag}"] = (qr, lambda dt=dt: (mat((4, 7), dt),), lambda dt=dt: (mat((256, 4096), dt),))
         work[f"linalg_eigh_{tag}"] = (eigh, lambda dt=dt: (herm((2, 8, 8), dt),), lambda dt=dt: (herm((4, 512, 512), dt),))
         work[f"linalg_svd_{tag}"] = (svd, lambda dt=dt: (mat((2, 6, 5), dt),), lambda dt=dt: (mat((8, 256, 256), dt),))
+        if hasattr(jax.lax.linalg, "ormqr"):  # newer than JAX 0.11 (a JAX PR's lowering)
+            work[f"linalg_ormqr_{tag}"] = (ormqr, lambda dt=dt: (mat((3, 6, 4), dt), mat((3, 6, 5), dt)),
+                                           lambda dt=dt: (mat((16, 512, 512), dt), mat((16, 512, 64), dt)))
     work["linalg_eigh_small_batched_f32"] = (eigh, lambda: (herm((64, 12, 12)),), lambda: (herm((4096, 16, 16)),))
     work["linalg_svd_tall_f32"] = (svd, lambda: (mat((40, 6)),), lambda: (mat((8192, 64)),))
     work["linalg_svdvals_f32"] = (svdvals, lambda: (mat((3, 9, 7)),), lambda: (mat((64, 128, 128)),))

@@ -1,4 +1,5 @@
-"""Op-family sweep (issue 34, part 2): linear algebra, sizes x batch. QR (geqrf + orgqr), eigh
+"""Op-family sweep (issue 34, part 2): linear algebra, sizes x batch. QR (geqrf + orgqr), Q applied
+without forming it (geqrf + ormqr, where this JAX has lax.linalg.ormqr), eigh
 (syevd / syevj), SVD (gesvdj / gesvd), Cholesky (potrf), LU (getrf with pivots and permutation),
 triangular solve (trsm) and a general solve (getrf + trsm); f32, and c64 for QR and solve.
 
@@ -58,6 +59,14 @@ def make(g):
         ph = jnp.sum(u2 * jnp.conj(u), axis=-2) / jnp.maximum(jnp.sum(jnp.abs(u) ** 2, axis=-2), 1e-30)
         return s, u2, vh * jnp.conj(ph)[..., :, None]
 
+    def ormqr(a, c):
+        # Q c, Q^H (Q c) (== c) and c^T Q^H; geqrf's reflectors are unique in LAPACK's convention
+        # (cuSOLVER's too), so no normalization.
+        r, taus = lax.linalg.geqrf(a)
+        qc = lax.linalg.ormqr(r, taus, c, left=True, transpose=False)
+        back = lax.linalg.ormqr(r, taus, qc, left=True, transpose=True)
+        return qc, back, lax.linalg.ormqr(r, taus, jnp.swapaxes(c, -1, -2), left=False, transpose=True)
+
     def lu(a):
         lu_, piv, perm = lax.linalg.lu(a)
         return lu_, piv, perm
@@ -74,6 +83,14 @@ def make(g):
     add("qr_tall_8192x64", qr, M(40, 6), M(8192, 64))
     add("qr_b16_n128", qr, lambda: (jnp.asarray(mat((2, 6, 5), np.complex64)),),
         lambda: (jnp.asarray(mat((16, 128, 128), np.complex64)),), np.complex64)
+    # ormqr (op(Q) c from geqrf's reflectors): batched medium, f32 and c64.
+    if hasattr(lax.linalg, "ormqr"):  # newer than JAX 0.11 (a JAX PR's lowering)
+        add("ormqr_b16_n256_k32", ormqr, lambda: (jnp.asarray(mat((2, 8, 6))), jnp.asarray(mat((2, 8, 3)))),
+            lambda: (jnp.asarray(mat((16, 256, 256))), jnp.asarray(mat((16, 256, 32)))))
+        add("ormqr_b16_n128_k16", ormqr,
+            lambda: (jnp.asarray(mat((2, 6, 5), np.complex64)), jnp.asarray(mat((2, 6, 3), np.complex64))),
+            lambda: (jnp.asarray(mat((16, 128, 128), np.complex64)), jnp.asarray(mat((16, 128, 16), np.complex64))),
+            np.complex64)
     # eigh: batched tiny (syevj's batched path), medium, one large.
     H = lambda *s: (lambda: (herm(s),))
     add("eigh_b4096_n16", eigh, H(64, 6, 6), H(4096, 16, 16))

@@ -32,8 +32,9 @@ absl::StatusOr<std::optional<runtime::Thunk>> GpuLinalgThunk(const HloInstructio
       const runtime::ArrayShape& sh = c->shapes[i];
       const size_t r = sh.dimensions.size();
       const bool matrix = c->op != "perm" && r == c->shapes[0].dimensions.size() &&
-                          !(c->op == "orgqr" && i == 1) && !(c->op == "gesvd" && (i == 2 || i == 5)) &&
-                          !(c->op == "syevd" && (i == 2 || i == 3)) && !(c->op == "geqrf" && i == 2);
+                          !((c->op == "orgqr" || c->op == "ormqr") && i == 1) &&
+                          !(c->op == "gesvd" && (i == 2 || i == 5)) && !(c->op == "syevd" && (i == 2 || i == 3)) &&
+                          !(c->op == "geqrf" && i == 2);
       bool ok = true;
       if (matrix) {
         absl::StatusOr<runtime::MatrixView> v = runtime::MatrixViewOf(sh);

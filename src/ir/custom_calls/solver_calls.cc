@@ -89,6 +89,50 @@ absl::Status CheckBatchS32(const HloInstruction& inst, const Shape& leaf, DimVec
   return absl::OkStatus();
 }
 
+// The result of a one-result call: the array itself or its only tuple element.
+const Shape& SingleResult(const HloInstruction& inst) {
+  const Shape& s = inst.shape();
+  return s.IsTuple() && s.tuple_shapes().size() == 1 ? s.tuple_shapes(0) : s;
+}
+
+// ormqr / unmqr: (a[..., m, ka], tau[..., k], c[..., rows, cols]) -> c's shape, with the
+// `left` / `transpose` bools (JAX writes them the same way on both backends). LAPACK's rules:
+// the reflectors are the first k columns of a (k <= ka), each at most m long (k <= m), and
+// Q (m x m) meets c's rows from the left or its columns from the right.
+absl::StatusOr<SolverCall> ParseOrmqr(const HloInstruction& inst, SolverCall call) {
+  absl::StatusOr<bool> left = BoolAttr(inst, "left", true), transpose = BoolAttr(inst, "transpose", false);
+  if (!left.ok()) return left.status();
+  if (!transpose.ok()) return transpose.status();
+  call.left = *left;
+  call.transpose = *transpose;
+  const Shape& a = inst.operand(0)->shape();
+  const Shape& tau = inst.operand(1)->shape();
+  const Shape& c = inst.operand(2)->shape();
+  const int64_t r = a.rank();
+  if (!tau.IsArray() || tau.element_type() != a.element_type() || tau.rank() != r - 1)
+    return Bad(inst, absl::StrCat("tau must be an array of a's element type and rank ", r - 1, ", got ",
+                                  tau.ToString(false)));
+  if (!c.IsArray() || c.element_type() != a.element_type() || c.rank() != r)
+    return Bad(inst, absl::StrCat("c must be an array of a's element type and rank ", r, ", got ", c.ToString(false)));
+  for (int64_t d = 0; d + 2 < r; ++d)
+    if (tau.dimensions(d) != a.dimensions(d) || c.dimensions(d) != a.dimensions(d))
+      return Bad(inst, absl::StrCat("a, tau and c have different batch dimensions: ", a.ToString(false), ", ",
+                                    tau.ToString(false), ", ", c.ToString(false)));
+  const int64_t m = a.dimensions(r - 2), ka = a.dimensions(r - 1), k = tau.dimensions(r - 2);
+  if (k > ka || k > m)
+    return Bad(inst, absl::StrCat("ormqr needs k <= min(m, ka): tau ", tau.ToString(false),
+                                  " has more reflectors than a ", a.ToString(false), " holds"));
+  const int64_t meets = call.left ? c.dimensions(r - 2) : c.dimensions(r - 1);
+  if (meets != m)
+    return Bad(inst, absl::StrCat("ormqr with left = ", call.left ? "true" : "false", " needs c's ",
+                                  call.left ? "rows" : "columns", " (", meets, ") to equal a's rows (", m, "), got a ",
+                                  a.ToString(false), " and c ", c.ToString(false)));
+  if (!SingleResult(inst).EqualIgnoringLayout(c))
+    return Bad(inst, absl::StrCat("ormqr's result must have c's shape ", c.ToString(false), ", got ",
+                                  SingleResult(inst).ToString(false)));
+  return call;
+}
+
 }  // namespace
 
 std::optional<SolverOp> SolverCallKind(std::string_view target) {
@@ -97,6 +141,7 @@ std::optional<SolverOp> SolverCallKind(std::string_view target) {
   if (target == kTriangularSolveCallTarget) return SolverOp::kTrsm;
   if (target == "cusolver_geqrf_ffi") return SolverOp::kGeqrf;
   if (target == "cusolver_orgqr_ffi") return SolverOp::kOrgqr;
+  if (target == "cusolver_ormqr_ffi") return SolverOp::kOrmqr;
   if (target == "cusolver_syevd_ffi") return SolverOp::kSyevd;
   if (target == "cusolver_gesvd_ffi" || target == "cusolver_gesvdj_ffi") return SolverOp::kGesvd;
   if (target == "cu_lu_pivots_to_permutation") return SolverOp::kPivotsToPermutation;
@@ -111,6 +156,7 @@ std::optional<SolverOp> SolverCallKind(std::string_view target) {
     if (op == "trsm") return SolverOp::kTrsm;
     if (op == "geqrf") return SolverOp::kGeqrf;
     if (op == "orgqr" || op == "ungqr") return SolverOp::kOrgqr;
+    if (op == "ormqr" || op == "unmqr") return SolverOp::kOrmqr;
     if (op == "syevd" || op == "heevd") return SolverOp::kSyevd;
     if (op == "gesdd" || op == "gesvd") return SolverOp::kGesvd;
   }
@@ -124,7 +170,10 @@ absl::StatusOr<SolverCall> ParseSolverCall(const HloInstruction& inst) {
   SolverCall call;
   call.op = *op;
   const bool lapack = target.rfind("lapack_", 0) == 0;
-  const int64_t want_operands = *op == SolverOp::kTrsm ? (lapack ? 3 : 2) : *op == SolverOp::kOrgqr ? 2 : 1;
+  const int64_t want_operands = *op == SolverOp::kTrsm    ? (lapack ? 3 : 2)
+                                : *op == SolverOp::kOrgqr ? 2
+                                : *op == SolverOp::kOrmqr ? 3
+                                                          : 1;
   if (inst.operand_count() != want_operands)
     return Bad(inst, absl::StrCat(target, " takes ", want_operands, " operand(s), got ", inst.operand_count()));
   const Shape& a = inst.operand(0)->shape();
@@ -202,6 +251,8 @@ absl::StatusOr<SolverCall> ParseSolverCall(const HloInstruction& inst) {
       if (!out.EqualIgnoringLayout(a)) return Bad(inst, "the Householder product must have a's shape");
       return call;
     }
+    case SolverOp::kOrmqr:
+      return ParseOrmqr(inst, call);
     case SolverOp::kSyevd: {
       if (m != n) return Bad(inst, absl::StrCat("eigh needs square matrices, got ", a.ToString(false)));
       if (lapack) {

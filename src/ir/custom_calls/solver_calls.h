@@ -16,6 +16,10 @@
 //    [..., min(m, n)]), LAPACK's geqrf convention H_i = I - tau_i v_i v_i^H.
 //    "cusolver_orgqr_ffi" / "lapack_?orgqr_ffi" / "lapack_?ungqr_ffi" (householder product):
 //    (a[..., m, n], tau[..., k]) -> q[..., m, n], the first n columns of H_1 ... H_k (m >= n >= k).
+//    "cusolver_ormqr_ffi" / "lapack_?ormqr_ffi" / "lapack_?unmqr_ffi" (backend_config {left, transpose},
+//    bools): (a[..., m, ka], tau[..., k], c[..., rows, cols]) -> c's shape, aliased to c (operand 2):
+//    op(Q) c (left: rows == m) or c op(Q) (right: cols == m) for Q = H_1 ... H_k, op = Q^H (plain
+//    transpose for real types) when transpose, without forming Q; k <= min(m, ka).
 //  - Hermitian eigendecomposition: "cusolver_syevd_ffi" (backend_config {algorithm, lower}) and
 //    "lapack_?syevd_ffi" / "lapack_?heevd_ffi" (mode 'V'/'N', uplo): a[..., n, n] -> (v[..., n, n]
 //    eigenvectors as columns, w[..., n] real eigenvalues ascending, info). Only the `lower` (or
@@ -47,7 +51,7 @@ inline constexpr std::string_view kCusolverPotrfCallTarget = "cusolver_potrf_ffi
 inline constexpr std::string_view kCusolverGetrfCallTarget = "cusolver_getrf_ffi";
 inline constexpr std::string_view kTriangularSolveCallTarget = "__cublas$triangularSolve";
 
-enum class SolverOp { kPotrf, kGetrf, kTrsm, kGeqrf, kOrgqr, kSyevd, kGesvd, kPivotsToPermutation };
+enum class SolverOp { kPotrf, kGetrf, kTrsm, kGeqrf, kOrgqr, kOrmqr, kSyevd, kGesvd, kPivotsToPermutation };
 
 struct SolverCall {
   SolverOp op = SolverOp::kPotrf;
@@ -55,6 +59,8 @@ struct SolverCall {
   // trsm only
   bool left_side = true, unit_diagonal = false, has_alpha = false;
   TriangularTranspose transpose_a = TriangularTranspose::kNoTranspose;
+  // ormqr only (JAX's attribute names): Q from the left (else the right), Q^H (else Q).
+  bool left = true, transpose = false;
   // syevd: compute_uv = whether eigenvectors are wanted (lapack mode 'N' leaves v unspecified).
   // gesvd: full_matrices / compute_uv; jacobi (gesvdj): result 3 is V rather than V^H;
   // transposed (cusolver_gesvd_ffi with m < n): results 2 and 3 are vt and u.
