@@ -82,6 +82,28 @@ const std::array<TuningDecl, static_cast<size_t>(TuningKnob::kCount)>& TuningDec
        "their k candidates than they save)",
        "not yet measured on a GPU (2026-12-07): 32 chunks of 128 per warp against a merge of k <= 16 candidates "
        "per part"},
+      {TuningKnob::kRowReductionLongRowElements, "row_reduction_long_row_elements", TuningKind::kCount, 8192, 64,
+       int64_t{1} << 40,
+       "rows at least this long are long rows: fewer of them than twice the SMs are split across blocks, a block "
+       "of 1024 threads takes one when they are fewer than four times the SMs or its chain re-reads it, and such "
+       "re-read rows fold row_reduction_fold_unroll elements a trip; multi-output fusion's chain cost model "
+       "assumes the same blocks (two an SM)",
+       "H200, logsumexp_xent.large (8192 x 32000 f32): 1024 threads 394-399 us, 512 threads 398 us; the split "
+       "emitter for full reductions (a block per row left most SMs idle)"},
+      {TuningKnob::kRowReductionWarpRowMaxElements, "row_reduction_warp_row_max_elements", TuningKind::kCount, 512, 32,
+       1 << 20, "rows up to this long are reduced by one warp each (several rows a block); longer rows by a block",
+       "a warp's 32 lanes with a few vectors each cover 512 elements; longer rows want more loads in flight"},
+      {TuningKnob::kRowReductionWarpRowsPerBlock, "row_reduction_warp_rows_per_block", TuningKind::kCount, 8, 1, 32,
+       "rows (one warp each) a block of the row-reduction emitter takes when rows are short",
+       "256-thread blocks, as XLA's row reductions of short rows"},
+      {TuningKnob::kRowReductionVectorsPerThread, "row_reduction_vectors_per_thread", TuningKind::kCount, 2, 1, 16,
+       "16-byte vectors each thread loads of a row kept in registers (the row's threads shrink until each has this "
+       "many)",
+       "H200 (layernorm_bf16 / attention_bf16 large): 1 -> 88.5 / 2112 us, 2 -> best overall, 4 -> 69.9 / 2246 us"},
+      {TuningKnob::kRowReductionFoldUnroll, "row_reduction_fold_unroll", TuningKind::kCount, 4, 1, 64,
+       "elements a thread folds per loop trip of a long row its chain re-reads (same order as one at a time: more "
+       "loads in flight)",
+       "H200, logsumexp_xent.large: 1 -> 429 us, 4 -> 399 us, 8 -> 400 us"},
   }};
   return decls;
 }

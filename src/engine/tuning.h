@@ -29,6 +29,11 @@ enum class TuningKnob {
   kConcatenateMaxDistinctOperands,      // passes/expanders/wide_concatenate_splitter.h
   kTopkSplitWarpsPerSm,                 // codegen/gpu/gpu_topk_warp.cc (GpuDeviceInfo)
   kTopkSplitMinPartElements,            // codegen/gpu/gpu_topk_warp.cc (GpuDeviceInfo)
+  kRowReductionLongRowElements,         // gpu_reduction_emitter.cc and multi_output_fusion.cc
+  kRowReductionWarpRowMaxElements,      // codegen/gpu/gpu_reduction_emitter.cc (GpuDeviceInfo)
+  kRowReductionWarpRowsPerBlock,        // codegen/gpu/gpu_reduction_emitter.cc (GpuDeviceInfo)
+  kRowReductionVectorsPerThread,        // codegen/gpu/gpu_reduction_emitter.cc (GpuDeviceInfo)
+  kRowReductionFoldUnroll,              // codegen/gpu/gpu_reduction_emitter.cc (GpuDeviceInfo)
   kCount
 };
 

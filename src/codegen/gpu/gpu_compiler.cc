@@ -51,6 +51,11 @@ GpuDeviceInfo DeviceInfoFrom(const std::optional<Profile>& profile) {
   d.split_reduction_light_cost = h.tuning.Get(TuningKnob::kSplitReductionLightCost);
   d.topk_split_warps_per_sm = h.tuning.Get(TuningKnob::kTopkSplitWarpsPerSm);
   d.topk_split_min_part_elements = h.tuning.Get(TuningKnob::kTopkSplitMinPartElements);
+  d.row_long_row_elements = h.tuning.Get(TuningKnob::kRowReductionLongRowElements);
+  d.row_warp_row_max_elements = h.tuning.Get(TuningKnob::kRowReductionWarpRowMaxElements);
+  d.row_warp_rows_per_block = h.tuning.Get(TuningKnob::kRowReductionWarpRowsPerBlock);
+  d.row_vectors_per_thread = h.tuning.Get(TuningKnob::kRowReductionVectorsPerThread);
+  d.row_fold_unroll = h.tuning.Get(TuningKnob::kRowReductionFoldUnroll);
   return d;
 }
 

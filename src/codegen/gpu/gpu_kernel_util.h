@@ -32,8 +32,14 @@ struct GpuDeviceInfo {
   int64_t split_reduction_light_cost = 16;  // gpu_reduction_split.h
   int64_t topk_split_warps_per_sm = 16;        // gpu_topk_warp.cc
   int64_t topk_split_min_part_elements = 4096;  // gpu_topk_warp.cc
-  // (threads_per_block, waves, split_reduction_light_cost and the topk_split_* come from the
-  // profile's tuning.)
+  // The row-reduction emitter's launch plan (gpu_reduction_emitter.cc).
+  int64_t row_long_row_elements = 8192;
+  int64_t row_warp_row_max_elements = 512;
+  int64_t row_warp_rows_per_block = 8;
+  int64_t row_vectors_per_thread = 2;
+  int64_t row_fold_unroll = 4;
+  // (threads_per_block, waves, split_reduction_light_cost, the topk_split_* and row_* come from
+  // the profile's tuning block, engine/tuning.h.)
   std::string sm_name() const;  // "sm_90"
 };
 

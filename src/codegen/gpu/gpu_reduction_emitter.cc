@@ -6,8 +6,9 @@
 // row-major bitcasts between shapes of the row's element count, such as a layernorm whose root
 // is a reshape of bf16[8,1024,1024] to bf16[8192,1024]: a reshape keeps the row-major element
 // order, so element (row, c) is linear element row * row_len + c of every such shape). Then:
-//   - a row is owned by one warp (rows up to 512 elements: several rows per block) or by one
-//     block (longer rows; partials combined through shared memory);
+//   - a row is owned by one warp (rows up to row_reduction_warp_row_max_elements, 512: several
+//     rows per block) or by one block (longer rows; partials combined through shared memory);
+//     the launch plan's numbers are the profile's tuning (engine/tuning.h, GpuDeviceInfo);
 //   - the reduces run in order; each thread folds a strided part of the row with the reducer,
 //     the warp combines with butterfly shuffles (every lane ends with the row's value), the
 //     block through shared memory; later reduces and the outputs read the row's value;
@@ -192,11 +193,6 @@ llvm::Value* RowMajorLinear(const IrArray::Index& index, const Dims& dims, llvm:
   return linear;
 }
 
-// Vectors loaded per thread in a register row. Measured on the H200 (layernorm_bf16 /
-// attention_bf16 large): 1 -> 88.5 / 2112 us, 2 -> best overall, 4 -> 69.9 / 2246 us.
-constexpr int64_t kRowVectorsPerThread = 2;
-int64_t RowVectorsPerThread() { return kRowVectorsPerThread; }
-
 bool PlainType(PrimitiveType t) {
   return t == PrimitiveType::F16 || t == PrimitiveType::BF16 || t == PrimitiveType::F32 || t == PrimitiveType::F64 ||
          t == PrimitiveType::S32 || t == PrimitiveType::U32 || t == PrimitiveType::S64 || t == PrimitiveType::U64;
@@ -254,7 +250,9 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
   if (rows == 0 || row_len == 0) return false;  // nothing to reduce: the loop kernel writes inits
   // A few long rows without chains (full reductions): a block per row would leave most SMs
   // idle; the split emitter spreads each row over many blocks.
-  if (rows < 2 * k.device->sm_count && row_len >= 8192 && SplitReductionApplies(fused))
+  const GpuDeviceInfo& dev = *k.device;
+  const bool long_rows = row_len >= dev.row_long_row_elements;
+  if (rows < 2 * dev.sm_count && long_rows && SplitReductionApplies(fused))
     return TryEmitSplitReduction(k, fused, parameter);
 
   // Threads per row: a warp for short rows (several rows per block), a block for long ones, and
@@ -267,10 +265,10 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
     const bool long_chain = fused.instruction_count() > kLongChainInstructions;
     per_row = long_chain ? 1 : static_cast<int64_t>(llvm::PowerOf2Ceil(static_cast<uint64_t>(row_len)));
     rows_per_block = std::min<int64_t>(256 / per_row, rows);
-  } else if (row_len <= 512) {
-    rows_per_block = std::min<int64_t>(8, rows);
+  } else if (row_len <= dev.row_warp_row_max_elements) {
+    rows_per_block = std::min<int64_t>(dev.row_warp_rows_per_block, rows);
   } else {
-    per_row = row_len >= 8192 && rows < 4 * k.device->sm_count ? 1024 : row_len >= 2048 ? 512 : 256;
+    per_row = long_rows && rows < 4 * dev.sm_count ? 1024 : row_len >= 2048 ? 512 : 256;
   }
   // Register rows: V consecutive elements per vector access; per_row shrinks so that every
   // thread owns a few vectors (latency: more loads in flight per thread, fewer warps per
@@ -287,7 +285,7 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
         min_bytes = std::min(min_bytes, std::max(1, ByteWidth(plan->outputs[o]->shape().element_type())));
     vec = 16 / min_bytes;
     if (rows_per_block == 1)
-      while (per_row > 64 && row_len < per_row * vec * RowVectorsPerThread()) per_row /= 2;
+      while (per_row > 64 && row_len < per_row * vec * dev.row_vectors_per_thread) per_row /= 2;
     while (vec > 1 && row_len % (per_row * vec) != 0) vec /= 2;
     if (row_len % (per_row * vec) == 0 && row_len / per_row <= 32) per_thread = row_len / per_row;
     if (per_thread == 0) vec = 1;
@@ -300,14 +298,11 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
   // Measured on the H200 (logsumexp_xent.large, 8192 x 32000 f32): 1024 threads 394-399 us,
   // 512 threads 398 us; walking the later passes backwards (for L1 hits) gained nothing.
   const bool rereads = per_thread == 0 && rows_per_block == 1 && plan->reduces.size() >= 2;
-  if (rereads && row_len >= 8192) {
-    per_row = 1024;  // H200, logsumexp_xent.large: 1024 threads 394 us, 512 threads 398 us
-  }
+  if (rereads && long_rows) per_row = 1024;
   // Such rows fold U elements per loop trip (the same order as one at a time), so that each
   // warp has U loads in flight instead of waiting on every load before issuing the next.
-  // H200, logsumexp_xent.large: U=1 429 us, U=4 399 us, U=8 400 us.
-  constexpr int64_t kFoldUnroll = 4;
-  const int64_t fold_unroll = rereads && row_len >= 8192 ? kFoldUnroll : 1;
+  // (row_reduction_fold_unroll: H200, logsumexp_xent.large: U=1 429 us, U=4 399 us, U=8 400 us.)
+  const int64_t fold_unroll = rereads && long_rows ? dev.row_fold_unroll : 1;
   const int64_t block = per_row * rows_per_block;
   const int64_t groups = (rows + rows_per_block - 1) / rows_per_block;
   const int64_t resident = std::max<int64_t>(1, k.device->max_threads_per_sm / block) * k.device->sm_count;

@@ -44,6 +44,7 @@ CostModelHardware CostModelHardware::FromProfile(const HardwareProfile* profile)
   hw.l2_cache_speedup = profile->tuning.GetReal(TuningKnob::kFusionL2CacheSpeedup);
   hw.memory_compute_overlap = profile->tuning.GetReal(TuningKnob::kFusionMemoryComputeOverlap);
   hw.blocks_per_sm_to_saturate = profile->tuning.GetReal(TuningKnob::kFusionBlocksPerSmToSaturate);
+  hw.row_long_row_elements = profile->tuning.Get(TuningKnob::kRowReductionLongRowElements);
   return hw;
 }
 

@@ -34,6 +34,8 @@ struct CostModelHardware {
   double l2_cache_speedup = Tuning().GetReal(TuningKnob::kFusionL2CacheSpeedup);
   double memory_compute_overlap = Tuning().GetReal(TuningKnob::kFusionMemoryComputeOverlap);
   double blocks_per_sm_to_saturate = Tuning().GetReal(TuningKnob::kFusionBlocksPerSmToSaturate);
+  // Rows the row-reduction emitter gives 1024-thread blocks when their chain re-reads them.
+  int64_t row_long_row_elements = Tuning().Get(TuningKnob::kRowReductionLongRowElements);
   static CostModelHardware FromProfile(const HardwareProfile* profile);
 };
 

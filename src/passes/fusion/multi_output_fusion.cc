@@ -287,8 +287,9 @@ bool ChainMergeLegal(HloInstruction* producer, HloInstruction* consumer, fusion:
 // Time saved by running the chain producer -> consumer as one kernel. Both read the rows of
 // their shared operands (logsumexp: the logits): separately, each reads them from memory; in
 // one kernel the consumer's pass re-reads each row its block has just read, which the caches
-// serve while the rows that the resident blocks hold fit in L2 (the row emitter gives rows of
-// 8192+ elements whose chain re-reads them 1024 threads, two blocks per SM). Otherwise the
+// serve while the rows that the resident blocks hold fit in L2 (the row emitter gives long rows
+// whose chain re-reads them, row_reduction_long_row_elements and up, 1024 threads: two blocks
+// per SM). Otherwise the
 // re-read goes to memory again and merging saves only the reduced values' round trip and a
 // launch, which the re-read's latency eats: no merge then.
 double ChainMergeBenefit(const fusion::GpuCostModel& cost, const HloInstruction* producer,
@@ -307,7 +308,7 @@ double ChainMergeBenefit(const fusion::GpuCostModel& cost, const HloInstruction*
     row_bytes += fusion::ByteSize(op->shape()) / rows;
   }
   if (reread == 0) return -1;  // nothing read twice: the merge would only add a pass
-  const int64_t blocks_per_sm = row_len >= 8192 ? 2 : 4;
+  const int64_t blocks_per_sm = row_len >= hw.row_long_row_elements ? 2 : 4;
   const int64_t in_flight = std::min(rows, hw.sm_count * blocks_per_sm) * row_bytes;
   if (in_flight > hw.l2_cache_size) return -1;
   const double separate = 2 * hw.launch_overhead + cost.Estimate(producer).exec_time + cost.Estimate(consumer).exec_time;
