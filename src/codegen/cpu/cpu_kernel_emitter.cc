@@ -226,8 +226,8 @@ class KernelBuilder {
         return EmitDynamicUpdateSliceKernel(k_, root, operands, operand_array);
       case HloOpcode::kScatter:
         return Sequential([&] {
-          return EmitScatterKernel(
-              k_, root,
+          return EmitSerialScatter(
+              *k_.b, *k_.emitter, root, k_.outputs,
               [&](int64_t i) {
                 auto it = operands.find(root.operand(i));
                 return it == operands.end() ? ElementGenerator() : it->second;

@@ -8,7 +8,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "codegen/cpu/kernel_util.h"
+#include "codegen/elemental/llvm_util.h"
 #include "codegen/gpu/gpu_emitters.h"
 #include "codegen/gpu/gpu_library_calls.h"
 #include "ir/custom_calls/library_calls.h"
@@ -337,7 +337,7 @@ int64_t BytesTouched(const HloInstruction& hlo) {
   return static_cast<int64_t>(bytes);
 }
 
-std::string PtxKernelName(const std::string& name) { return cpu::KernelSymbolName(name, /*allow_dot=*/false); }
+std::string PtxKernelName(const std::string& name) { return KernelSymbolName(name, /*allow_dot=*/false); }
 
 std::string GpuKernelEmitter::UniqueName(const std::string& hlo_name) {
   // Unique among all kernels: the chunks they are compiled in are linked and joined.

@@ -48,7 +48,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "codegen/cpu/kernel_util.h"
+#include "codegen/elemental/llvm_util.h"
 #include "codegen/gpu/gpu_emitters.h"
 #include "ir/custom_calls/sort_calls.h"
 #include "llvm/IR/Intrinsics.h"
@@ -94,7 +94,7 @@ class RadixSortEmitter {
     warp_count_ = Shared(b_.getInt16Ty(), kWarps * kBins, "warp_count");
     stage_keys_ = Shared(key_ty_, tile_, "stage_keys");
     stage_values_ = Shared(value_ty_, tile_, "stage_values");
-    run_ = cpu::EntryAlloca(b_, b_.getInt32Ty(), "run");
+    run_ = EntryAlloca(b_, b_.getInt32Ty(), "run");
     tid_ = k_.ThreadIdX();
     lane_ = b_.CreateAnd(tid_, b_.getInt64(31));
     warp_ = b_.CreateLShr(tid_, b_.getInt64(5));
@@ -102,7 +102,7 @@ class RadixSortEmitter {
     return EmitStridedLoop(b_, k_.BlockIdX(), b_.getInt64(rows_), b_.getInt64(k_.launch.grid_x), "row",
                            [&](llvm::Value* r) -> absl::Status {
       row_ = b_.CreateMul(r, b_.getInt64(n_));
-      return cpu::EmitForLoop(b_, b_.getInt64(0), b_.getInt64(passes_), "pass",
+      return EmitForLoop(b_, b_.getInt64(0), b_.getInt64(passes_), "pass",
                               [&](llvm::Value* p) { return Pass(p); });
     });
   }
@@ -185,7 +185,7 @@ class RadixSortEmitter {
       std::vector<Round> rounds = LoadRounds(t0, /*with_value=*/false);
       for (Round& r : rounds) {
         Match(r);
-        absl::Status st = cpu::EmitIf(b_, r.leader, "count_leader", [&] {
+        absl::Status st = EmitIf(b_, r.leader, "count_leader", [&] {
           b_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, Hist(r.digit), r.peer_count, llvm::MaybeAlign(4),
                              llvm::AtomicOrdering::Monotonic);
           return absl::OkStatus();
@@ -278,7 +278,7 @@ class RadixSortEmitter {
 
   // base[d] = sum of hist[0..d) (threads 0..255).
   absl::Status Scan() {
-    absl::Status s = cpu::EmitIf(b_, b_.CreateICmpULT(tid_, b_.getInt64(kBins)), "scan", [&] {
+    absl::Status s = EmitIf(b_, b_.CreateICmpULT(tid_, b_.getInt64(kBins)), "scan", [&] {
       llvm::Value* count = b_.CreateLoad(b_.getInt32Ty(), Hist(tid_), "count");
       b_.CreateStore(ExclusiveScan256(count), Base(tid_));
       return absl::OkStatus();
@@ -300,7 +300,7 @@ class RadixSortEmitter {
       llvm::Value* before = b_.CreateZExt(b_.CreateLoad(b_.getInt16Ty(), WarpCount(warp_, d)), b_.getInt32Ty());
       r.rank = b_.CreateAdd(r.rank, before);
       WarpSync();  // the peers have read the count before their leader advances it
-      absl::Status s = cpu::EmitIf(b_, r.leader, "leader", [&] {
+      absl::Status s = EmitIf(b_, r.leader, "leader", [&] {
         b_.CreateStore(b_.CreateTrunc(b_.CreateAdd(before, r.peer_count), b_.getInt16Ty()), WarpCount(warp_, d));
         return absl::OkStatus();
       });
@@ -313,9 +313,9 @@ class RadixSortEmitter {
   // b. Per digit (threads 0..255): the warps' exclusive prefix in place, the digit's start in
   // the staged tile, its output base, and base[d] past the tile.
   absl::Status Prefix() {
-    return cpu::EmitIf(b_, b_.CreateICmpULT(tid_, b_.getInt64(kBins)), "prefix", [&]() -> absl::Status {
+    return EmitIf(b_, b_.CreateICmpULT(tid_, b_.getInt64(kBins)), "prefix", [&]() -> absl::Status {
       b_.CreateStore(b_.getInt32(0), run_);
-      absl::Status st = cpu::EmitForLoop(b_, b_.getInt64(0), b_.getInt64(kWarps), "warp", [&](llvm::Value* w) {
+      absl::Status st = EmitForLoop(b_, b_.getInt64(0), b_.getInt64(kWarps), "warp", [&](llvm::Value* w) {
         llvm::Value* run = b_.CreateLoad(b_.getInt32Ty(), run_);
         llvm::Value* c = b_.CreateZExt(b_.CreateLoad(b_.getInt16Ty(), WarpCount(w, tid_)), b_.getInt32Ty());
         b_.CreateStore(b_.CreateTrunc(run, b_.getInt16Ty()), WarpCount(w, tid_));
@@ -345,7 +345,7 @@ class RadixSortEmitter {
     k_.Barrier();
     // c. Stage the tile sorted by digit.
     for (Round& r : rounds) {
-      absl::Status s = cpu::EmitIf(b_, r.valid, "stage", [&] {
+      absl::Status s = EmitIf(b_, r.valid, "stage", [&] {
         llvm::Value* prefix = b_.CreateZExt(b_.CreateLoad(b_.getInt16Ty(), WarpCount(warp_, r.digit)), b_.getInt32Ty());
         llvm::Value* local = b_.CreateAdd(b_.CreateAdd(b_.CreateLoad(b_.getInt32Ty(), TileStart(r.digit)), prefix), r.rank);
         llvm::Value* at = b_.CreateZExt(local, b_.getInt64Ty());
@@ -361,7 +361,7 @@ class RadixSortEmitter {
     llvm::Value* valid = b_.CreateSub(b_.getInt64(n_), t0);
     for (int64_t j = 0; j < items_; ++j) {
       llvm::Value* slot = b_.CreateAdd(tid_, b_.getInt64(j * kThreads));
-      absl::Status s = cpu::EmitIf(b_, b_.CreateICmpSLT(slot, valid), "write", [&] {
+      absl::Status s = EmitIf(b_, b_.CreateICmpSLT(slot, valid), "write", [&] {
         llvm::Value* key = b_.CreateLoad(key_ty_, StageKey(slot));
         llvm::Value* value = b_.CreateLoad(value_ty_, StageValue(slot));
         llvm::Value* d = Digit(key, shift_);

@@ -31,7 +31,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "codegen/cpu/kernel_util.h"
+#include "codegen/elemental/llvm_util.h"
 #include "codegen/gpu/gpu_emitters.h"
 #include "codegen/gpu/gpu_kernel_emitter.h"
 #include "codegen/gpu/gpu_reduction_split.h"
@@ -321,7 +321,7 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
       const Shape& s = r->shape().IsTuple() ? r->shape().tuple_shapes(i) : r->shape();
       llvm::Type* t = PrimitiveTypeToIrType(s.element_type(), ctx);
       types.push_back(t);
-      slots[r].push_back(cpu::EntryAlloca(b, t, absl::StrCat(r->name(), ".value", i)));
+      slots[r].push_back(EntryAlloca(b, t, absl::StrCat(r->name(), ".value", i)));
     }
     value_types[r] = r->shape().IsTuple() ? static_cast<llvm::Type*>(llvm::StructType::get(ctx, types)) : types[0];
   }
@@ -451,10 +451,10 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
     for (int64_t pn : row_params) {
       llvm::Type* vt = llvm::FixedVectorType::get(PrimitiveTypeToIrType(k.operands[pn].shape().element_type(), ctx), vec);
       for (int64_t j = 0; j < per_thread; j += vec)
-        ahead[pn].push_back(cpu::EntryAlloca(b, vt, absl::StrCat("ahead.", pn, ".", j / vec)));
+        ahead[pn].push_back(EntryAlloca(b, vt, absl::StrCat("ahead.", pn, ".", j / vec)));
     }
     llvm::Value* first = b.CreateAdd(b.CreateMul(k.BlockIdX(), b.getInt64(rows_per_block)), row_in_block);
-    absl::Status fs = cpu::EmitIf(b, b.CreateICmpULT(first, b.getInt64(rows)), "ahead.first", [&]() {
+    absl::Status fs = EmitIf(b, b.CreateICmpULT(first, b.getInt64(rows)), "ahead.first", [&]() {
       load_ahead(first);
       return absl::OkStatus();
     });
@@ -499,7 +499,7 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
             }
             if (prefetch) {
               llvm::Value* next = b.CreateAdd(row, b.getInt64(k.launch.grid_x * rows_per_block));
-              absl::Status ns = cpu::EmitIf(b, b.CreateICmpULT(next, b.getInt64(rows)), "ahead.next", [&]() {
+              absl::Status ns = EmitIf(b, b.CreateICmpULT(next, b.getInt64(rows)), "ahead.next", [&]() {
                 load_ahead(next);
                 return absl::OkStatus();
               });
@@ -594,7 +594,7 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
             if (warps_per_row > 1) {
               // Block: each warp's first lane publishes, everyone folds the partials in order.
               llvm::Value* first = b.CreateICmpEQ(b.CreateURem(lane, b.getInt64(32)), b.getInt64(0));
-              absl::Status ws = cpu::EmitIf(b, first, "publish", [&]() -> absl::Status {
+              absl::Status ws = EmitIf(b, first, "publish", [&]() -> absl::Status {
                 for (int64_t i = 0; i < n; ++i)
                   b.CreateStore(cur[i], b.CreateInBoundsGEP(llvm::ArrayType::get(cur[i]->getType(), warps_per_row),
                                                             shared[r][i], {b.getInt64(0), warp}));
@@ -674,7 +674,7 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
                 });
             if (!os.ok()) return os;
           }
-          absl::Status rs = cpu::EmitIf(b, b.CreateICmpEQ(lane, b.getInt64(0)), "write", [&]() -> absl::Status {
+          absl::Status rs = EmitIf(b, b.CreateICmpEQ(lane, b.getInt64(0)), "write", [&]() -> absl::Status {
             for (size_t o = 0; o < plan->outputs.size(); ++o) {
               if (plan->output_is_row[o]) continue;
               absl::StatusOr<ElementGenerator> g = gen_of(plan->outputs[o]);
@@ -696,7 +696,7 @@ absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fus
         // Warp-per-row blocks may run past the last row (no barriers there); block-per-row
         // blocks always have a row.
         if (rows_per_block == 1) return body();
-        return cpu::EmitIf(b, b.CreateICmpULT(row, b.getInt64(rows)), "row.valid", body);
+        return EmitIf(b, b.CreateICmpULT(row, b.getInt64(rows)), "row.valid", body);
       });
   if (!s.ok()) return s;
   return true;

@@ -20,7 +20,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "codegen/cpu/kernel_util.h"
+#include "codegen/elemental/llvm_util.h"
 #include "codegen/gpu/gpu_emitters.h"
 #include "codegen/gpu/gpu_kernel_emitter.h"
 #include "codegen/gpu/gpu_reduction_split.h"
@@ -192,7 +192,7 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
       const Shape& s = r->shape().IsTuple() ? r->shape().tuple_shapes(i) : r->shape();
       llvm::Type* t = PrimitiveTypeToIrType(s.element_type(), ctx);
       types.push_back(t);
-      slots[r].push_back(cpu::EntryAlloca(b, t, absl::StrCat(r->name(), ".acc", i)));
+      slots[r].push_back(EntryAlloca(b, t, absl::StrCat(r->name(), ".acc", i)));
       accs.push_back({r, i});
     }
     value_types[r] = r->shape().IsTuple() ? static_cast<llvm::Type*>(llvm::StructType::get(ctx, types)) : types[0];
@@ -232,7 +232,7 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
     for (int64_t e = 1; e < V; ++e) {
       extra_sets.emplace_back();
       for (size_t a = 0; a < accs.size(); ++a)
-        extra_sets.back().push_back(cpu::EntryAlloca(b, acc_type(a), absl::StrCat("acc.col", e, ".", a)));
+        extra_sets.back().push_back(EntryAlloca(b, acc_type(a), absl::StrCat("acc.col", e, ".", a)));
     }
   }
   auto acc_slot = [&](size_t a) -> llvm::AllocaInst* {
@@ -506,13 +506,13 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
   auto block_combine = [&](const std::string& tag, const std::function<absl::Status()>& then) -> absl::Status {
     absl::StatusOr<std::vector<llvm::Value*>> w = warp_reduce(load_accs());
     if (!w.ok()) return w.status();
-    absl::Status ps = cpu::EmitIf(b, b.CreateICmpEQ(lane, b.getInt64(0)), tag + ".publish", [&]() {
+    absl::Status ps = EmitIf(b, b.CreateICmpEQ(lane, b.getInt64(0)), tag + ".publish", [&]() {
       for (size_t a = 0; a < accs.size(); ++a) b.CreateStore((*w)[a], tile_ptr(a, warp));
       return absl::OkStatus();
     });
     if (!ps.ok()) return ps;
     k.Barrier();
-    return cpu::EmitIf(b, b.CreateICmpEQ(tid, b.getInt64(0)), tag + ".write", [&]() -> absl::Status {
+    return EmitIf(b, b.CreateICmpEQ(tid, b.getInt64(0)), tag + ".write", [&]() -> absl::Status {
       std::vector<llvm::Value*> total;
       for (int64_t i = 0; i < warps; ++i) {
         std::vector<llvm::Value*> part;
@@ -544,7 +544,7 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
           // The thread's first column; with V > 1 its V columns c..c+V-1 are all valid or all
           // not (V divides the last dimension, so C).
           llvm::Value* c = b.CreateAdd(b.CreateMul(ct, b.getInt64(tile_cols)), b.CreateMul(lane, b.getInt64(V)));
-          absl::Status fs = cpu::EmitIf(b, b.CreateICmpULT(c, b.getInt64(p.C)), "col.valid", [&]() {
+          absl::Status fs = EmitIf(b, b.CreateICmpULT(c, b.getInt64(p.C)), "col.valid", [&]() {
             return fold_range(b.CreateAdd(r_begin, warp), r_end, 32, [&](llvm::Value* r) {
               if (column_vector) return vector_elements(full_index(bb, r, c));
               return std::vector<IrArray::Index>{full_index(bb, r, c)};
@@ -572,7 +572,7 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
             if (!w.ok()) return w.status();
             store_accs(*w);
             llvm::Value* col = b.CreateAdd(b.CreateMul(ct, b.getInt64(tile_cols)), j);
-            absl::Status ws = cpu::EmitIf(
+            absl::Status ws = EmitIf(
                 b, b.CreateAnd(b.CreateICmpEQ(lane, b.getInt64(0)), b.CreateICmpULT(col, b.getInt64(p.C))), "col.write",
                 [&]() { return finish(s, bb, col); });
             if (!ws.ok()) return ws;
@@ -600,7 +600,7 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
   auto flag_ptr = b.CreateInBoundsGEP(llvm::ArrayType::get(b.getInt32Ty(), 1), flag, {b.getInt64(0), b.getInt64(0)});
   b.CreateIntrinsic(llvm::Intrinsic::nvvm_membar_gl, {}, {});
   k.Barrier();
-  absl::Status as = cpu::EmitIf(b, b.CreateICmpEQ(tid, b.getInt64(0)), "arrive", [&]() {
+  absl::Status as = EmitIf(b, b.CreateICmpEQ(tid, b.getInt64(0)), "arrive", [&]() {
     llvm::Value* old = b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, counter, b.getInt32(1), llvm::Align(4),
                                          llvm::AtomicOrdering::Monotonic);
     llvm::Value* last = b.CreateICmpEQ(old, b.getInt32(static_cast<uint32_t>(k.launch.grid_x - 1)));
@@ -610,7 +610,7 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
   if (!as.ok()) return as;
   k.Barrier();
   llvm::Value* is_last = b.CreateICmpNE(b.CreateLoad(b.getInt32Ty(), flag_ptr), b.getInt32(0));
-  absl::Status ls = cpu::EmitIf(b, is_last, "last", [&]() -> absl::Status {
+  absl::Status ls = EmitIf(b, is_last, "last", [&]() -> absl::Status {
     b.CreateIntrinsic(llvm::Intrinsic::nvvm_membar_gl, {}, {});
     // One output's partials s = start, start + step, ... < S folded in order, four loads at a
     // time (issued before their folds so that they are in flight together).
@@ -675,7 +675,7 @@ absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& f
     }
     if (!os.ok()) return os;
     // Ready for the next launch.
-    return cpu::EmitIf(b, b.CreateICmpEQ(tid, b.getInt64(0)), "reset", [&]() {
+    return EmitIf(b, b.CreateICmpEQ(tid, b.getInt64(0)), "reset", [&]() {
       b.CreateStore(b.getInt32(0), counter);
       return absl::OkStatus();
     });

@@ -14,7 +14,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "codegen/cpu/kernel_util.h"
+#include "codegen/elemental/llvm_util.h"
 #include "codegen/gpu/gpu_emitters.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
@@ -84,8 +84,8 @@ absl::Status EmitRowScan(GpuKernel& k, const Cumulative& c, int64_t rows, int64_
     return b.CreateInBoundsGEP(llvm::ArrayType::get(c.type, warps), warp_totals, {b.getInt64(0), i});
   };
   llvm::Value* carry_ptr = b.CreateInBoundsGEP(llvm::ArrayType::get(c.type, 1), carry_slot, {b.getInt64(0), b.getInt64(0)});
-  llvm::AllocaInst* carry = cpu::EntryAlloca(b, c.type, "carry");
-  llvm::AllocaInst* acc = cpu::EntryAlloca(b, c.type, "prefix");
+  llvm::AllocaInst* carry = EntryAlloca(b, c.type, "carry");
+  llvm::AllocaInst* acc = EntryAlloca(b, c.type, "prefix");
   llvm::Value* tid = k.ThreadIdX();
   llvm::Value* lane = b.CreateAnd(tid, b.getInt64(31));
   llvm::Value* warp = b.CreateLShr(tid, 5);
@@ -97,7 +97,7 @@ absl::Status EmitRowScan(GpuKernel& k, const Cumulative& c, int64_t rows, int64_
     absl::StatusOr<llvm::Value*> init = c.initial(Slice(outer, {}));
     if (!init.ok()) return init.status();
     b.CreateStore(*init, carry);
-    absl::Status s = cpu::EmitForLoop(b, b.getInt64(0), b.getInt64(tiles), "tile", [&](llvm::Value* t) -> absl::Status {
+    absl::Status s = EmitForLoop(b, b.getInt64(0), b.getInt64(tiles), "tile", [&](llvm::Value* t) -> absl::Status {
       llvm::Value* step = b.CreateAdd(b.CreateMul(t, b.getInt64(T)), tid);
       llvm::Value* valid = b.CreateICmpSLT(step, b.getInt64(len));
       // Lanes past the end read a valid element; they come after every real one in scan
@@ -114,7 +114,7 @@ absl::Status EmitRowScan(GpuKernel& k, const Cumulative& c, int64_t rows, int64_
         v = b.CreateSelect(b.CreateICmpSGE(lane, b.getInt64(off)), *comb, v);
       }
       if (warps > 1) {
-        if (absl::Status ws = cpu::EmitIf(b, b.CreateICmpEQ(lane, b.getInt64(31)), "warp_total", [&]() {
+        if (absl::Status ws = EmitIf(b, b.CreateICmpEQ(lane, b.getInt64(31)), "warp_total", [&]() {
               b.CreateStore(v, wt_at(warp));
               return absl::OkStatus();
             }); !ws.ok())
@@ -124,7 +124,7 @@ absl::Status EmitRowScan(GpuKernel& k, const Cumulative& c, int64_t rows, int64_
       b.CreateStore(b.CreateLoad(c.type, carry), acc);
       if (warps > 1) {
         // prefix = carry (+) totals of the earlier warps, in order.
-        absl::Status ps = cpu::EmitForLoop(b, b.getInt64(0), warp, "earlier", [&](llvm::Value* w) -> absl::Status {
+        absl::Status ps = EmitForLoop(b, b.getInt64(0), warp, "earlier", [&](llvm::Value* w) -> absl::Status {
           absl::StatusOr<llvm::Value*> comb = c.combine(b.CreateLoad(c.type, acc), b.CreateLoad(c.type, wt_at(w)));
           if (!comb.ok()) return comb.status();
           b.CreateStore(*comb, acc);
@@ -134,7 +134,7 @@ absl::Status EmitRowScan(GpuKernel& k, const Cumulative& c, int64_t rows, int64_
       }
       absl::StatusOr<llvm::Value*> out = c.combine(b.CreateLoad(c.type, acc), v);
       if (!out.ok()) return out.status();
-      absl::Status es = cpu::EmitIf(b, valid, "write", [&]() {
+      absl::Status es = EmitIf(b, valid, "write", [&]() {
         c.store(Join(outer, pos, {}), *out);
         return absl::OkStatus();
       });
@@ -143,7 +143,7 @@ absl::Status EmitRowScan(GpuKernel& k, const Cumulative& c, int64_t rows, int64_
       llvm::Value* last = b.CreateICmpEQ(step, b.CreateSelect(b.CreateICmpEQ(t, b.getInt64(tiles - 1)),
                                                               b.getInt64(len - 1),
                                                               b.CreateAdd(b.CreateMul(t, b.getInt64(T)), b.getInt64(T - 1))));
-      es = cpu::EmitIf(b, last, "publish", [&]() {
+      es = EmitIf(b, last, "publish", [&]() {
         b.CreateStore(*out, carry_ptr);
         return absl::OkStatus();
       });
@@ -154,7 +154,7 @@ absl::Status EmitRowScan(GpuKernel& k, const Cumulative& c, int64_t rows, int64_
     });
     if (!s.ok()) return s;
     if (c.store_carry) {
-      s = cpu::EmitIf(b, b.CreateICmpEQ(tid, b.getInt64(0)), "carry_out", [&]() {
+      s = EmitIf(b, b.CreateICmpEQ(tid, b.getInt64(0)), "carry_out", [&]() {
         c.store_carry(Slice(outer, {}), b.CreateLoad(c.type, carry));
         return absl::OkStatus();
       });
@@ -181,7 +181,7 @@ absl::Status EmitColumnScan(GpuKernel& k, const Cumulative& c, int64_t outer_n, 
   auto tot_at = [&](llvm::Value* i) {
     return b.CreateInBoundsGEP(llvm::ArrayType::get(c.type, 32 * Y), totals, {b.getInt64(0), i});
   };
-  llvm::AllocaInst* acc = cpu::EntryAlloca(b, c.type, "acc");
+  llvm::AllocaInst* acc = EntryAlloca(b, c.type, "acc");
   llvm::Value* tid = k.ThreadIdX();
   llvm::Value* x = b.CreateAnd(tid, b.getInt64(31));
   llvm::Value* y = b.CreateLShr(tid, 5);
@@ -203,11 +203,11 @@ absl::Status EmitColumnScan(GpuKernel& k, const Cumulative& c, int64_t outer_n, 
       return Join(outer, pos, in);
     };
     // Phase 1: the chunk's total.
-    absl::Status s = cpu::EmitIf(b, b.CreateAnd(col_ok, has), "fold", [&]() -> absl::Status {
+    absl::Status s = EmitIf(b, b.CreateAnd(col_ok, has), "fold", [&]() -> absl::Status {
       absl::StatusOr<llvm::Value*> first = c.load(at(begin));
       if (!first.ok()) return first.status();
       b.CreateStore(*first, acc);
-      absl::Status ls = cpu::EmitForLoop(b, b.CreateAdd(begin, b.getInt64(1)), end, "fold", [&](llvm::Value* i) -> absl::Status {
+      absl::Status ls = EmitForLoop(b, b.CreateAdd(begin, b.getInt64(1)), end, "fold", [&](llvm::Value* i) -> absl::Status {
         absl::StatusOr<llvm::Value*> v = c.load(at(i));
         if (!v.ok()) return v.status();
         absl::StatusOr<llvm::Value*> comb = c.combine(b.CreateLoad(c.type, acc), *v);
@@ -222,11 +222,11 @@ absl::Status EmitColumnScan(GpuKernel& k, const Cumulative& c, int64_t outer_n, 
     if (!s.ok()) return s;
     k.Barrier();
     // Phases 2-3: prefix from the carry and the earlier chunks, then rescan the chunk.
-    s = cpu::EmitIf(b, b.CreateAnd(col_ok, has), "scan", [&]() -> absl::Status {
+    s = EmitIf(b, b.CreateAnd(col_ok, has), "scan", [&]() -> absl::Status {
       absl::StatusOr<llvm::Value*> init = c.initial(Slice(outer, in));
       if (!init.ok()) return init.status();
       b.CreateStore(*init, acc);
-      absl::Status ls = cpu::EmitForLoop(b, b.getInt64(0), y, "earlier", [&](llvm::Value* w) -> absl::Status {
+      absl::Status ls = EmitForLoop(b, b.getInt64(0), y, "earlier", [&](llvm::Value* w) -> absl::Status {
         llvm::Value* t = b.CreateLoad(c.type, tot_at(b.CreateAdd(b.CreateMul(w, b.getInt64(32)), x)));
         absl::StatusOr<llvm::Value*> comb = c.combine(b.CreateLoad(c.type, acc), t);
         if (!comb.ok()) return comb.status();
@@ -234,7 +234,7 @@ absl::Status EmitColumnScan(GpuKernel& k, const Cumulative& c, int64_t outer_n, 
         return absl::OkStatus();
       });
       if (!ls.ok()) return ls;
-      ls = cpu::EmitForLoop(b, begin, end, "rescan", [&](llvm::Value* i) -> absl::Status {
+      ls = EmitForLoop(b, begin, end, "rescan", [&](llvm::Value* i) -> absl::Status {
         absl::StatusOr<llvm::Value*> v = c.load(at(i));
         if (!v.ok()) return v.status();
         absl::StatusOr<llvm::Value*> comb = c.combine(b.CreateLoad(c.type, acc), *v);
@@ -245,7 +245,7 @@ absl::Status EmitColumnScan(GpuKernel& k, const Cumulative& c, int64_t outer_n, 
       });
       if (!ls.ok()) return ls;
       if (c.store_carry) {
-        return cpu::EmitIf(b, b.CreateICmpEQ(end, b.getInt64(len)), "carry_out", [&]() {
+        return EmitIf(b, b.CreateICmpEQ(end, b.getInt64(len)), "carry_out", [&]() {
           c.store_carry(Slice(outer, in), b.CreateLoad(c.type, acc));
           return absl::OkStatus();
         });

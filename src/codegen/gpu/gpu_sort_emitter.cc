@@ -14,7 +14,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "codegen/cpu/kernel_util.h"
+#include "codegen/elemental/llvm_util.h"
 #include "codegen/gpu/gpu_emitters.h"
 #include "codegen/gpu/gpu_sort_internal.h"
 #include "llvm/IR/Constants.h"
@@ -124,7 +124,7 @@ absl::Status EmitBitonic(GpuKernel& k, int64_t P, int64_t n, int64_t T, const st
                   absl::StatusOr<llvm::Value*> swap =
                       full_less(b.CreateSelect(up, ixj, i), b.CreateSelect(up, i, ixj));
                   if (!swap.ok()) return swap.status();
-                  return cpu::EmitIf(b, *swap, "swap", [&]() -> absl::Status {
+                  return EmitIf(b, *swap, "swap", [&]() -> absl::Status {
                     for (size_t a = 0; a < arrays.size(); ++a) {
                       llvm::Value* x = b.CreateLoad(types[a], at(a, i));
                       llvm::Value* y = b.CreateLoad(types[a], at(a, ixj));
@@ -171,7 +171,7 @@ absl::Status EmitSharedSort(GpuKernel& k, const Rows& rows, const std::vector<co
     IrArray::Index row = DelinearizeRowMajor(r, rows.other_dims, b);
     absl::Status s = EmitStridedLoop(b, tid, b.getInt64(P), b.getInt64(T), "load", [&](llvm::Value* i) -> absl::Status {
       b.CreateStore(i, b.CreateInBoundsGEP(llvm::ArrayType::get(b.getInt64Ty(), P), index, {b.getInt64(0), i}));
-      return cpu::EmitIf(b, b.CreateICmpSLT(i, b.getInt64(rows.n)), "real", [&]() -> absl::Status {
+      return EmitIf(b, b.CreateICmpSLT(i, b.getInt64(rows.n)), "real", [&]() -> absl::Status {
         for (size_t a = 0; a < inputs.size(); ++a)
           b.CreateStore(inputs[a]->EmitReadArrayElement(rows.At(row, i), b),
                         b.CreateInBoundsGEP(llvm::ArrayType::get(types[a], P), arrays[a], {b.getInt64(0), i}));
@@ -282,13 +282,13 @@ absl::Status EmitSortKernel(GpuKernel& k, const HloInstruction& sort) {
     });
     if (!s.ok()) return s;
     k.Barrier();
-    s = cpu::EmitForLoop(b, b.getInt64(0), b.getInt64(rows.n), "phase", [&](llvm::Value* phase) -> absl::Status {
+    s = EmitForLoop(b, b.getInt64(0), b.getInt64(rows.n), "phase", [&](llvm::Value* phase) -> absl::Status {
       llvm::Value* parity = b.CreateAnd(phase, b.getInt64(1));
       absl::Status ps = EmitStridedLoop(b, tid, b.getInt64((rows.n + 1) / 2), b.getInt64(T), "pair",
                                         [&](llvm::Value* i) -> absl::Status {
         llvm::Value* p = b.CreateAdd(b.CreateMul(i, b.getInt64(2)), parity);
         llvm::Value* q = b.CreateAdd(p, b.getInt64(1));
-        return cpu::EmitIf(b, b.CreateICmpSLT(q, b.getInt64(rows.n)), "inside", [&]() -> absl::Status {
+        return EmitIf(b, b.CreateICmpSLT(q, b.getInt64(rows.n)), "inside", [&]() -> absl::Status {
           std::vector<llvm::Value*> vp, vq;
           for (size_t a = 0; a < n_arrays; ++a) {
             vp.push_back(k.outputs[a].EmitReadArrayElement(rows.At(row, p), b));
@@ -296,7 +296,7 @@ absl::Status EmitSortKernel(GpuKernel& k, const HloInstruction& sort) {
           }
           absl::StatusOr<llvm::Value*> swap = less(vq, vp);
           if (!swap.ok()) return swap.status();
-          return cpu::EmitIf(b, *swap, "swap", [&]() -> absl::Status {
+          return EmitIf(b, *swap, "swap", [&]() -> absl::Status {
             for (size_t a = 0; a < n_arrays; ++a) {
               k.outputs[a].EmitWriteArrayElement(rows.At(row, p), vq[a], b);
               k.outputs[a].EmitWriteArrayElement(rows.At(row, q), vp[a], b);
@@ -346,7 +346,7 @@ absl::Status EmitTopKKernel(GpuKernel& k, const HloInstruction& topk) {
     return EmitSharedSort(k, rows, inputs, less,
                           [&](const IrArray::Index& row, llvm::Value* i, const std::vector<llvm::Value*>& values,
                               llvm::Value* original) -> absl::Status {
-                            return cpu::EmitIf(b, b.CreateICmpSLT(i, b.getInt64(kk)), "keep", [&]() {
+                            return EmitIf(b, b.CreateICmpSLT(i, b.getInt64(kk)), "keep", [&]() {
                               write(row, i, values[0], original);
                               return absl::OkStatus();
                             });
@@ -356,10 +356,10 @@ absl::Status EmitTopKKernel(GpuKernel& k, const HloInstruction& topk) {
   k.launch = GridStrideLaunch(rows.count, 128, *k.device);
   llvm::Value* thread = b.CreateAdd(b.CreateMul(k.BlockIdX(), b.getInt64(k.launch.block_x)), k.ThreadIdX());
   llvm::Type* vty = PrimitiveTypeToIrType(t, b.getContext());
-  llvm::AllocaInst* prev_v = cpu::EntryAlloca(b, vty, "prev.value");
-  llvm::AllocaInst* prev_i = cpu::EntryAlloca(b, b.getInt64Ty(), "prev.index");
-  llvm::AllocaInst* best_v = cpu::EntryAlloca(b, vty, "best.value");
-  llvm::AllocaInst* best_i = cpu::EntryAlloca(b, b.getInt64Ty(), "best.index");
+  llvm::AllocaInst* prev_v = EntryAlloca(b, vty, "prev.value");
+  llvm::AllocaInst* prev_i = EntryAlloca(b, b.getInt64Ty(), "prev.index");
+  llvm::AllocaInst* best_v = EntryAlloca(b, vty, "best.value");
+  llvm::AllocaInst* best_i = EntryAlloca(b, b.getInt64Ty(), "best.index");
   // (value, position) before (value', position') in the order top-k returns.
   auto before = [&](llvm::Value* va, llvm::Value* ia, llvm::Value* vb, llvm::Value* ib) {
     llvm::Value* lt = TotalOrderBefore(b, va, vb, t, largest);
@@ -370,9 +370,9 @@ absl::Status EmitTopKKernel(GpuKernel& k, const HloInstruction& topk) {
                          [&](llvm::Value* r) -> absl::Status {
     IrArray::Index row = DelinearizeRowMajor(r, rows.other_dims, b);
     b.CreateStore(b.getInt64(-1), prev_i);
-    return cpu::EmitForLoop(b, b.getInt64(0), b.getInt64(kk), "pick", [&](llvm::Value* j) -> absl::Status {
+    return EmitForLoop(b, b.getInt64(0), b.getInt64(kk), "pick", [&](llvm::Value* j) -> absl::Status {
       b.CreateStore(b.getInt64(-1), best_i);
-      absl::Status s = cpu::EmitForLoop(b, b.getInt64(0), b.getInt64(rows.n), "scan", [&](llvm::Value* i) {
+      absl::Status s = EmitForLoop(b, b.getInt64(0), b.getInt64(rows.n), "scan", [&](llvm::Value* i) {
         llvm::Value* v = k.operands[0].EmitReadArrayElement(rows.At(row, i), b);
         llvm::Value* pi = b.CreateLoad(b.getInt64Ty(), prev_i);
         llvm::Value* eligible = b.CreateOr(b.CreateICmpSLT(pi, b.getInt64(0)),

@@ -11,7 +11,7 @@
 // path only for sorts that are not (stable-sort-expander gives long stable sorts an index
 // operand and a tie-breaking comparator first).
 #include "absl/strings/str_cat.h"
-#include "codegen/cpu/kernel_util.h"
+#include "codegen/elemental/llvm_util.h"
 #include "codegen/gpu/gpu_sort_internal.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -42,10 +42,10 @@ class GlobalBitonic {
       // steps are runtime loops: unrolled, a 32768-wide row made a kernel of ~200 copies of the
       // comparator and 2.8 s of compile time.
       if (absl::Status s = ChunkPass(tid, nullptr); !s.ok()) return s;
-      return cpu::EmitForLoop(b_, b_.getInt64(log_s_ + 1), b_.getInt64(log_p_ + 1), "stage",
+      return EmitForLoop(b_, b_.getInt64(log_s_ + 1), b_.getInt64(log_p_ + 1), "stage",
                               [&](llvm::Value* lk) -> absl::Status {
         // Steps 2^(lk-1) .. S across chunks, in global memory.
-        absl::Status s = cpu::EmitForLoop(b_, b_.getInt64(0), b_.CreateSub(lk, b_.getInt64(log_s_)), "global",
+        absl::Status s = EmitForLoop(b_, b_.getInt64(0), b_.CreateSub(lk, b_.getInt64(log_s_)), "global",
                                           [&](llvm::Value* t) {
           return Step(tid, Global(), P_, lk, b_.CreateSub(b_.CreateSub(lk, b_.getInt64(1)), t), b_.getInt64(rows_.n));
         });
@@ -100,7 +100,7 @@ class GlobalBitonic {
       llvm::Value* flip = b_.CreateICmpEQ(lj, b_.CreateSub(lk, b_.getInt64(1)));
       llvm::Value* mirror = b_.CreateSub(b_.CreateAdd(base, b_.CreateSub(b_.CreateShl(j, 1), b_.getInt64(1))), off);
       llvm::Value* hi = b_.CreateSelect(flip, mirror, b_.CreateAdd(lo, j));
-      return cpu::EmitIf(b_, b_.CreateICmpSLT(hi, limit), "inside", [&]() -> absl::Status {
+      return EmitIf(b_, b_.CreateICmpSLT(hi, limit), "inside", [&]() -> absl::Status {
         std::vector<llvm::Value*> vl, vh;
         for (size_t a = 0; a < n_arrays_; ++a) {
           vl.push_back(m.load(a, lo));
@@ -108,7 +108,7 @@ class GlobalBitonic {
         }
         absl::StatusOr<llvm::Value*> swap = less_(vh, vl);
         if (!swap.ok()) return swap.status();
-        return cpu::EmitIf(b_, *swap, "swap", [&]() -> absl::Status {
+        return EmitIf(b_, *swap, "swap", [&]() -> absl::Status {
           for (size_t a = 0; a < n_arrays_; ++a) {
             m.store(a, lo, vh[a]);
             m.store(a, hi, vl[a]);
@@ -125,18 +125,18 @@ class GlobalBitonic {
   // with it, the steps S/2..1 of that stage.
   absl::Status ChunkPass(llvm::Value* tid, llvm::Value* stage) {
     if (log_s_ < 1) return absl::OkStatus();
-    return cpu::EmitForLoop(b_, b_.getInt64(0), b_.getInt64(P_ / S_), "chunk", [&](llvm::Value* c) -> absl::Status {
+    return EmitForLoop(b_, b_.getInt64(0), b_.getInt64(P_ / S_), "chunk", [&](llvm::Value* c) -> absl::Status {
       llvm::Value* base = b_.CreateMul(c, b_.getInt64(S_));
       llvm::Value* limit = b_.CreateSub(b_.getInt64(rows_.n), base);  // row end, chunk-relative
       absl::Status s = Move(tid, base, limit, /*to_shared=*/true);
       if (!s.ok()) return s;
       auto steps = [&](llvm::Value* lk, llvm::Value* top) {  // steps top..0 of stage lk
-        return cpu::EmitForLoop(b_, b_.getInt64(0), b_.CreateAdd(top, b_.getInt64(1)), "step", [&](llvm::Value* t) {
+        return EmitForLoop(b_, b_.getInt64(0), b_.CreateAdd(top, b_.getInt64(1)), "step", [&](llvm::Value* t) {
           return Step(tid, Shared(), S_, lk, b_.CreateSub(top, t), limit);
         });
       };
       if (stage == nullptr) {
-        s = cpu::EmitForLoop(b_, b_.getInt64(1), b_.getInt64(log_s_ + 1), "stage",
+        s = EmitForLoop(b_, b_.getInt64(1), b_.getInt64(log_s_ + 1), "stage",
                              [&](llvm::Value* lk) { return steps(lk, b_.CreateSub(lk, b_.getInt64(1))); });
       } else {
         s = steps(stage, b_.getInt64(log_s_ - 1));
@@ -149,7 +149,7 @@ class GlobalBitonic {
   absl::Status Move(llvm::Value* tid, llvm::Value* base, llvm::Value* limit, bool to_shared) {
     absl::Status s = EmitStridedLoop(b_, tid, b_.getInt64(S_), b_.getInt64(k_.launch.block_x), "move",
                                      [&](llvm::Value* i) -> absl::Status {
-      return cpu::EmitIf(b_, b_.CreateICmpSLT(i, limit), "real", [&]() -> absl::Status {
+      return EmitIf(b_, b_.CreateICmpSLT(i, limit), "real", [&]() -> absl::Status {
         llvm::Value* g = b_.CreateAdd(base, i);
         for (size_t a = 0; a < n_arrays_; ++a) {
           if (to_shared) Shared().store(a, i, Global().load(a, g));

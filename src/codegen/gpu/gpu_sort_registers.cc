@@ -31,7 +31,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "codegen/cpu/kernel_util.h"
+#include "codegen/elemental/llvm_util.h"
 #include "codegen/gpu/gpu_sort_internal.h"
 #include "llvm/IR/Constants.h"
 
@@ -303,18 +303,18 @@ absl::Status RegisterSort::WithSlots(const std::function<absl::Status(std::vecto
 // with d = j/E (a shuffle inside a warp, shared memory beyond), then the in-thread steps.
 absl::Status RegisterSort::LaterStages() {
   const int64_t log_e = Log2(E_);
-  return cpu::EmitForLoop(b_, b_.getInt64(log_e + 1), b_.getInt64(Log2(P_) + 1), "sort.stage",
+  return EmitForLoop(b_, b_.getInt64(log_e + 1), b_.getInt64(Log2(P_) + 1), "sort.stage",
                           [&](llvm::Value* lk64) -> absl::Status {
     llvm::Value* lk = b_.CreateTrunc(lk64, b_.getInt32Ty());
     llvm::Value* kk = b_.CreateShl(I32(1), lk);
-    absl::Status s = cpu::EmitForLoop(b_, b_.getInt64(0), b_.CreateSub(lk64, b_.getInt64(log_e)), "sort.step",
+    absl::Status s = EmitForLoop(b_, b_.getInt64(0), b_.CreateSub(lk64, b_.getInt64(log_e)), "sort.step",
                                       [&](llvm::Value* u64) -> absl::Status {
       // d = (kk >> (u + 1)) / E
       llvm::Value* shift = b_.CreateAdd(b_.CreateTrunc(u64, b_.getInt32Ty()), I32(1 + log_e));
       llvm::Value* d = b_.CreateLShr(kk, shift);
       auto shuffle = [&]() { return WithSlots([&](std::vector<Slot>& slots) { return ShuffleStep(slots, d, kk); }); };
       if (!HasSharedSteps()) return shuffle();
-      return cpu::EmitIfElse(b_, b_.CreateICmpULT(d, I32(32)), "sort.warp", shuffle, [&]() {
+      return EmitIfElse(b_, b_.CreateICmpULT(d, I32(32)), "sort.warp", shuffle, [&]() {
         return WithSlots([&](std::vector<Slot>& slots) { return SharedStep(slots, d, kk); });
       });
     });
@@ -337,10 +337,10 @@ absl::Status RegisterSort::Emit() {
   for (int64_t e = 0; e < E_; ++e) {
     vars_[e].values.resize(m_, nullptr);
     for (size_t a = 0; a < m_; ++a)
-      if (!iota_[a]) vars_[e].values[a] = cpu::EntryAlloca(b_, types_[a], absl::StrCat("slot", e, ".", a));
-    vars_[e].position = cpu::EntryAlloca(b_, b_.getInt32Ty(), absl::StrCat("slot", e, ".position"));
+      if (!iota_[a]) vars_[e].values[a] = EntryAlloca(b_, types_[a], absl::StrCat("slot", e, ".", a));
+    vars_[e].position = EntryAlloca(b_, b_.getInt32Ty(), absl::StrCat("slot", e, ".position"));
   }
-  half_ = cpu::EntryAlloca(b_, b_.getInt32Ty(), "sort.half");
+  half_ = EntryAlloca(b_, b_.getInt32Ty(), "sort.half");
   llvm::Value* tid = b_.CreateTrunc(k_.ThreadIdX(), b_.getInt32Ty());
   g_ = b_.CreateLShr(tid, Log2(R_));
   t_ = b_.CreateAnd(tid, I32(R_ - 1));
@@ -435,7 +435,7 @@ absl::Status RegisterSort::Emit() {
         return absl::OkStatus();
       };
       if (c.valid) {
-        if (absl::Status s = cpu::EmitIf(b_, c.valid, "sort.store", write); !s.ok()) return s;
+        if (absl::Status s = EmitIf(b_, c.valid, "sort.store", write); !s.ok()) return s;
       } else if (absl::Status s = write(); !s.ok()) {
         return s;
       }

@@ -13,30 +13,17 @@
 //   scan: associative one-carry scans in parallel (gpu_scan_emitter.cc); others a thread per
 //     position of the scanned slice, running the recurrence along the dimension.
 //   select-and-scatter: a thread per output element gathering the sources that select it
-//     (cpu::EmitSelectAndScatterElement; no atomics, the sequential definition's order).
+//     (EmitSelectAndScatterElement; no atomics, the sequential definition's order).
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "codegen/cpu/kernel_util.h"
+#include "codegen/elemental/llvm_util.h"
+#include "codegen/elemental/scatter_scan_emitters.h"
 #include "codegen/gpu/gpu_emitters.h"
 #include "llvm/IR/Constants.h"
 
 namespace hloc::codegen::gpu {
 namespace {
-
-cpu::KernelContext SerialContext(GpuKernel& k) {
-  cpu::KernelContext c;
-  c.module = k.module;
-  c.function = k.function;
-  c.b = k.b;
-  c.emitter = k.emitter;
-  c.name = k.name;
-  c.part = k.b->getInt64(0);
-  c.num_parts = k.b->getInt64(1);
-  c.operands = k.operands;
-  c.outputs = k.outputs;
-  return c;
-}
 
 void SerialLaunch(GpuKernel& k) {
   k.launch = runtime::LaunchDimensions{};
@@ -139,9 +126,7 @@ absl::Status EmitScatterKernel(GpuKernel& k, const HloInstruction& scatter,
     // could run in parallel (XLA: a compare-and-swap loop), so the launch check reports them.
     if (k.deterministic_ops && atomic && n == 1)
       k.serial_reason = "--deterministic-ops: a floating-point scatter applies its updates in order";
-    cpu::KernelContext c = SerialContext(k);
-    std::vector<IrArray> arrays = k.operands;
-    return cpu::EmitScatterKernel(c, scatter, operand_gen, [&](int64_t i) -> const IrArray* {
+    return EmitSerialScatter(*k.b, *k.emitter, scatter, k.outputs, operand_gen, [&](int64_t i) -> const IrArray* {
       const int64_t leaf = operand_leaf(i);
       return leaf < 0 ? nullptr : &k.operands[leaf];
     });
@@ -210,7 +195,7 @@ absl::Status EmitScatterKernel(GpuKernel& k, const HloInstruction& scatter,
       if (!implicit_index_dim) at[dn.index_vector_dim] = b.getInt64(i);
       absl::StatusOr<llvm::Value*> v = indices_gen(IrArray::Index(at));
       if (!v.ok()) return v.status();
-      start[dn.scatter_dims_to_operand_dims[i]] = cpu::IndexToI64(b, *v, indices_shape.element_type());
+      start[dn.scatter_dims_to_operand_dims[i]] = IndexToI64(b, *v, indices_shape.element_type());
     }
     for (size_t q = 0; q < dn.input_batching_dims.size() && q < dn.scatter_indices_batching_dims.size(); ++q)
       start[dn.input_batching_dims[q]] = ibase[dn.scatter_indices_batching_dims[q]];
@@ -235,7 +220,7 @@ absl::Status EmitScatterKernel(GpuKernel& k, const HloInstruction& scatter,
     return p;
   };
   auto apply = [&](const Prepared& p) -> absl::Status {
-    return cpu::EmitIf(b, p.ok, "in_bounds", [&]() -> absl::Status {
+    return EmitIf(b, p.ok, "in_bounds", [&]() -> absl::Status {
       if (plain_ok) {
         // Each output element has at most one update: read, combine, write.
         llvm::Value* old = out.EmitReadArrayElement(IrArray::Index(p.at), b);
@@ -407,7 +392,7 @@ absl::Status EmitScanKernel(GpuKernel& k, const HloInstruction& scan) {
   if (!parallel.ok()) return parallel.status();
   if (*parallel) return absl::OkStatus();
   // Others: a thread per slice position, running its recurrence (the CPU's scan step).
-  absl::StatusOr<cpu::ScanSlices> p = cpu::AnalyzeScan(scan, k.operands, k.outputs);
+  absl::StatusOr<ScanSlices> p = AnalyzeScan(scan, k.operands, k.outputs);
   if (!p.ok()) return p.status();
   llvm::IRBuilderBase& b = *k.b;
   int64_t slices = 1;
@@ -419,14 +404,14 @@ absl::Status EmitScanKernel(GpuKernel& k, const HloInstruction& scan) {
   return EmitStridedLoop(b, thread, b.getInt64(slices), b.getInt64(k.launch.block_x * k.launch.grid_x), "slice",
                          [&](llvm::Value* si) -> absl::Status {
     IrArray::Index s = DelinearizeRowMajor(si, p->slice_dims, b);
-    return cpu::EmitScanSlice(b, scan, *p, k.operands, k.outputs, s, [&](const auto& param) {
+    return EmitScanSlice(b, scan, *p, k.operands, k.outputs, s, [&](const auto& param) {
       return MakeFusionGenerators(*k.emitter, *body, param, nullptr);
     });
   });
 }
 
 absl::Status EmitSelectAndScatterKernel(GpuKernel& k, const HloInstruction& sas) {
-  if (absl::Status s = cpu::CheckSelectAndScatter(k.operands, k.outputs, sas); !s.ok()) return s;
+  if (absl::Status s = CheckSelectAndScatter(k.operands, k.outputs, sas); !s.ok()) return s;
   llvm::IRBuilderBase& b = *k.b;
   const std::vector<int64_t>& dims = k.outputs[0].shape().dimensions();
   int64_t n = 1;
@@ -435,7 +420,7 @@ absl::Status EmitSelectAndScatterKernel(GpuKernel& k, const HloInstruction& sas)
   llvm::Value* init_value = k.operands[2].EmitReadArrayElement(IrArray::Index(), b);
   return EmitStridedLoop(b, ThreadIndex(k), b.getInt64(n), b.getInt64(k.launch.block_x * k.launch.grid_x), "sas",
                          [&](llvm::Value* linear) -> absl::Status {
-    return cpu::EmitSelectAndScatterElement(b, *k.emitter, sas, k.operands[0], k.operands[1], init_value,
+    return EmitSelectAndScatterElement(b, *k.emitter, sas, k.operands[0], k.operands[1], init_value,
                                             k.outputs[0], DelinearizeRowMajor(linear, dims, b));
   });
 }

@@ -21,7 +21,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "codegen/cpu/kernel_util.h"
+#include "codegen/elemental/llvm_util.h"
 #include "codegen/gpu/gpu_sort_internal.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
@@ -138,7 +138,7 @@ absl::Status WarpTopK::Insert(llvm::Value* key, llvm::Value* pos) {
   llvm::Type* i32 = b_.getInt32Ty();
   llvm::Value* beats_last =
       Before(key, pos, b_.CreateLoad(kt, keys_[K_ - 1]), b_.CreateLoad(i32, positions_[K_ - 1]));
-  return cpu::EmitIf(b_, beats_last, "topk.insert", [&]() -> absl::Status {
+  return EmitIf(b_, beats_last, "topk.insert", [&]() -> absl::Status {
     std::vector<llvm::Value*> lk(K_), lp(K_), c(K_);
     for (int64_t j = 0; j < K_; ++j) {
       lk[j] = b_.CreateLoad(kt, keys_[j]);
@@ -221,7 +221,7 @@ absl::Status WarpTopK::ScanRange(const IrArray::Index& row, llvm::Value* begin, 
   llvm::Value* chunks = b_.CreateUDiv(b_.CreateSub(end, begin), b_.getInt64(32 * kUnroll));
   auto* constant_chunks = llvm::dyn_cast<llvm::ConstantInt>(chunks);
   if (!constant_chunks || !constant_chunks->isZero()) {
-    absl::Status s = cpu::EmitForLoop(b_, b_.getInt64(0), chunks, "topk.chunk", [&](llvm::Value* c) -> absl::Status {
+    absl::Status s = EmitForLoop(b_, b_.getInt64(0), chunks, "topk.chunk", [&](llvm::Value* c) -> absl::Status {
       llvm::Value* base = b_.CreateAdd(b_.CreateTrunc(b_.CreateAdd(begin, b_.CreateMul(c, b_.getInt64(32 * kUnroll))), i32),
                                        lane);
       std::vector<llvm::Value*> pos(kUnroll), key(kUnroll);
@@ -252,7 +252,7 @@ absl::Status WarpTopK::MergeLanes() {
   // rounds' compare-exchanges would chain 20 selects deep, and every InstCombine run then spends
   // its time computing known bits up and down those chains (0.18 s of a 0.23 s kernel); ptxas
   // unrolls the 5 trips itself.
-  return cpu::EmitForLoop(b_, b_.getInt64(0), b_.getInt64(5), "topk.round", [&](llvm::Value* round) -> absl::Status {
+  return EmitForLoop(b_, b_.getInt64(0), b_.getInt64(5), "topk.round", [&](llvm::Value* round) -> absl::Status {
     MergeRound(b_.CreateLShr(b_.getInt32(16), b_.CreateTrunc(round, b_.getInt32Ty())));
     return absl::OkStatus();
   });
@@ -271,7 +271,7 @@ std::pair<llvm::Value*, llvm::Value*> WarpTopK::EntryOfLane(llvm::Value* lane) {
 
 absl::Status WarpTopK::WriteResult(const IrArray::Index& row, llvm::Value* lane) {
   auto [key, pos] = EntryOfLane(lane);
-  return cpu::EmitIf(b_, b_.CreateICmpULT(lane, b_.getInt32(static_cast<uint32_t>(kk_))), "topk.write",
+  return EmitIf(b_, b_.CreateICmpULT(lane, b_.getInt32(static_cast<uint32_t>(kk_))), "topk.write",
                      [&]() -> absl::Status {
     IrArray::Index at = rows_.At(row, b_.CreateZExt(lane, b_.getInt64Ty()));
     k_.outputs[0].EmitWriteArrayElement(at, Value(key), b_);
@@ -296,7 +296,7 @@ absl::Status WarpTopK::PublishAndMerge(const IrArray::Index& row, llvm::Value* r
   llvm::Value* counter = b_.CreateInBoundsGEP(arrived_->getValueType(), arrived_, {b_.getInt64(0), row_id});
   // Lanes l < k park entry l at [row][part][l].
   auto [key, pos] = EntryOfLane(lane);
-  absl::Status ps = cpu::EmitIf(b_, b_.CreateICmpULT(lane, b_.getInt32(static_cast<uint32_t>(kk_))), "topk.park",
+  absl::Status ps = EmitIf(b_, b_.CreateICmpULT(lane, b_.getInt32(static_cast<uint32_t>(kk_))), "topk.park",
                                 [&]() -> absl::Status {
     llvm::Value* slot = b_.CreateAdd(b_.CreateMul(b_.CreateAdd(b_.CreateMul(row_id, b_.getInt64(parts_)), part),
                                                   b_.getInt64(kk_)),
@@ -309,9 +309,9 @@ absl::Status WarpTopK::PublishAndMerge(const IrArray::Index& row, llvm::Value* r
   // Every lane's stores reach global memory before lane 0 counts the part as arrived.
   b_.CreateIntrinsic(llvm::Intrinsic::nvvm_membar_gl, {}, {});
   b_.CreateIntrinsic(llvm::Intrinsic::nvvm_bar_warp_sync, {}, {b_.getInt32(0xffffffffu)});
-  llvm::AllocaInst* last_slot = cpu::EntryAlloca(b_, i32, "topk.last");
+  llvm::AllocaInst* last_slot = EntryAlloca(b_, i32, "topk.last");
   b_.CreateStore(b_.getInt32(0), last_slot);
-  absl::Status as = cpu::EmitIf(b_, b_.CreateICmpEQ(lane, b_.getInt32(0)), "topk.arrive", [&]() -> absl::Status {
+  absl::Status as = EmitIf(b_, b_.CreateICmpEQ(lane, b_.getInt32(0)), "topk.arrive", [&]() -> absl::Status {
     llvm::Value* old = b_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, counter, b_.getInt32(1), llvm::Align(4),
                                           llvm::AtomicOrdering::Monotonic);
     b_.CreateStore(b_.CreateZExt(b_.CreateICmpEQ(old, b_.getInt32(static_cast<uint32_t>(parts_ - 1))), i32), last_slot);
@@ -321,7 +321,7 @@ absl::Status WarpTopK::PublishAndMerge(const IrArray::Index& row, llvm::Value* r
   // Lane 0's verdict to the whole warp (the others hold 0).
   llvm::Value* last = b_.CreateLoad(i32, last_slot);
   for (int offset = 16; offset >= 1; offset /= 2) last = b_.CreateOr(last, k_.ShuffleXor(last, offset));
-  return cpu::EmitIf(b_, b_.CreateICmpNE(last, b_.getInt32(0)), "topk.last", [&]() -> absl::Status {
+  return EmitIf(b_, b_.CreateICmpNE(last, b_.getInt32(0)), "topk.last", [&]() -> absl::Status {
     b_.CreateIntrinsic(llvm::Intrinsic::nvvm_membar_gl, {}, {});
     InitList();
     // The row's candidates, lane-strided (each part's list is sorted, but any order merges the
@@ -340,7 +340,7 @@ absl::Status WarpTopK::PublishAndMerge(const IrArray::Index& row, llvm::Value* r
     if (absl::Status ms = MergeLanes(); !ms.ok()) return ms;
     if (absl::Status ws = WriteResult(row, lane); !ws.ok()) return ws;
     // Ready for the next launch.
-    return cpu::EmitIf(b_, b_.CreateICmpEQ(lane, b_.getInt32(0)), "topk.reset", [&]() {
+    return EmitIf(b_, b_.CreateICmpEQ(lane, b_.getInt32(0)), "topk.reset", [&]() {
       b_.CreateStore(b_.getInt32(0), counter)->setVolatile(true);
       return absl::OkStatus();
     });
@@ -365,8 +365,8 @@ absl::Status WarpTopK::Emit() {
   k_.launch.block_x = block;
   k_.launch.grid_x = std::max<int64_t>(1, std::min<int64_t>(blocks_needed, resident * std::max<int64_t>(1, k_.device->waves)));
   for (int64_t j = 0; j < K_; ++j) {
-    keys_.push_back(cpu::EntryAlloca(b_, kt, "topk.key"));
-    positions_.push_back(cpu::EntryAlloca(b_, i32, "topk.pos"));
+    keys_.push_back(EntryAlloca(b_, kt, "topk.key"));
+    positions_.push_back(EntryAlloca(b_, i32, "topk.pos"));
   }
   if (parts_ > 1) {
     auto global = [&](llvm::Type* elem, int64_t count, const char* what) {

@@ -21,7 +21,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "codegen/cpu/kernel_util.h"
+#include "codegen/elemental/llvm_util.h"
 #include "codegen/gpu/gpu_emitters.h"
 #include "passes/fusion/fusion_analysis.h"
 #include "llvm/IR/Constants.h"
@@ -195,7 +195,7 @@ bool OutputsOverlapOperands(const GpuKernel& k) {
 absl::Status EmitChecked(llvm::IRBuilderBase& b, llvm::Value* full, const std::string& name,
                          const std::function<absl::Status(bool)>& body) {
   if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(full); c != nullptr && c->isOne()) return body(false);
-  return cpu::EmitIfElse(b, full, name, [&] { return body(false); }, [&] { return body(true); });
+  return EmitIfElse(b, full, name, [&] { return body(false); }, [&] { return body(true); });
 }
 
 absl::Status EmitTiles(GpuKernel& k, TilePlan& plan) {
@@ -325,7 +325,7 @@ absl::Status EmitTiles(GpuKernel& k, TilePlan& plan) {
           if (absl::Status cs = compute(); !cs.ok()) return cs;
           continue;
         }
-        absl::Status is = cpu::EmitIf(b, inside(xx, yy), "in", [&]() -> absl::Status {
+        absl::Status is = EmitIf(b, inside(xx, yy), "in", [&]() -> absl::Status {
           if (absl::Status cs = compute(); !cs.ok()) return cs;
           flush();
           return absl::OkStatus();
@@ -374,7 +374,7 @@ absl::Status EmitTiles(GpuKernel& k, TilePlan& plan) {
           if (absl::Status cs = compute(); !cs.ok()) return cs;
           continue;
         }
-        absl::Status is = cpu::EmitIf(b, inside(xx, yy), "in", [&]() -> absl::Status {
+        absl::Status is = EmitIf(b, inside(xx, yy), "in", [&]() -> absl::Status {
           if (absl::Status cs = compute(); !cs.ok()) return cs;
           flush();
           return absl::OkStatus();

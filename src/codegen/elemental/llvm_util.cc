@@ -1,11 +1,12 @@
-// Loop helpers and the generator walk shared by the CPU kernel emitters.
-#include "codegen/cpu/kernel_util.h"
+// Generic LLVM-IR helpers shared by the CPU and GPU kernel emitters (see llvm_util.h).
+#include "codegen/elemental/llvm_util.h"
 
 #include "absl/strings/str_cat.h"
+#include "codegen/elemental/elemental_ir_emitter.h"
 #include "llvm/IR/BasicBlock.h"
 #include "llvm/IR/Function.h"
 
-namespace hloc::codegen::cpu {
+namespace hloc::codegen {
 
 std::string KernelSymbolName(const std::string& name, bool allow_dot) {
   std::string out = name.empty() ? std::string("kernel") : name;
@@ -90,4 +91,4 @@ llvm::Value* IndexToI64(llvm::IRBuilderBase& b, llvm::Value* v, PrimitiveType ty
   return b.CreateSExtOrTrunc(v, b.getInt64Ty());
 }
 
-}  // namespace hloc::codegen::cpu
+}  // namespace hloc::codegen

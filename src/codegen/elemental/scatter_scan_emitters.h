@@ -1,0 +1,52 @@
+// The pieces of scatter, scan and select-and-scatter that the CPU kernels (cpu_special_kernels.cc)
+// and the GPU's kernels (gpu_special_emitters.cc) share: each backend decides how the work is
+// split (parts of a CPU kernel, threads of a GPU grid) and calls these for its share.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "codegen/elemental/computation_generators.h"
+#include "codegen/elemental/elemental_ir_emitter.h"
+#include "codegen/elemental/ir_array.h"
+#include "ir/computation.h"
+#include "llvm/IR/IRBuilder.h"
+
+namespace hloc::codegen {
+
+// scatter, serially: each operand copied (or generated) into its output unless it is already
+// there, then the updates combined in order, which is XLA's order exactly. `operand_gen` gives
+// operand i's generator, `operand_array` operand i's array when it is a kernel argument (for
+// the in-place check; null otherwise).
+absl::Status EmitSerialScatter(llvm::IRBuilderBase& b, ElementalIrEmitter& emitter, const HloInstruction& scatter,
+                               const std::vector<IrArray>& outputs,
+                               const std::function<ElementGenerator(int64_t)>& operand_gen,
+                               const std::function<const IrArray*(int64_t)>& operand_array);
+
+// A scan's serial form: the layout of its operands and results (checked: the body must be
+// element-independent), and one slice position's whole recurrence, with the body's generators
+// made by `make_generators` from the parameter readers.
+struct ScanSlices {
+  int64_t c = 0, nin = 0, nres = 0, nout = 0;  // carries, inputs, results, non-carry results
+  int64_t dim = 0, len = 0;                   // the scanned dimension and its length
+  std::vector<int64_t> slice_dims;            // the other dimensions
+};
+absl::StatusOr<ScanSlices> AnalyzeScan(const HloInstruction& scan, const std::vector<IrArray>& operands,
+                                       const std::vector<IrArray>& outputs);
+using ScanBodyGenerators = std::function<absl::StatusOr<std::shared_ptr<GeneratorMap>>(
+    const std::function<ElementGenerator(int64_t)>& parameter)>;
+absl::Status EmitScanSlice(llvm::IRBuilderBase& b, const HloInstruction& scan, const ScanSlices& p,
+                           const std::vector<IrArray>& operands, const std::vector<IrArray>& outputs,
+                           const IrArray::Index& s, const ScanBodyGenerators& make_generators);
+
+// select-and-scatter as a gather (parallel over the operand's shape, no atomics): the checks of
+// its operands, and output element `o` computed and written.
+absl::Status CheckSelectAndScatter(const std::vector<IrArray>& operands, const std::vector<IrArray>& outputs,
+                                   const HloInstruction& sas);
+absl::Status EmitSelectAndScatterElement(llvm::IRBuilderBase& b, ElementalIrEmitter& emitter,
+                                         const HloInstruction& sas, const IrArray& operand, const IrArray& source,
+                                         llvm::Value* init_value, const IrArray& out, const IrArray::Index& o);
+
+}  // namespace hloc::codegen
