@@ -100,6 +100,11 @@ const Shape& SingleResult(const HloInstruction& inst) {
 // the reflectors are the first k columns of a (k <= ka), each at most m long (k <= m), and
 // Q (m x m) meets c's rows from the left or its columns from the right.
 absl::StatusOr<SolverCall> ParseOrmqr(const HloInstruction& inst, SolverCall call) {
+  // No defaults: a producer that spelled them otherwise (LAPACK's side/trans characters) would
+  // otherwise get Q c silently in place of what it asked for.
+  for (const char* key : {"left", "transpose"})
+    if (!ConfigValue(inst.attrs().backend_config, key))
+      return Bad(inst, absl::StrCat("ormqr needs the backend_config attribute '", key, "' (true or false)"));
   absl::StatusOr<bool> left = BoolAttr(inst, "left", true), transpose = BoolAttr(inst, "transpose", false);
   if (!left.ok()) return left.status();
   if (!transpose.ok()) return transpose.status();
