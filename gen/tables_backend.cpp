@@ -179,7 +179,8 @@ bool EmitFusion(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
       const Record* cls = r->getValueAsDef("Class");
       costs += "    {" + CppString(r->getName()) + ", " + opcode + ", " + CppString(cls->getName()) + ", " +
                std::to_string(cls->getValueAsInt("RelativeCost")) + ",\n     " + where + ", " +
-               (cls->getValueAsBit("SlowInF64") ? "true" : "false") + "},\n";
+               (cls->getValueAsBit("SlowInF64") ? "true" : "false") + ", " +
+               (cls->getValueAsBit("Expensive") ? "true" : "false") + "},\n";
     } else if (r->isSubClassOf("FusionVeto")) {
       std::string reason = r->getValueAsString("Reason").str();
       if (reason.empty()) {

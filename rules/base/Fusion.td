@@ -38,13 +38,22 @@ class CostClass<string summary, int cost> {
   // The class's ops have a fast path in f32/f16 only: on f64 they are expensive (the
   // IsExpensive constraint of rules/fusion/FusionVetoes.td reads this field).
   bit SlowInF64 = 0;
+  // Producers of the class are expensive to duplicate into several consumers (the IsExpensive
+  // constraint of rules/fusion/FusionVetoes.td reads this field, not the cost number).
+  bit Expensive = 0;
 }
 def CheapOp : CostClass<"about one instruction per element (add, compare, select, ...)", 1>;
-def ExpensiveOp : CostClass<"many instructions per element (exp, log, tanh, divide, power, ...)", 20>;
+def ExpensiveOp : CostClass<"many instructions per element (exp, log, tanh, divide, power, ...)", 20> {
+  let Expensive = 1;
+}
 def MovementOp : CostClass<"moves data without arithmetic (reshape, transpose, slice, ...)", 0>;
 def ReductionOp : CostClass<"reads many elements per output (reduce, reduce-window)", 4>;
-def ContractionOp : CostClass<"a library call (dot, convolution)", 100>;
-def OpaqueOp : CostClass<"never fused (custom calls, collectives, control flow)", 1000>;
+def ContractionOp : CostClass<"a library call (dot, convolution)", 100> {
+  let Expensive = 1;
+}
+def OpaqueOp : CostClass<"never fused (custom calls, collectives, control flow)", 1000> {
+  let Expensive = 1;
+}
 
 class FusionRule {
   list<Requirement> Requires = [];

@@ -53,6 +53,7 @@ struct OpCostInfo {
   const char* file;
   int line;
   bool slow_in_f64 = false;  // the class's SlowInF64 field
+  bool expensive = false;    // the class's Expensive field
 };
 
 // Returns true when fusing `producer` into `consumer` is vetoed.

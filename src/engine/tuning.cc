@@ -17,7 +17,9 @@ const std::array<TuningDecl, static_cast<size_t>(TuningKnob::kCount)>& TuningDec
        "amortizes a chunk's fixed cost (libdevice, the target machine, ~6 ms) while superlinear LLVM passes stay "
        "cheap; transformer_train_L40 compiles 5 chunks"},
       {TuningKnob::kLoopThreadsPerBlock, "loop_threads_per_block", TuningKind::kCount, 128, 32, 1024,
-       "threads a block of an elementwise (loop) kernel", "XLA's default for loop fusions"},
+       "threads a block of an elementwise (loop) kernel (the fusion cost model's occupancy estimate counts blocks of "
+       "this size too)",
+       "XLA's default for loop fusions"},
       {TuningKnob::kGridStrideWaves, "grid_stride_waves", TuningKind::kCount, 4, 1, 1 << 16,
        "waves of resident blocks a grid-stride kernel launches at most (the rest loops in each thread)",
        "enough waves to hide a wave's tail; more blocks only add scheduling"},

@@ -511,25 +511,46 @@ std::vector<double> OperandUtilization(const HloInstruction* node) {
   return util;
 }
 
-int RelativeCost(HloOpcode opcode, bool* slow_in_f64) {
+namespace {
+// The generated op-cost table's row for an opcode: its relative cost (returned), SlowInF64 and
+// Expensive fields.
+int OpCostRow(HloOpcode opcode, bool* slow_in_f64, bool* expensive) {
   struct Table {
     std::array<int, kNumOpcodes> cost;
     std::array<bool, kNumOpcodes> slow_in_f64;
+    std::array<bool, kNumOpcodes> expensive;
   };
   static const Table* table = [] {
     auto* t = new Table;
     t->cost.fill(1);
     t->slow_in_f64.fill(false);
+    t->expensive.fill(false);
     for (const OpCostInfo* row : GeneratedTables::Global().op_costs) {
       if (row->opcode < 0 || row->opcode >= kNumOpcodes) continue;
       t->cost[row->opcode] = row->relative_cost;
       t->slow_in_f64[row->opcode] = row->slow_in_f64;
+      t->expensive[row->opcode] = row->expensive;
     }
     return t;
   }();
   const int i = static_cast<int>(opcode);
   if (slow_in_f64) *slow_in_f64 = table->slow_in_f64[i];
+  if (expensive) *expensive = table->expensive[i];
   return table->cost[i];
+}
+}  // namespace
+
+bool IsExpensiveOpcode(HloOpcode opcode) {
+  bool expensive = false;
+  OpCostRow(opcode, nullptr, &expensive);
+  return expensive;
+}
+
+int RelativeCost(HloOpcode opcode, bool* slow_in_f64) { return OpCostRow(opcode, slow_in_f64, nullptr); }
+
+bool IsLibraryCallInstruction(const HloInstruction* node) {
+  return node->opcode() == O::kCustomCall ||
+         (node->opcode() == O::kFusion && node->attrs().fusion_kind == FusionKind::kCustom);
 }
 
 double Flops(const HloInstruction* node) {

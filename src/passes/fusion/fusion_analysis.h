@@ -93,6 +93,10 @@ std::vector<std::pair<const HloInstruction*, double>> ElementEvaluations(const H
 // FusionCosts.td); 1 for opcodes without a record. `slow_in_f64` receives its class's
 // SlowInF64 field (false without a record).
 int RelativeCost(HloOpcode opcode, bool* slow_in_f64 = nullptr);
+// Its class's Expensive field (false without a record).
+bool IsExpensiveOpcode(HloOpcode opcode);
+// A library call: a custom-call (cuBLAS, cuDNN, ... targets) or a kCustom fusion.
+bool IsLibraryCallInstruction(const HloInstruction* node);
 
 // How many distinct indexings the consumer's emitter would generate the producer's code for
 // (XLA's FusionNodeIndexingEvaluation / IsFusedIrEmitterInefficient): users reading at the

@@ -34,7 +34,7 @@ bool IsExpensive(RewriteContext&, const HloInstruction* node) {
   // Depends only on each instruction's opcode and element type.
   for (const HloInstruction* i : FusedOpcodeTypeRepresentatives(node)) {
     if (i->opcode() == O::kReduce || i->opcode() == O::kReduceWindow) continue;  // judged by their own vetoes
-    if (RelativeCost(i->opcode()) >= 20 || FastMathOnF64(i)) return true;
+    if (IsExpensiveOpcode(i->opcode()) || FastMathOnF64(i)) return true;
   }
   return false;
 }
@@ -209,10 +209,7 @@ bool IsConstantOp(RewriteContext&, const HloInstruction* node) { return node->op
 
 bool IsFusionOp(RewriteContext&, const HloInstruction* node) { return node->opcode() == O::kFusion; }
 
-bool IsLibraryCall(RewriteContext&, const HloInstruction* node) {
-  if (node->opcode() == O::kCustomCall) return true;
-  return node->opcode() == O::kFusion && node->attrs().fusion_kind == FusionKind::kCustom;
-}
+bool IsLibraryCall(RewriteContext&, const HloInstruction* node) { return IsLibraryCallInstruction(node); }
 
 bool IsInPlaceOperandOf(RewriteContext&, const HloInstruction* producer, const HloInstruction* consumer) {
   if (consumer->opcode() == O::kScatter) {

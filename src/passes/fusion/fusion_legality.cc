@@ -26,11 +26,6 @@ const char* KindName(FusionKind k) {
 
 std::string OpName(const HloInstruction* i) { return std::string(HloOpcodeString(i->opcode())); }
 
-bool IsLibraryCallNode(const HloInstruction* node) {
-  return node->opcode() == O::kCustomCall ||
-         (node->opcode() == O::kFusion && node->attrs().fusion_kind == FusionKind::kCustom);
-}
-
 }  // namespace
 
 std::string FusionDecision::ToString() const {
@@ -85,7 +80,7 @@ const FusibleInfo* FusionLegality::FusibleRecord(HloOpcode opcode) const {
 
 FusionDecision FusionLegality::IsFusibleNode(const HloInstruction* node, bool as_producer) const {
   // Library calls are refused by the IntoLibraryCall / LibraryCallProducer vetoes, which say why.
-  if (IsLibraryCallNode(node)) return FusionDecision::Allow();
+  if (IsLibraryCallInstruction(node)) return FusionDecision::Allow();
   if (node->opcode() == O::kFusion) {
     const FusionKind k = node->attrs().fusion_kind;
     if (k != FusionKind::kLoop && k != FusionKind::kInput)

@@ -14,10 +14,6 @@ namespace {
 
 using O = HloOpcode;
 
-// The block size the occupancy estimate assumes (the loop emitter's default; the L2 speedup,
-// the memory/compute overlap and the blocks per SM that fill the GPU are tuning knobs).
-constexpr double kThreadsPerBlock = 128;
-
 double ParallelElements(const HloInstruction* node) {
   // Reductions spread their input over threads (a warp per row or column tile); other
   // kernels one thread per output element.
@@ -45,6 +41,7 @@ CostModelHardware CostModelHardware::FromProfile(const HardwareProfile* profile)
   hw.memory_compute_overlap = profile->tuning.GetReal(TuningKnob::kFusionMemoryComputeOverlap);
   hw.blocks_per_sm_to_saturate = profile->tuning.GetReal(TuningKnob::kFusionBlocksPerSmToSaturate);
   hw.row_long_row_elements = profile->tuning.Get(TuningKnob::kRowReductionLongRowElements);
+  hw.threads_per_block = profile->tuning.Get(TuningKnob::kLoopThreadsPerBlock);
   return hw;
 }
 
@@ -106,7 +103,8 @@ KernelEstimate GpuCostModel::FromParts(const std::vector<Operand>& operands,
       e.bytes_written -= ByteSize(s.tuple_shapes().back());
   }
   e.flops = flops;
-  const double blocks = std::ceil(parallel_elements / kThreadsPerBlock);
+  // Blocks of the loop emitter's size (loop_threads_per_block, as codegen launches them).
+  const double blocks = std::ceil(parallel_elements / static_cast<double>(hw_.threads_per_block));
   e.occupancy = std::min(1.0, blocks / (static_cast<double>(hw_.sm_count) * hw_.blocks_per_sm_to_saturate));
   const double occ = std::max(e.occupancy, 1e-3);
   e.memory_time = (static_cast<double>(e.bytes_read + e.bytes_written) / hw_.memory_bandwidth + reread_time) / occ;

@@ -36,6 +36,8 @@ struct CostModelHardware {
   double blocks_per_sm_to_saturate = Tuning().GetReal(TuningKnob::kFusionBlocksPerSmToSaturate);
   // Rows the row-reduction emitter gives 1024-thread blocks when their chain re-reads them.
   int64_t row_long_row_elements = Tuning().Get(TuningKnob::kRowReductionLongRowElements);
+  // The loop emitter's block size (the occupancy estimate counts blocks of it).
+  int64_t threads_per_block = Tuning().Get(TuningKnob::kLoopThreadsPerBlock);
   static CostModelHardware FromProfile(const HardwareProfile* profile);
 };
 
