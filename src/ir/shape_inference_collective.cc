@@ -435,10 +435,16 @@ absl::StatusOr<Shape> InferCollectiveFamily(const HloInstruction& inst) {
     case O::kCollectivePermute: case O::kCollectivePermuteStart:
       return InferCollectivePermute(inst);
     case O::kCollectiveBroadcast: {
+      // XLA's InferCollectiveBroadcastShape: one result per operand (a tuple for several).
       absl::Status s = CheckMinOperandCount(inst, 1);
-      if (s.ok()) s = ExpectArray(inst.operand(0)->shape(), "operand of collective-broadcast");
       if (!s.ok()) return s;
-      return StripLayout(inst.operand(0)->shape());
+      std::vector<Shape> parts;
+      for (const HloInstruction* op : inst.operands()) {
+        s = ExpectArray(op->shape(), "operand of collective-broadcast");
+        if (!s.ok()) return s;
+        parts.push_back(StripLayout(op->shape()));
+      }
+      return TupleOrSingle(std::move(parts));
     }
     case O::kPartitionId: case O::kReplicaId:
       return MakeShape(PrimitiveType::U32, {});

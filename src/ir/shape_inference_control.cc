@@ -1,6 +1,7 @@
 // Shape inference for structure and control: parameter, constant, tuple, get-tuple-element,
 // while, conditional, call, fusion, custom-call, the async wrappers, copy-start/done,
 // tokens, infeed/outfeed, send/recv and the rng state ops.
+#include "ir/custom_calls/solver_calls.h"
 #include "ir/shape_inference_internal.h"
 
 namespace hloc::shape_inference_internal {
@@ -201,6 +202,12 @@ absl::StatusOr<Shape> InferCustomCallShape(const HloInstruction& inst) {
   }
   absl::Status s = CheckOutputOperandAliasing(inst);
   if (!s.ok()) return s;
+  // The linear-algebra calls have fixed operand and result shapes and element types: the checks
+  // the evaluator and codegen make (ParseSolverCall), so the verifier refuses what they would.
+  if (IsSolverCallTarget(a.custom_call_target)) {
+    absl::StatusOr<SolverCall> call = ParseSolverCall(inst);
+    if (!call.ok()) return call.status();
+  }
   // A custom call's result is whatever its target produces.
   return StripLayout(inst.shape());
 }
@@ -392,6 +399,15 @@ absl::StatusOr<Shape> InferControlFamily(const HloInstruction& inst) {
           return InvalidArgument("Expected state shape to match between input and output for RngBitGenerator. Got %s vs. %s",
                                  Str(operand(0)), Str(shape.tuple_shapes(0)));
         }
+      }
+      // The generated data are raw bits of an integer or float type of at most 64 bits (what
+      // the evaluator, the rng-bit-generator-expander and codegen generate); pred and complex
+      // have no such bits.
+      const Shape& data = shape.IsTuple() ? shape.tuple_shapes(1) : shape;
+      if (!data.IsArray() || data.element_type() == PrimitiveType::PRED || IsComplex(data.element_type()) ||
+          BitWidth(data.element_type()) > 64) {
+        return InvalidArgument("RngBitGenerator cannot generate %s: the data must be an array of an integer or "
+                               "floating-point type of at most 64 bits.", Str(data));
       }
       return StripLayout(shape);
     }
