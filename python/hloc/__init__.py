@@ -22,6 +22,8 @@ import threading
 
 import numpy as np
 
+from . import dlpack as _dlpack  # noqa: E402
+
 __all__ = ["Error", "Executable", "compile", "load", "gpu_available", "version", "library_path"]
 
 
@@ -93,6 +95,11 @@ def _declare(lib):
                                            c.POINTER(c.POINTER(c.c_int64))]),
         "hloc_execute": (c.c_int, [P, c.c_int64, c.POINTER(P), c.POINTER(c.c_int64), c.c_int64, c.POINTER(P),
                                    c.POINTER(c.c_int64)]),
+        "hloc_execute_device": (c.c_int, [P, c.c_int64, c.POINTER(c.c_uint64), c.c_int64, c.POINTER(c.c_uint64)]),
+        "hloc_executable_row_major_io": (c.c_int, [P]),
+        "hloc_gpu_alloc": (c.c_int, [c.c_int64, c.POINTER(c.c_uint64)]),
+        "hloc_gpu_free": (c.c_int, [c.c_uint64]),
+        "hloc_gpu_copy_to_host": (c.c_int, [c.c_uint64, c.c_int64, P]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
@@ -245,11 +252,46 @@ class Executable:
         each parameter's dtype and shape (a size or shape mismatch is an Error). Returns a numpy
         array, or a tuple of them when the module's result is a tuple.
 
-        On the GPU backend the arguments are copied through host memory to the device and the
-        results copied back: no zero-copy device pointers yet."""
+        On the GPU backend, when every argument is a CUDA array (DLPack on device 0: jax.Array,
+        torch.Tensor, ...) of the parameter's exact type and shape, nothing goes through host
+        memory: hloc reads the arguments on the device and the results are hloc.dlpack.DeviceArray
+        objects (hand them to jax.dlpack.from_dlpack, torch.from_dlpack, ...). Otherwise the
+        arguments are copied through host memory and the results come back as numpy arrays."""
         if len(args) != len(self.parameters):
             raise Error("%s takes %d arguments (%s), got %d" % (
                 self.module_name, len(self.parameters), ", ".join(map(repr, self.parameters)), len(args)))
+        if self.platform == "gpu" and args and all(_dlpack.cuda_device(a) is not None for a in args):
+            if self._lib.hloc_executable_row_major_io(self._h):
+                return self._run_device(args)
+        return self._run_host(args)
+
+    def _run_device(self, args):
+        borrowed = []
+        try:
+            for i, (a, p) in enumerate(zip(args, self.parameters)):
+                try:
+                    borrowed.append(_dlpack.borrow(a, p.element_type, p.shape, i))
+                except ValueError as e:
+                    raise Error("%s: %s" % (self.module_name, e)) from None
+            outs = []
+            for r in self.results:
+                addr = ctypes.c_uint64()
+                if self._lib.hloc_gpu_alloc(r.nbytes, ctypes.byref(addr)) != 0:
+                    raise _error(self._lib, "%s: " % self.module_name)
+                outs.append(_dlpack.DeviceArray(self._lib, addr.value, r.element_type, r.shape))
+            n_in, n_out = len(borrowed), len(outs)
+            in_ptrs = (ctypes.c_uint64 * max(n_in, 1))(*[b.address for b in borrowed])
+            out_ptrs = (ctypes.c_uint64 * max(n_out, 1))(*[o.address for o in outs])
+            if self._lib.hloc_execute_device(self._h, n_in, in_ptrs, n_out, out_ptrs) != 0:
+                raise _error(self._lib, "%s: " % self.module_name)
+        finally:
+            for b in borrowed:
+                b.release()
+        if self.result_is_tuple:
+            return tuple(outs)
+        return outs[0] if outs else ()
+
+    def _run_host(self, args):
         keep = []
         for i, (a, p) in enumerate(zip(args, self.parameters)):
             a = _to_numpy(a)

@@ -7,10 +7,11 @@
 The function is lowered by JAX (`jax.jit(f).lower(*args).as_text(dialect="hlo")`, once per
 argument shapes and dtypes), compiled by hloc for `profile`, and the executable is cached on disk
 under $HLOC_CACHE_DIR (default ~/.cache/hloc) keyed by the sha256 of the HLO text, the profile
-and hloc's version, so a second process skips compilation. Arguments go to hloc as host memory
-(numpy through DLPack where JAX allows it, else a copy): on the GPU backend each call copies its
-arguments host -> device and the results back, no zero-copy device buffers yet. Results come back
-as jax arrays (jax.numpy.asarray). Keyword arguments and static arguments are not supported;
+and hloc's version, so a second process skips compilation. On the GPU backend, jax arrays on GPU
+0 go to hloc through DLPack with no host round trip (hloc copies them device to device into its
+executable's buffers) and the results come back as jax arrays over hloc's device memory
+(jax.dlpack.from_dlpack); otherwise arguments go through host memory (numpy) and results come
+back through jax.numpy.asarray. Keyword arguments and static arguments are not supported;
 pytrees of arrays are (flattened as JAX flattens them).
 """
 
@@ -127,12 +128,32 @@ class Jitted:
     def __call__(self, *args):
         leaves, _ = _jax.tree_util.tree_flatten(args)
         exe, out_tree = self._entry(args, leaves)
-        host = [_host(x) for x in leaves]
-        outs = exe.run(*host)
+        if exe.platform == "gpu" and leaves and all(_on_gpu0(x) for x in leaves):
+            # Device path: jax arrays lend hloc their device memory through DLPack and the
+            # results come back as jax arrays over hloc's device memory (no host round trip).
+            outs = exe.run(*leaves)
+        else:
+            outs = exe.run(*[_host(x) for x in leaves])
         if not isinstance(outs, tuple):
             outs = (outs,)
-        outs = [_jnp.asarray(o) for o in outs]
+        outs = [_from_hloc(o) for o in outs]
         return _jax.tree_util.tree_unflatten(out_tree, outs)
+
+
+def _on_gpu0(x):
+    if not isinstance(x, _jax.Array):
+        return False
+    try:
+        devs = x.devices()
+    except Exception:  # noqa: BLE001 - deleted or abstract arrays go the host way and fail there
+        return False
+    return len(devs) == 1 and next(iter(devs)).platform == "gpu" and next(iter(devs)).id == 0
+
+
+def _from_hloc(o):
+    if isinstance(o, hloc.dlpack.DeviceArray):
+        return _jax.dlpack.from_dlpack(o)
+    return _jnp.asarray(o)
 
 
 def _host(x):

@@ -31,6 +31,9 @@ absl::StatusOr<std::string> GpuDeviceDescription(int) { return GpuRuntimeAvailab
 absl::StatusOr<std::unique_ptr<GpuExecutable>> GpuExecutable::Load(Executable, const GpuRunOptions&) {
   return GpuRuntimeAvailable();
 }
+absl::StatusOr<uint64_t> AllocateDeviceMemory(int64_t, int) { return GpuRuntimeAvailable(); }
+absl::Status FreeDeviceMemory(uint64_t, int) { return GpuRuntimeAvailable(); }
+absl::Status CopyDeviceToHost(uint64_t, int64_t, void*, int) { return GpuRuntimeAvailable(); }
 
 #else
 
@@ -40,6 +43,35 @@ using gpu::CudaDriver;
 absl::Status GpuRuntimeAvailable() {
   absl::StatusOr<const CudaDriver*> d = gpu::LoadCudaDriver();
   return d.ok() ? absl::OkStatus() : d.status();
+}
+
+absl::StatusOr<uint64_t> AllocateDeviceMemory(int64_t bytes, int ordinal) {
+  absl::StatusOr<const CudaContext*> ctx = gpu::GetCudaContext(ordinal);
+  if (!ctx.ok()) return ctx.status();
+  if (absl::Status s = (*ctx)->MakeCurrent(); !s.ok()) return s;
+  CUdeviceptr p = 0;
+  const CudaDriver& d = *(*ctx)->driver;
+  if (absl::Status s = HLOC_CU(d, cuMemAlloc, absl::StrCat("allocating ", bytes, " bytes for a result"), &p,
+                               static_cast<size_t>(std::max<int64_t>(bytes, 1)));
+      !s.ok())
+    return s;
+  return static_cast<uint64_t>(p);
+}
+
+absl::Status FreeDeviceMemory(uint64_t address, int ordinal) {
+  absl::StatusOr<const CudaContext*> ctx = gpu::GetCudaContext(ordinal);
+  if (!ctx.ok()) return ctx.status();
+  if (absl::Status s = (*ctx)->MakeCurrent(); !s.ok()) return s;
+  return HLOC_CU(*(*ctx)->driver, cuMemFree, "freeing a result's device memory", static_cast<CUdeviceptr>(address));
+}
+
+absl::Status CopyDeviceToHost(uint64_t address, int64_t bytes, void* host, int ordinal) {
+  if (bytes <= 0) return absl::OkStatus();
+  absl::StatusOr<const CudaContext*> ctx = gpu::GetCudaContext(ordinal);
+  if (!ctx.ok()) return ctx.status();
+  if (absl::Status s = (*ctx)->MakeCurrent(); !s.ok()) return s;
+  return HLOC_CU(*(*ctx)->driver, cuMemcpyDtoH, "copying a result to the host", host, static_cast<CUdeviceptr>(address),
+                 static_cast<size_t>(bytes));
 }
 
 absl::StatusOr<std::string> GpuDeviceDescription(int ordinal) {

@@ -94,6 +94,15 @@ class GpuExecutable {
   virtual ~GpuExecutable() = default;
   // One call: upload arguments, run, download results.
   virtual absl::StatusOr<std::vector<HostBuffer>> Run(const std::vector<HostBuffer>& arguments) = 0;
+  // One call on device memory (the C API's DLPack path): arguments[i] is the device address of
+  // parameter i's bytes, results[j] of room for result j, both row-major and on this
+  // executable's device (its primary context). No host round trip: the arguments are copied
+  // device to device into the executable's parameter buffers and the results out of its result
+  // buffers (the CUDA graphs were captured with those buffers' addresses, so the caller's
+  // cannot be used in place). Work queued on the context before the call (the producer's
+  // streams) is waited for first; the call returns when the results are written. A parameter or
+  // result whose layout is not row-major is an error (the host path, Run, moves layouts).
+  virtual absl::Status RunOnDevice(const std::vector<uint64_t>& arguments, const std::vector<uint64_t>& results) = 0;
   // Timing the way DEVICE.md says XLA is timed: arguments uploaded once, back-to-back calls with
   // results ready, median over `batches` batches of `calls_per_batch` calls (after a warm-up).
   virtual absl::StatusOr<GpuTiming> Benchmark(const std::vector<HostBuffer>& arguments, int batches,
@@ -108,6 +117,12 @@ class GpuExecutable {
   // Device memory this executable holds (allocations + workspace), in bytes.
   virtual int64_t device_bytes() const = 0;
 };
+
+// Device memory on device `ordinal`'s primary context, for results handed to a caller (the C
+// API's DLPack path): it outlives any executable and is freed by FreeDeviceMemory.
+absl::StatusOr<uint64_t> AllocateDeviceMemory(int64_t bytes, int ordinal = 0);
+absl::Status FreeDeviceMemory(uint64_t address, int ordinal = 0);
+absl::Status CopyDeviceToHost(uint64_t address, int64_t bytes, void* host, int ordinal = 0);
 
 // "NVIDIA H200 (device 0, sm_90, 132 SMs, 139.8 GiB), driver 13000" or why there is none.
 absl::StatusOr<std::string> GpuDeviceDescription(int device_ordinal = 0);

@@ -123,6 +123,46 @@ class GpuExecutableImpl : public GpuExecutable {
     return results;
   }
 
+  absl::Status RunOnDevice(const std::vector<uint64_t>& arguments, const std::vector<uint64_t>& results) override {
+    if (arguments.size() != exe_.parameter_shapes.size() || results.size() != exe_.result_shapes.size())
+      return absl::InvalidArgumentError(absl::StrCat(origin_, ": expects ", exe_.parameter_shapes.size(),
+                                                     " arguments and ", exe_.result_shapes.size(), " results, got ",
+                                                     arguments.size(), " and ", results.size()));
+    GPU_RETURN_IF_ERROR(CheckRowMajor(exe_.parameter_shapes, "parameter"));
+    GPU_RETURN_IF_ERROR(CheckRowMajor(exe_.result_shapes, "result"));
+    std::lock_guard<std::mutex> lock(mu_);
+    GPU_RETURN_IF_ERROR(ctx_->MakeCurrent());
+    // The producer's kernels may still be running on its own streams (ours does not wait for
+    // them: it is a non-blocking stream).
+    GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuCtxSynchronize, Where("waiting for the arguments' producers")));
+    for (size_t i = 0; i < arguments.size(); ++i) {
+      const BufferSlice& slice = exe_.parameter_slices[i];
+      const int64_t bytes = exe_.parameter_shapes[i].byte_size();
+      if (!slice.valid() || bytes == 0) continue;
+      GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuMemcpyDtoDAsync, Where(absl::StrCat("copying argument ", i, " on the device")),
+                                  Address(slice), static_cast<CUdeviceptr>(arguments[i]), bytes, stream_));
+    }
+    GPU_RETURN_IF_ERROR(ExecuteAll("running"));
+    for (size_t j = 0; j < results.size(); ++j) {
+      const int64_t bytes = exe_.result_shapes[j].byte_size();
+      if (bytes == 0) continue;
+      GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuMemcpyDtoDAsync, Where(absl::StrCat("copying result ", j, " on the device")),
+                                  static_cast<CUdeviceptr>(results[j]), Address(exe_.result_slices[j]), bytes, stream_));
+    }
+    GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuStreamSynchronize, Where("finishing the device results"), stream_));
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckRowMajor(const std::vector<ArrayShape>& shapes, const char* what) const {
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const std::vector<int64_t> row_major = DefaultLayout(shapes[i].dimensions.size());
+      if (!shapes[i].minor_to_major.empty() && shapes[i].minor_to_major != row_major)
+        return absl::FailedPreconditionError(absl::StrCat(origin_, ": ", what, " ", i, " (", ShapeString(shapes[i]),
+                                                          ") is not row-major; run it from host arrays"));
+    }
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<GpuTiming> Benchmark(const std::vector<HostBuffer>& arguments, int batches,
                                       int calls_per_batch) override {
     if (batches < 1 || calls_per_batch < 1) return absl::InvalidArgumentError("Benchmark needs batches and calls >= 1");

@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -309,6 +310,72 @@ int hloc_execute(hloc_executable* exe, int64_t num_args, const void* const* args
     SetError(absl::StrCat("hloc_execute: ", e.what()));
     return -1;
   }
+}
+
+int hloc_execute_device(hloc_executable* exe, int64_t num_args, const uint64_t* args, int64_t num_results,
+                        const uint64_t* results) {
+  using namespace hloc;
+  try {
+    if (exe->executable.platform != "gpu") {
+      SetError("hloc_execute_device: the executable was compiled for the CPU; use hloc_execute");
+      return -1;
+    }
+    std::lock_guard<std::mutex> lock(exe->mu);
+    if (absl::Status s = EnsureLoaded(exe); !s.ok()) {
+      SetError(std::string(s.message()));
+      return -1;
+    }
+    absl::Status s = exe->gpu->RunOnDevice(std::vector<uint64_t>(args, args + std::max<int64_t>(num_args, 0)),
+                                           std::vector<uint64_t>(results, results + std::max<int64_t>(num_results, 0)));
+    if (!s.ok()) {
+      SetError(std::string(s.message()));
+      return -1;
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    SetError(absl::StrCat("hloc_execute_device: ", e.what()));
+    return -1;
+  }
+}
+
+int hloc_gpu_alloc(int64_t bytes, uint64_t* address) {
+  absl::StatusOr<uint64_t> p = hloc::runtime::AllocateDeviceMemory(bytes);
+  if (!p.ok()) {
+    SetError(std::string(p.status().message()));
+    return -1;
+  }
+  *address = *p;
+  return 0;
+}
+
+int hloc_executable_row_major_io(const hloc_executable* exe) {
+  auto row_major = [](const std::vector<hloc::runtime::ArrayShape>& shapes) {
+    for (const hloc::runtime::ArrayShape& s : shapes) {
+      const size_t r = s.dimensions.size();
+      for (size_t k = 0; k < s.minor_to_major.size(); ++k)
+        if (s.minor_to_major[k] != static_cast<int64_t>(r - 1 - k)) return false;
+    }
+    return true;
+  };
+  return row_major(exe->executable.parameter_shapes) && row_major(exe->executable.result_shapes) ? 1 : 0;
+}
+
+int hloc_gpu_copy_to_host(uint64_t address, int64_t bytes, void* host) {
+  absl::Status s = hloc::runtime::CopyDeviceToHost(address, bytes, host);
+  if (!s.ok()) {
+    SetError(std::string(s.message()));
+    return -1;
+  }
+  return 0;
+}
+
+int hloc_gpu_free(uint64_t address) {
+  absl::Status s = hloc::runtime::FreeDeviceMemory(address);
+  if (!s.ok()) {
+    SetError(std::string(s.message()));
+    return -1;
+  }
+  return 0;
 }
 
 }  // extern "C"

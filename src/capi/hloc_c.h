@@ -74,6 +74,25 @@ int hloc_executable_result(const hloc_executable* exe, int64_t i, const char** e
 int hloc_execute(hloc_executable* exe, int64_t num_args, const void* const* args, const int64_t* arg_sizes,
                  int64_t num_results, void* const* results, const int64_t* result_sizes);
 
+/* Runs a GPU executable on device memory (the DLPack path: no host round trip). `args[i]` is
+ * the device address of parameter i's row-major bytes, `results[j]` of room for result leaf j,
+ * on device 0 (its primary context, which JAX and PyTorch use too). Work queued on that context
+ * before the call is waited for; the call returns when the results are written. Arguments are
+ * copied device to device into the executable's own buffers (its CUDA graphs were captured with
+ * their addresses). Fails for CPU executables and for a parameter or result whose layout is not
+ * row-major (use hloc_execute then). */
+int hloc_execute_device(hloc_executable* exe, int64_t num_args, const uint64_t* args, int64_t num_results,
+                        const uint64_t* results);
+
+/* 1 when every parameter and result leaf is row-major (hloc_execute_device can run it), else 0. */
+int hloc_executable_row_major_io(const hloc_executable* exe);
+
+/* Device memory on device 0 for results (freed by hloc_gpu_free; it outlives executables), and
+ * a copy of `bytes` bytes of it to host memory (waits for the copy). */
+int hloc_gpu_alloc(int64_t bytes, uint64_t* address);
+int hloc_gpu_free(uint64_t address);
+int hloc_gpu_copy_to_host(uint64_t address, int64_t bytes, void* host);
+
 #ifdef __cplusplus
 }
 #endif

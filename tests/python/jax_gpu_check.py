@@ -8,10 +8,11 @@ machine (JAX with CUDA, libhloc.so built by scripts/build, numpy).
 
 Times: `calls` back-to-back calls per batch, each batch's time divided by `calls`, the median
 over `batches` batches (after one warm-up call, which compiles). jax.jit's calls end with
-block_until_ready; hloc's calls are synchronous and include what hloc's Python path does today:
-the arguments copied to the host and into the device, the results copied back to the host and
-into jax arrays. The `hloc run` column is the executable alone on numpy arrays (still through the
-host). Exit status 1 when an output disagrees beyond the tolerance.
+block_until_ready; hloc's calls are synchronous. The `path` column says how hloc.jax.jit's calls
+went: `device` (jax arrays lent through DLPack, results handed back as jax arrays over hloc's
+device memory, no host round trip) or `host` (copied through host memory). The `hloc run` column
+is the executable alone on numpy arrays (the host path: upload, run, download). Exit status 1 when
+an output disagrees beyond the tolerance.
 """
 import argparse
 import os
@@ -106,7 +107,8 @@ def main():
         if not gpu:
             print("jax_gpu_check: no usable GPU for hloc: %s" % reason)
             return 2
-    print("%-10s %10s %12s %12s %12s %8s" % ("program", "rel_err", "jax_ms", "hloc_ms", "hloc_run_ms", "compile_s"))
+    print("%-10s %10s %12s %12s %7s %12s %8s" % ("program", "rel_err", "jax_ms", "hloc_ms", "path", "hloc_run_ms",
+                                                  "compile_s"))
     bad = 0
     for name, fn, args, tol in programs(jax, jnp):
         ref_fn = jax.jit(fn)
@@ -124,10 +126,14 @@ def main():
         t_jax = time_per_call(lambda: ref_fn(*args), a.batches, a.calls, block)
         t_ours = time_per_call(lambda: ours(*args), a.batches, a.calls, block)
         exe = ours._entry(args, jax.tree_util.tree_leaves(args))[0]
+        probe = exe.run(*jax.tree_util.tree_leaves(args))
+        probe = probe[0] if isinstance(probe, tuple) and probe else probe
+        path = "device" if isinstance(probe, hloc.dlpack.DeviceArray) else "host"
         host = [np.asarray(x) for x in jax.tree_util.tree_leaves(args)]
         t_run = time_per_call(lambda: exe.run(*host), a.batches, a.calls, lambda r: None)
-        print("%-10s %10.2e %12.4f %12.4f %12.4f %8.2f%s" % (name, err, t_jax * 1e3, t_ours * 1e3, t_run * 1e3,
-                                                             compile_s, "" if err <= tol else "  MISMATCH"))
+        print("%-10s %10.2e %12.4f %12.4f %7s %12.4f %8.2f%s" % (name, err, t_jax * 1e3, t_ours * 1e3, path,
+                                                                  t_run * 1e3, compile_s,
+                                                                  "" if err <= tol else "  MISMATCH"))
     print("%d of 5 programs agree" % (5 - bad))
     return 1 if bad else 0
 

@@ -125,6 +125,29 @@ def corpus_case(name, tol):
         check_close(out, expected["out%d" % i], "%s out%d" % (name, i), tol=tol)
 
 
+def test_dlpack_borrow_reads_the_tensor():
+    # The ctypes mirror of DLPack's structs reads numpy's own capsules right: address, type,
+    # shape and strides, and gives the tensor back (the GPU path borrows CUDA arrays this way).
+    from hloc import dlpack
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    b = dlpack.Borrowed(a)
+    assert b.device == (dlpack.kDLCPU, 0), b.device
+    assert b.dtype == (2, 32, 1) and b.shape == (3, 4), (b.dtype, b.shape)
+    assert b.address == a.ctypes.data and b.row_major()
+    b.release()
+    b.release()  # once only
+    t = dlpack.Borrowed(np.arange(12, dtype=np.int64).reshape(3, 4).T)
+    assert t.dtype == (0, 64, 1) and t.shape == (4, 3) and not t.row_major(), (t.dtype, t.strides)
+    t.release()
+    # borrow() checks the device first: a CPU array is not lent to the GPU path
+    try:
+        dlpack.borrow(a, "f32", [3, 4], 0)
+        raise AssertionError("a CPU array was borrowed for the GPU")
+    except ValueError as e:
+        assert "hloc runs on CUDA device 0" in str(e), e
+    assert dlpack.cuda_device(a) is None and dlpack.cuda_device(object()) is None
+
+
 def test_corpus():
     corpus_case("mlp_fwd_f32", 2e-3)       # a dot feeds the output (TF32 on XLA's side)
     corpus_case("softmax", 1e-4)
