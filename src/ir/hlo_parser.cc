@@ -265,6 +265,7 @@ bool Parser::ParseHeaderAttributes(HloModule* module) {
   });
   attrs.Add("alias_passthrough_params", false, [&] { return ParseBool(&cfg.alias_passthrough_params); });
   attrs.Add("entry_computation_layout", false, [&] {
+    layout_loc_ = loc();
     bool fallback = !options_.keep_module_auto_layouts;
     ComputationLayout layout;
     if (!Expect(TokKind::kLbrace, "expects '{' at the start of entry_computation_layout") ||
@@ -541,6 +542,12 @@ bool Parser::FinishModule(HloModule* module) {
 
   // input_output_alias / buffer_donor must name real parameters and outputs.
   HloModuleConfig& cfg = module->config();
+  // The entry computation layout must list one shape per entry parameter (the verifier's other
+  // entry layout checks point at the parameter or root that disagrees).
+  if (cfg.entry_computation_layout &&
+      static_cast<int64_t>(cfg.entry_computation_layout->parameter_shapes.size()) != entry->num_parameters())
+    return Err(layout_loc_, "entry_computation_layout: has ", cfg.entry_computation_layout->parameter_shapes.size(),
+               " parameter shapes; the entry computation has ", entry->num_parameters(), " parameters");
   const Shape& result = entry->root_instruction()->shape();
   auto param_index_ok = [&](int64_t number, const ShapeIndex& index, size_t at, const char* what) {
     if (number < 0 || number >= entry->num_parameters())

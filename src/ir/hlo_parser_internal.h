@@ -293,7 +293,7 @@ class Parser {
   int64_t elided_count_ = 0;  // how many "{...}" constants
   // Module header values applied after the computations are known.
   std::optional<bool> is_scheduled_;
-  size_t alias_loc_ = 0, donor_loc_ = 0;
+  size_t alias_loc_ = 0, donor_loc_ = 0, layout_loc_ = 0;
   // Where each async-start was written (for the "called by more than one async op" check).
   absl::flat_hash_map<const HloInstruction*, size_t> async_start_locs_;
 };

@@ -294,15 +294,17 @@ class Verifier {
   // The call graph must be acyclic: no computation may (indirectly) call itself.
   absl::Status CheckCallGraph() {
     absl::flat_hash_map<const HloComputation*, int> state;
+    // (callee, the instruction that calls it): a cycle is reported at the call that closes it.
+    using Call = std::pair<const HloComputation*, const HloInstruction*>;
     auto callees = [](const HloComputation* c) {
-      std::vector<const HloComputation*> out;
+      std::vector<Call> out;
       for (const auto& inst : c->instructions())
-        for (const HloComputation* callee : inst->called_computations()) out.push_back(callee);
+        for (const HloComputation* callee : inst->called_computations()) out.push_back({callee, inst.get()});
       return out;
     };
     for (const auto& root : module_.computations()) {
       if (state[root.get()] != 0) continue;
-      std::vector<std::pair<const HloComputation*, std::vector<const HloComputation*>>> stack;
+      std::vector<std::pair<const HloComputation*, std::vector<Call>>> stack;
       stack.push_back({root.get(), callees(root.get())});
       state[root.get()] = 1;
       while (!stack.empty()) {
@@ -312,10 +314,13 @@ class Verifier {
           stack.pop_back();
           continue;
         }
-        const HloComputation* next = pending.back();
+        const auto [next, call] = pending.back();
         pending.pop_back();
         int& s = state[next];
-        if (s == 1) return CompError(*next, "computation calls itself (the call graph has a cycle)");
+        if (s == 1) {
+          return InstError(*call, absl::StrCat("calls computation ", next->name(),
+                                               ", which calls itself (the call graph has a cycle)"));
+        }
         if (s == 0) {
           s = 1;
           stack.push_back({next, callees(next)});
@@ -337,15 +342,32 @@ class Verifier {
         fusions += c->opcode() == O::kFusion;
         async_starts += c->opcode() == O::kAsyncStart;
       }
+      // Reported at the second caller (the first that breaks the rule), naming the first.
       if (fusions > 0 && callers.size() != 1) {
-        return CompError(*comp, absl::StrCat("fused computation is called by ", callers.size(),
-                                             " instructions; it must belong to exactly one fusion"));
+        return InstError(*callers[1], absl::StrCat("calls fused computation ", comp->name(), ", which is called by ",
+                                                   callers.size(), " instructions (also by ", callers[0]->name(),
+                                                   "); it must belong to exactly one fusion"));
       }
       if (comp->IsFusionComputation() &&
           std::find(callers.begin(), callers.end(), comp->FusionInstruction()) == callers.end()) {
+        if (comp->FusionInstruction() != nullptr) {
+          return InstError(*comp->FusionInstruction(),
+                           absl::StrCat("fused computation ", comp->name(), " names this fusion, which does not call it"));
+        }
         return CompError(*comp, "computation names a fusion instruction that does not call it");
       }
-      if (async_starts > 1) return CompError(*comp, "computation is called by more than one async op");
+      if (async_starts > 1) {
+        const HloInstruction* first = nullptr;
+        for (const HloInstruction* c : callers) {
+          if (c->opcode() != O::kAsyncStart) continue;
+          if (first == nullptr) {
+            first = c;
+            continue;
+          }
+          return InstError(*c, absl::StrCat("calls computation ", comp->name(), ", which is called by more than one "
+                                            "async op (also by ", first->name(), ")"));
+        }
+      }
       if (async_starts == 1) async_computations_.insert(comp.get());
     }
     return absl::OkStatus();
@@ -653,7 +675,7 @@ class Verifier {
     const Shape& root = entry.root_instruction()->shape();
     if (!ShapesCompatible(root, layout->result_shape) ||
         (options_.layout_sensitive && options_.entry_layout_sensitive && !SameMinorToMajor(root, layout->result_shape))) {
-      return CompError(entry, absl::StrCat("Shape of the root instruction of entry computation (", root.ToString(true),
+      return InstError(*entry.root_instruction(), absl::StrCat("Shape of the root instruction of entry computation (", root.ToString(true),
                                            ") should be compatible to one specified in module's entry computation "
                                            "layout (", layout->result_shape.ToString(true), ")"));
     }
@@ -664,7 +686,8 @@ class Verifier {
       if (!valid.ok()) return CompError(entry, absl::StrCat("entry computation layout: ", valid.message()));
       if (!ShapesCompatible(p, l) ||
           (options_.layout_sensitive && options_.entry_layout_sensitive && !SameMinorToMajor(p, l))) {
-        return CompError(entry, absl::StrCat("Shape of the entry computation parameter ", i, " is ", p.ToString(true),
+        return InstError(*entry.parameter_instruction(i),
+                         absl::StrCat("Shape of the entry computation parameter ", i, " is ", p.ToString(true),
                                              " should be compatible to the one specified in module's entry "
                                              "computation layout ", l.ToString(true)));
       }

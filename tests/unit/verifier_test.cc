@@ -150,7 +150,7 @@ TEST_CASE("verifier: called computations must exist and fit", "[verifier]") {
     HloInstruction* call = m.Add(loop, O::kCall, S(P::F32, {}), {p}, "again");
     call->mutable_called_computations().push_back(loop);
     loop->set_root_instruction(call);
-    CHECK_THAT(Verify(*m.module), Catch::Contains("computation loop: computation calls itself"));
+    CHECK_THAT(Verify(*m.module), Catch::Contains("instruction again (call): calls computation loop, which calls itself"));
   }
 }
 
@@ -253,7 +253,7 @@ TEST_CASE("verifier: fusion invariants", "[verifier]") {
     HloInstruction* f2 = m.Add(m.entry, O::kFusion, S(P::F32, {4}), {m.x}, "fusion2");
     f2->mutable_called_computations().push_back(m.fused);
     m.entry->set_root_instruction(m.Add(m.entry, O::kTuple, T({S(P::F32, {4}), S(P::F32, {4})}), {m.fusion, f2}, "t"));
-    CHECK_THAT(Verify(*m.module), Catch::Contains("computation fused: fused computation is called by 2 instructions"));
+    CHECK_THAT(Verify(*m.module), Catch::Contains("instruction fusion2 (fusion): calls fused computation fused, which is called by 2 instructions (also by fusion)"));
   }
   SECTION("fused computation does not point back") {
     FusionModule m;
@@ -383,7 +383,7 @@ TEST_CASE("verifier: async ops", "[verifier]") {
     start2->mutable_called_computations().push_back(wrapped);
     HloInstruction* done2 = b.Add(entry, O::kAsyncDone, S(P::F32, {20}), {start2}, "done2");
     entry->set_root_instruction(b.Add(entry, O::kTuple, T({S(P::F32, {20}), S(P::F32, {20})}), {done, done2}, "t"));
-    CHECK_THAT(Verify(*b.module), Catch::Contains("computation wrapped: computation is called by more than one async op"));
+    CHECK_THAT(Verify(*b.module), Catch::Contains("instruction start2 (async-start): calls computation wrapped, which is called by more than one async op"));
   }
   SECTION("a start needs its done") {
     entry->set_root_instruction(start);
