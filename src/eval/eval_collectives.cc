@@ -21,9 +21,27 @@
 namespace hloc {
 namespace {
 
-absl::Status MultiDevice(const HloInstruction& inst, const std::string& why) {
-  return absl::UnimplementedError(absl::StrCat(std::string(HloOpcodeString(inst.opcode())), " ", inst.name(),
-                                               ": multi-device collectives need the SPMD runtime, EvaluatePartitioned (", why, ")"));
+// What the user can do: declare the devices in the module header; `hloc eval` (and `hloc run`)
+// then run one device per replica and partition (EvaluatePartitioned for callers of the library).
+// `replicas`: the evaluator options' replica count, when larger than the module's.
+absl::Status MultiDevice(const HloInstruction& inst, const std::string& why, int64_t replicas = 1) {
+  int64_t partitions = 1;
+  if (inst.parent() != nullptr && inst.parent()->parent() != nullptr) {
+    replicas = std::max(replicas, inst.parent()->parent()->config().replica_count);
+    partitions = inst.parent()->parent()->config().num_partitions;
+  }
+  const std::string what = absl::StrCat(std::string(HloOpcodeString(inst.opcode())), " ", inst.name(),
+                                        ": this collective communicates between devices (", why, ")");
+  if (replicas * partitions > 1) {
+    return absl::UnimplementedError(absl::StrCat(
+        what, ", and the module runs on ", replicas * partitions, " devices (replica_count=", replicas,
+        ", num_partitions=", partitions, "), but it is evaluated here as one: hloc eval evaluates every device "
+        "(from C++: EvaluatePartitioned, not EvaluateModule)"));
+  }
+  return absl::UnimplementedError(absl::StrCat(
+      what, ", but the module declares one device (replica_count=1, num_partitions=1): set replica_count or "
+      "num_partitions in the HloModule header to the number of devices it runs on, and hloc eval evaluates every "
+      "device"));
 }
 
 // Error unless every replica group has at most one member.
@@ -490,7 +508,7 @@ absl::StatusOr<Literal> AcrossDevices(const HloInstruction& inst, Operands ops, 
 absl::StatusOr<Literal> EvalCollective(const HloInstruction& inst, Operands ops, EvalContext& ctx) {
   if (ctx.options != nullptr && ctx.options->rendezvous != nullptr) return AcrossDevices(inst, ops, ctx);
   if (evalops::ReplicaCount(ctx) > 1)
-    return MultiDevice(inst, absl::StrCat("replica_count=", evalops::ReplicaCount(ctx)));
+    return MultiDevice(inst, absl::StrCat("replica_count=", evalops::ReplicaCount(ctx)), evalops::ReplicaCount(ctx));
   if (auto s = CheckSingleDeviceGroups(inst); !s.ok()) return s;
   switch (inst.opcode()) {
     case HloOpcode::kAllReduce:

@@ -17,6 +17,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "eval/eval_internal.h"
 #include "eval/ops.h"
@@ -108,8 +109,16 @@ absl::Status CheckValueSize(const Shape& shape, int64_t limit) {
   return absl::OkStatus();
 }
 
+// Names the instruction that failed as code generation does: "FILE:4:8: %c (custom-call): ..."
+// after its place in the text when it has one. The innermost instruction is the cause: an error
+// already located (from inside a called computation) passes through its callers unchanged.
+constexpr char kLocatedPayload[] = "hloc.eval.located";
 absl::Status Annotate(const absl::Status& st, const HloInstruction& inst) {
-  return absl::Status(st.code(), absl::StrCat("evaluating %", inst.name(), ": ", st.message()));
+  if (st.GetPayload(kLocatedPayload).has_value()) return st;
+  absl::Status out(st.code(), absl::StrCat(inst.LocationPrefix(), "%", inst.name(), " (",
+                                           std::string(HloOpcodeString(inst.opcode())), "): ", st.message()));
+  if (!inst.LocationPrefix().empty()) out.SetPayload(kLocatedPayload, absl::Cord("1"));
+  return out;
 }
 
 class Evaluator {

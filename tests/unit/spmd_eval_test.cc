@@ -509,7 +509,8 @@ TEST_CASE("spmd eval: without a rendezvous collectives stay groups of one", "[sp
   args.push_back(Vec(P::F32, {1, 2}));
   auto r = EvaluateModule(**m, args);
   REQUIRE_FALSE(r.ok());
-  CHECK(r.status().message().find("need the SPMD runtime, EvaluatePartitioned") != std::string::npos);
+  CHECK(r.status().message().find("runs on 2 devices (replica_count=1, num_partitions=2), but it is evaluated here "
+                                  "as one: hloc eval evaluates every device") != std::string::npos);
 }
 
 // ---- XLA's partitioned corpus programs -------------------------------------------------------
