@@ -144,6 +144,58 @@ const OpcodeInfo* OpcodeOfOpRecord(const llvm::Record* op) {
   return FindOpcodeByText(text->getValue());
 }
 
+bool ExpandOps(const llvm::RecordKeeper& records, const llvm::Record* op_or_set, const llvm::Record* user,
+               std::vector<const llvm::Record*>& ops) {
+  ops.clear();
+  const std::string set_name = op_or_set->isAnonymous() ? std::string("OpSet<...>") : op_or_set->getName().str();
+  auto error = [&](const std::string& message) {
+    llvm::PrintError(user->getLoc(), message);
+    if (op_or_set != user && !op_or_set->getLoc().empty() && !op_or_set->isAnonymous())
+      llvm::PrintNote(op_or_set->getLoc(), "op set '" + set_name + "' is defined here");
+    return false;
+  };
+  if (op_or_set->isSubClassOf("Op")) {
+    if (!OpcodeOfOpRecord(op_or_set))
+      return error("'" + op_or_set->getName().str() + "' names no HLO opcode (not in src/ir/opcode.h)");
+    ops.push_back(op_or_set);
+    return true;
+  }
+  if (!op_or_set->isSubClassOf("OpSet"))
+    return error("'" + op_or_set->getName().str() + "' is neither an Op nor an OpSet");
+  std::vector<const llvm::Record*> members;
+  std::set<const llvm::Record*> seen;
+  for (const llvm::Record* op : op_or_set->getValueAsListOfDefs("Ops")) {
+    if (!seen.insert(op).second)
+      return error("op set '" + set_name + "' lists '" + op->getName().str() + "' twice");
+    members.push_back(op);
+  }
+  std::vector<llvm::Record*> traits = op_or_set->getValueAsListOfDefs("AnyOf");
+  if (!traits.empty()) {
+    std::vector<const llvm::Record*> all;
+    for (const llvm::Record* op : records.getAllDerivedDefinitions("Op")) all.push_back(op);
+    std::stable_sort(all.begin(), all.end(), [](const llvm::Record* a, const llvm::Record* b) { return a->getID() < b->getID(); });
+    for (const llvm::Record* op : all) {
+      bool has = false;
+      for (const llvm::Record* t : op->getValueAsListOfDefs("Traits"))
+        has |= std::find(traits.begin(), traits.end(), t) != traits.end();
+      if (has && seen.insert(op).second) members.push_back(op);
+    }
+  }
+  for (const llvm::Record* op : op_or_set->getValueAsListOfDefs("Except")) {
+    auto it = std::find(members.begin(), members.end(), op);
+    if (it == members.end())
+      return error("op set '" + set_name + "' excepts '" + op->getName().str() + "', which is not a member");
+    members.erase(it);
+  }
+  if (members.empty()) return error("op set '" + set_name + "' is empty");
+  for (const llvm::Record* op : members)
+    if (!OpcodeOfOpRecord(op))
+      return error("op set '" + set_name + "' names '" + op->getName().str() +
+                   "', which names no HLO opcode (not in src/ir/opcode.h)");
+  ops = std::move(members);
+  return true;
+}
+
 std::vector<std::string> CppHeaders(const llvm::RecordKeeper& records) {
   std::set<std::string> headers;
   if (records.getClass("CppHeader")) {

@@ -46,6 +46,14 @@ const OpcodeInfo* FindOpcodeByText(llvm::StringRef text);
 // The record's `Op` (a def of class Op): its opcode, or an error printed at `loc_record`.
 const OpcodeInfo* OpcodeOfOpRecord(const llvm::Record* op);
 
+// The ops an Op or OpSet record (class OpOrSet, rules/base/Dsl.td) stands for: an Op itself;
+// an OpSet its Ops, then every Op of `records` (in definition order) having a trait of its
+// AnyOf, less its Except. Errors (an empty set, a member naming no HLO opcode, a member listed
+// twice, an Except op that is not a member, a record that is neither) are printed at `user`'s
+// location, with a note at the set's own def; returns false after one.
+bool ExpandOps(const llvm::RecordKeeper& records, const llvm::Record* op_or_set, const llvm::Record* user,
+               std::vector<const llvm::Record*>& ops);
+
 // The C++ #includes named by CppHeader records (any file), sorted and unique.
 std::vector<std::string> CppHeaders(const llvm::RecordKeeper& records);
 

@@ -33,6 +33,7 @@ const Record* OperatorDef(const DagInit* dag) {
 
 std::string KindOf(const Record* r) {
   if (IsA(r, "Op")) return "an Op";
+  if (IsA(r, "OpSet")) return "an OpSet (a rule may range over one op set only)";
   if (IsA(r, "Matcher")) return "a Matcher";
   if (IsA(r, "Constraint")) return "a Constraint";
   if (IsA(r, "AttrFn")) return "an AttrFn";
@@ -73,8 +74,11 @@ std::string UndeclaredPassMessage(const std::string& pass, const std::set<std::s
 class RuleEmitter {
  public:
   // `declared_passes`: the RewritePass names (null: the file declares none, no check).
-  RuleEmitter(const Record* rule, const std::set<std::string>* declared_passes)
-      : rule_(rule), declared_passes_(declared_passes) {}
+  // `set`/`member`: the rule ranges over an OpSet; this emitter writes its rule for `member`,
+  // every occurrence of `set` as a DAG operator standing for it.
+  RuleEmitter(const Record* rule, const std::set<std::string>* declared_passes, const Record* set = nullptr,
+              const Record* member = nullptr)
+      : rule_(rule), declared_passes_(declared_passes), set_(set), member_(member) {}
 
   bool failed() const { return failed_; }
   int root_opcode_expr_is_any() const { return root_opcode_.empty(); }
@@ -83,7 +87,7 @@ class RuleEmitter {
   // The C++ text of the rule's function(s); "" on error.
   std::string Emit() {
     const std::string name = rule_->getName().str();
-    fn_ = "Rule_" + CppIdent(name);
+    fn_ = "Rule_" + CppIdent(name) + (member_ ? "_" + CppIdent(member_->getName()) : "");
     if (rule_->isAnonymous()) Error("a rule needs a name (def Name : Rule<...>) so YAML can enable or disable it");
     const std::string pass = rule_->getValueAsString("Pass").str();
     if (pass.empty())
@@ -92,7 +96,7 @@ class RuleEmitter {
       Error(UndeclaredPassMessage(pass, *declared_passes_));
 
     const DagInit* pattern = rule_->getValueAsDag("Pattern");
-    const Record* root_op = OperatorDef(pattern);
+    const Record* root_op = OpOf(pattern);
     commutative_ = rule_->getValueAsBit("Commutative");
     if (IsA(root_op, "Op")) {
       if (const OpcodeInfo* info = OpcodeOfOpRecord(root_op)) root_opcode_ = std::string("HloOpcode::") + info->enumerator;
@@ -140,8 +144,16 @@ class RuleEmitter {
   const std::string& fn() const { return fn_; }
 
  private:
+  // The def a DAG's operator names, with the rule's op set replaced by the member being emitted.
+  const Record* OpOf(const DagInit* dag) const {
+    const Record* r = OperatorDef(dag);
+    return r != nullptr && r == set_ ? member_ : r;
+  }
+
   void Error(const std::string& message) {
-    llvm::PrintError(rule_->getLoc(), "in rule '" + rule_->getName().str() + "': " + message);
+    llvm::PrintError(rule_->getLoc(), "in rule '" + rule_->getName().str() + "'" +
+                                          (member_ ? " (for " + member_->getName().str() + " of its op set)" : "") +
+                                          ": " + message);
     failed_ = true;
   }
   void Line(const std::string& code) { body_ += "  " + code + "\n"; }
@@ -190,7 +202,7 @@ class RuleEmitter {
   }
 
   void MatchNode(const DagInit* dag, const std::string& var, bool is_root) {
-    const Record* op = OperatorDef(dag);
+    const Record* op = OpOf(dag);
     std::string op_name = op ? op->getName().str() : dag->getOperator()->getAsString();
     if (IsA(op, "Matcher")) {
       std::vector<std::string> args = {var};
@@ -291,7 +303,7 @@ class RuleEmitter {
   }
 
   void EmitConstraint(const DagInit* dag) {
-    const Record* op = OperatorDef(dag);
+    const Record* op = OpOf(dag);
     bool negate = false;
     if (op && op->getName() == "Unless") {
       const DagInit* inner = dag->getNumArgs() == 1 ? llvm::dyn_cast<DagInit>(dag->getArg(0)) : nullptr;
@@ -300,7 +312,7 @@ class RuleEmitter {
         return;
       }
       dag = inner;
-      op = OperatorDef(dag);
+      op = OpOf(dag);
       negate = true;
     }
     std::string op_name = op ? op->getName().str() : dag->getOperator()->getAsString();
@@ -319,7 +331,7 @@ class RuleEmitter {
 
   void EmitResult() {
     const DagInit* result = rule_->getValueAsDag("Result");
-    const Record* op = OperatorDef(result);
+    const Record* op = OpOf(result);
     std::string native = rule_->getValueAsString("Native").str();
     if (!native.empty()) {
       if (!op || op->getName() != "replaceWith" || result->getNumArgs() != 0)
@@ -359,7 +371,7 @@ class RuleEmitter {
   }
 
   std::string CallBuilder(const DagInit* dag) {
-    const Record* op = OperatorDef(dag);
+    const Record* op = OpOf(dag);
     std::string fn = op->getValueAsString("Fn").str();
     if (fn.empty()) Error("builder " + op->getName().str() + " has no Fn");
     std::vector<std::string> args = {"ctx"};
@@ -380,7 +392,7 @@ class RuleEmitter {
 
   // Builds (Op args...) bottom-up and returns the C++ variable holding it.
   std::string BuildNode(const DagInit* dag) {
-    const Record* op = OperatorDef(dag);
+    const Record* op = OpOf(dag);
     const OpcodeInfo* info = OpcodeOfOpRecord(op);
     std::string op_name = op->getName().str();
     if (!info) {
@@ -415,7 +427,7 @@ class RuleEmitter {
               " must be $name, (Op ...), (AttrFn ...) or (Builder ...); literals go inside an AttrFn or Builder");
         continue;
       }
-      const Record* sub_op = OperatorDef(sub);
+      const Record* sub_op = OpOf(sub);
       std::string sub_name = sub_op ? sub_op->getName().str() : sub->getOperator()->getAsString();
       if (IsA(sub_op, "AttrFn")) {
         std::string fn = sub_op->getValueAsString("Fn").str();
@@ -455,6 +467,8 @@ class RuleEmitter {
 
   const Record* rule_;
   const std::set<std::string>* declared_passes_;
+  const Record* set_;     // the OpSet the rule ranges over, or null
+  const Record* member_;  // the op standing for set_ in this emission
   std::string fn_;
   std::string body_;
   std::string root_opcode_;
@@ -481,6 +495,29 @@ std::string UndeclaredPassMessage(const std::string& pass, const std::set<std::s
   return "Pass '" + pass + "' is not a rewrite pass" + hint + ": no pipeline runs it. Declared (RewritePass records): " +
          list + "; a new rule-driven pass needs `def : RewritePass<\"" + pass +
          "\">;` (rules/base/Dsl.td) and an entry in a pipeline (pipelines/*.yaml)";
+}
+
+// The OpSet records a DAG (and its sub-DAGs) names as operators.
+void CollectOpSets(const DagInit* dag, std::vector<const Record*>& sets) {
+  const Record* op = OperatorDef(dag);
+  if (IsA(op, "OpSet") && std::find(sets.begin(), sets.end(), op) == sets.end()) sets.push_back(op);
+  for (unsigned i = 0; i < dag->getNumArgs(); ++i)
+    if (const auto* sub = llvm::dyn_cast<DagInit>(dag->getArg(i))) CollectOpSets(sub, sets);
+}
+
+// The op set a rule ranges over (null: none), in `sets`; false after an error (two sets).
+bool RuleOpSet(const Record* rule, const Record*& set) {
+  std::vector<const Record*> sets;
+  CollectOpSets(rule->getValueAsDag("Pattern"), sets);
+  CollectOpSets(rule->getValueAsDag("Result"), sets);
+  for (const Init* c : rule->getValueAsListInit("Constraints")->getValues())
+    if (const auto* dag = llvm::dyn_cast<DagInit>(c)) CollectOpSets(dag, sets);
+  set = sets.empty() ? nullptr : sets.front();
+  if (sets.size() <= 1) return true;
+  llvm::PrintError(rule->getLoc(), "in rule '" + rule->getName().str() + "': it names two op sets, '" +
+                                       sets[0]->getName().str() + "' and '" + sets[1]->getName().str() +
+                                       "'; a rule ranges over one op set (write one rule per combination)");
+  return false;
 }
 
 std::string Summary(const Record* rule) {
@@ -510,11 +547,27 @@ bool EmitRules(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
       declared_passes.insert(r->getValueAsString("Name").str());
 
   bool failed = false;
+  size_t rows = 0;
   std::string functions, table, names;
   for (const Record* rule : rules) {
-    RuleEmitter emitter(rule, check_passes ? &declared_passes : nullptr);
-    std::string code = emitter.Emit();
-    if (emitter.failed()) {
+    // A rule over an op set is emitted once per member op: one function and one table row each,
+    // all with the rule's name (so YAML, traces and firings name the rule as written).
+    const Record* set = nullptr;
+    std::vector<const Record*> members = {nullptr};
+    if (!RuleOpSet(rule, set) || (set != nullptr && !ExpandOps(records, set, rule, members))) {
+      failed = true;
+      continue;
+    }
+    std::vector<std::string> codes, fns, roots;
+    bool rule_failed = false;
+    for (const Record* member : members) {
+      RuleEmitter emitter(rule, check_passes ? &declared_passes : nullptr, set, member);
+      codes.push_back(emitter.Emit());
+      fns.push_back(emitter.fn());
+      roots.push_back(emitter.root_opcode());
+      rule_failed |= emitter.failed();
+    }
+    if (rule_failed) {
       failed = true;
       continue;
     }
@@ -522,7 +575,7 @@ bool EmitRules(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
     // symbol per name, so two rule files defining the same name fail the link, naming it.
     names += "extern \"C\" const char hloc_rule_name_" + CppIdent(rule->getName()) + "[] = " +
              CppString(RecordFile(rule) + ":" + std::to_string(RecordLine(rule))) + ";\n";
-    functions += code + "\n";
+    for (const std::string& code : codes) functions += code + "\n";
     std::string requires_var = "nullptr";
     std::vector<Record*> reqs = rule->getValueAsListOfDefs("Requires");
     if (!reqs.empty()) {
@@ -531,12 +584,12 @@ bool EmitRules(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
       for (size_t i = 0; i < reqs.size(); ++i) functions += (i ? ", " : "") + CppString(reqs[i]->getName());
       functions += "};\n\n";
     }
-    table += "    {" + CppString(rule->getName()) + ", " + CppString(rule->getValueAsString("Pass")) + ", " +
-             CppString(rule->getValueAsString("Group")) + ", " + std::to_string(rule->getValueAsInt("Priority")) + ", " +
-             CppString(RecordFile(rule)) + ", " + std::to_string(RecordLine(rule)) + ", " +
-             (emitter.root_opcode().empty() ? std::string("-1") : "static_cast<int>(" + emitter.root_opcode() + ")") +
-             ", " + requires_var + ", " + std::to_string(reqs.size()) + ",\n     " + CppString(Summary(rule)) + ", " +
-             emitter.fn() + "},\n";
+    for (size_t m = 0; m < members.size(); ++m, ++rows)
+      table += "    {" + CppString(rule->getName()) + ", " + CppString(rule->getValueAsString("Pass")) + ", " +
+               CppString(rule->getValueAsString("Group")) + ", " + std::to_string(rule->getValueAsInt("Priority")) +
+               ", " + CppString(RecordFile(rule)) + ", " + std::to_string(RecordLine(rule)) + ", " +
+               (roots[m].empty() ? std::string("-1") : "static_cast<int>(" + roots[m] + ")") + ", " + requires_var +
+               ", " + std::to_string(reqs.size()) + ",\n     " + CppString(Summary(rule)) + ", " + fns[m] + "},\n";
   }
   if (failed) return true;
 
@@ -550,7 +603,9 @@ bool EmitRules(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
   os << "\nnamespace hloc {\nnamespace {\n\n" << functions;
   if (!rules.empty()) os << "const RuleInfo kRules[] = {\n" << table << "};\n\n";
   os << "}  // namespace\n\n";
-  os << "// " << rules.size() << " rule(s).\n";
+  os << "// " << rules.size() << " rule(s)";
+  if (rows != rules.size()) os << ", " << rows << " after expanding op sets";
+  os << ".\n";
   os << "void RegisterRules_" << stem << "(RuleRegistry& registry) {\n";
   if (rules.empty()) os << "  (void)registry;\n";
   else os << "  for (const RuleInfo& rule : kRules) registry.Register(&rule);\n";

@@ -3,6 +3,7 @@
 // and one registration function each. Fusion vetoes become small predicate functions built
 // from the same Constraint records rewrite rules use.
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,35 @@ std::string OpcodeExpr(const Record* r) {
     return "";
   }
   return std::string("static_cast<int>(HloOpcode::") + info->enumerator + ")";
+}
+
+// The opcode expressions of the ops the record's `Opcode` field (an Op or an OpSet) stands for,
+// one per op; empty after an error (printed at the record).
+std::vector<std::string> OpcodeExprs(const llvm::RecordKeeper& records, const Record* r) {
+  std::vector<const Record*> ops;
+  if (!ExpandOps(records, r->getValueAsDef("Opcode"), r, ops)) return {};
+  std::vector<std::string> out;
+  for (const Record* op : ops)
+    out.push_back(std::string("static_cast<int>(HloOpcode::") + OpcodeOfOpRecord(op)->enumerator + ")");
+  return out;
+}
+
+// An op given a second row of the same table in one file: the engine would read only one of
+// them (the first Fusible row, the last OpCost row), so the other is an error.
+bool ClaimOps(const Record* r, const std::vector<std::string>& opcodes, std::map<std::string, const Record*>& owner,
+              const char* table) {
+  bool ok = true;
+  for (const std::string& opcode : opcodes) {
+    auto [it, inserted] = owner.emplace(opcode, r);
+    if (inserted) continue;
+    std::string op = opcode.substr(opcode.find("::k") + 3);
+    op.pop_back();
+    llvm::PrintError(r->getLoc(), std::string(table) + " '" + r->getName().str() + "' gives '" + op +
+                                      "' a second row; it already has one from '" + it->second->getName().str() + "'");
+    llvm::PrintNote(it->second->getLoc(), "the first row is here");
+    ok = false;
+  }
+  return ok;
 }
 
 void EmitRegistration(llvm::raw_ostream& os, const std::string& fn, const std::string& table, const std::string& field,
@@ -147,13 +177,14 @@ bool EmitFusion(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
   const std::string stem = FileStem(records);
   bool failed = false;
   std::string arrays, fusible, costs, vetoes, functions;
+  std::map<std::string, const Record*> fusible_owner, cost_owner;  // opcode -> its row (ClaimOps)
   for (const Record* r : MainFileRecords(records, "FusionRule")) {
     std::string req_names = std::to_string(RequirementNames(r).size());
     std::string where = CppString(SummaryOf(r)) + ", " + CppString(RecordFile(r)) + ", " + std::to_string(RecordLine(r));
     std::string id = CppIdent(r->getName());
     if (r->isSubClassOf("Fusible")) {
-      std::string opcode = OpcodeExpr(r);
-      if (opcode.empty()) {
+      std::vector<std::string> opcodes = OpcodeExprs(records, r);
+      if (opcodes.empty() || (RequirementNames(r).empty() && !ClaimOps(r, opcodes, fusible_owner, "Fusible"))) {
         failed = true;
         continue;
       }
@@ -166,21 +197,23 @@ bool EmitFusion(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
       }
       std::string kinds_var = NameArray(arrays, "kKinds_" + id, kinds);
       std::string req = NameArray(arrays, "kFusionRequires_" + id, RequirementNames(r));
-      fusible += "    {" + CppString(r->getName()) + ", " + opcode + ", " + kinds_var + ", " + std::to_string(kinds.size()) +
-                 ", " + (r->getValueAsBit("AsProducer") ? "true" : "false") + ", " +
-                 (r->getValueAsBit("AsConsumer") ? "true" : "false") + ", " + req + ", " + req_names + ",\n     " + where +
-                 "},\n";
+      for (const std::string& opcode : opcodes)
+        fusible += "    {" + CppString(r->getName()) + ", " + opcode + ", " + kinds_var + ", " +
+                   std::to_string(kinds.size()) + ", " + (r->getValueAsBit("AsProducer") ? "true" : "false") + ", " +
+                   (r->getValueAsBit("AsConsumer") ? "true" : "false") + ", " + req + ", " + req_names + ",\n     " +
+                   where + "},\n";
     } else if (r->isSubClassOf("OpCost")) {
-      std::string opcode = OpcodeExpr(r);
-      if (opcode.empty()) {
+      std::vector<std::string> opcodes = OpcodeExprs(records, r);
+      if (opcodes.empty() || !ClaimOps(r, opcodes, cost_owner, "OpCost")) {
         failed = true;
         continue;
       }
       const Record* cls = r->getValueAsDef("Class");
-      costs += "    {" + CppString(r->getName()) + ", " + opcode + ", " + CppString(cls->getName()) + ", " +
-               std::to_string(cls->getValueAsInt("RelativeCost")) + ",\n     " + where + ", " +
-               (cls->getValueAsBit("SlowInF64") ? "true" : "false") + ", " +
-               (cls->getValueAsBit("Expensive") ? "true" : "false") + "},\n";
+      for (const std::string& opcode : opcodes)
+        costs += "    {" + CppString(r->getName()) + ", " + opcode + ", " + CppString(cls->getName()) + ", " +
+                 std::to_string(cls->getValueAsInt("RelativeCost")) + ",\n     " + where + ", " +
+                 (cls->getValueAsBit("SlowInF64") ? "true" : "false") + ", " +
+                 (cls->getValueAsBit("Expensive") ? "true" : "false") + "},\n";
     } else if (r->isSubClassOf("FusionVeto")) {
       std::string reason = r->getValueAsString("Reason").str();
       if (reason.empty()) {

@@ -10,7 +10,8 @@
 //
 // Patterns (the first DAG):
 //   (Op args...)        an instruction with that opcode and exactly that many operands, each
-//                       matching its arg; `(Op:$x ...)` binds it to $x.
+//                       matching its arg; `(Op:$x ...)` binds it to $x. An OpSet in place of
+//                       the Op makes the rule one rule per member op (see OpSet below).
 //   $x                  any instruction, bound to $x; a repeated $x must be the same instruction.
 //   (Matcher extra...)  an instruction for which the matcher's C++ predicate holds; extra int or
 //                       string args are passed after it: (ScalarConstant 2); `(Zero:$z)` binds it.
@@ -49,9 +50,38 @@
 #ifndef HLOC_BASE_DSL_TD
 #define HLOC_BASE_DSL_TD
 
-// An HLO opcode, by XLA's text name (rules/base/Ops.td defines one per opcode).
-class Op<string name> {
+// What a rule, a Fusible row or an OpCost row names as its op: one Op, or an OpSet.
+class OpOrSet;
+
+// A property an opcode has whatever its operands (MLIR's op traits). rules/base/Ops.td defines
+// the traits and tags each Op with its own; an OpSet can select ops by trait.
+class OpTrait<string summary> {
+  string Summary = summary;
+}
+
+// An HLO opcode, by XLA's text name (rules/base/Ops.td defines one per opcode), and its traits.
+class Op<string name, list<OpTrait> traits = []> : OpOrSet {
   string Name = name;
+  list<OpTrait> Traits = traits;
+}
+
+// A set of ops, usable wherever one op is (GlobalISel's wip_match_opcode): as the operator of
+// a rule's pattern and result, or as the op of a Fusible or OpCost row. Its members are `ops`,
+// then every Op (in rules/base/Ops.td order) having any trait of `anyOf`, less `except`.
+// hloc-tblgen expands a record that names a set into one entry per member, as if it were written
+// once per op: a Fusible or OpCost row becomes one table row per op (all carrying the row's
+// name and line), and a rule becomes one matcher function per op, every occurrence of the set in
+// its pattern, constraints and result standing for that op (a rule may range over one set). An
+// empty set, a member that names no HLO opcode, a member listed twice and an `except` op that is
+// not a member are errors at the record that uses the set.
+//   def BroadcastSinkUnaryOps : OpSet<[Negate, Abs, Exp, Not]>;
+//   def UnaryOfBroadcastScalar : Rule<(BroadcastSinkUnaryOps:$u (Broadcast $s)),
+//       (Broadcast (BroadcastSinkUnaryOps $s), (ShapeOf $u), (Dimensions "")), [(IsScalar $s)]>;
+//   def ElementwiseIsFusible : Fusible<OpSet<[], [Elementwise], [StochasticConvert]>, [LoopFusion]>;
+class OpSet<list<Op> ops, list<OpTrait> anyOf = [], list<Op> except = []> : OpOrSet {
+  list<Op> Ops = ops;
+  list<OpTrait> AnyOf = anyOf;
+  list<Op> Except = except;
 }
 
 class Matcher<string summary, string fn> {

@@ -7,6 +7,8 @@
 //   // Elementwise ops fuse anywhere.
 //   def AddFusible : Fusible<Add, [LoopFusion, InputFusion, OutputFusion]>;
 //   def ExpCost : OpCost<Exponential, ExpensiveOp>;
+//   // An op set (rules/base/Dsl.td) stands for one row per op: here every elementwise op.
+//   def ElementwiseIsFusible : Fusible<OpSet<[], [Elementwise]>, [LoopFusion, InputFusion]>;
 //   // Duplicating an expensive producer into many consumers costs more than it saves.
 //   def ExpensiveProducerManyUsers : FusionVeto<
 //       "the producer is expensive and the consumer reuses its elements",
@@ -60,16 +62,17 @@ class FusionRule {
   string Summary = "";            // defaults to the comment above the def
 }
 
-// `op` may take part in fusions of `kinds`.
-class Fusible<Op op, list<FusionKindDef> kinds> : FusionRule {
-  Op Opcode = op;
+// `op` (an Op, or an OpSet: one row per member op) may take part in fusions of `kinds`.
+class Fusible<OpOrSet op, list<FusionKindDef> kinds> : FusionRule {
+  OpOrSet Opcode = op;
   list<FusionKindDef> Kinds = kinds;
   bit AsProducer = 1;             // may be fused into its consumer
   bit AsConsumer = 1;             // may absorb its producers
 }
 
-class OpCost<Op op, CostClass cls> : FusionRule {
-  Op Opcode = op;
+// `op` (an Op, or an OpSet: one row per member op) costs as its class says.
+class OpCost<OpOrSet op, CostClass cls> : FusionRule {
+  OpOrSet Opcode = op;
   CostClass Class = cls;
 }
 

@@ -14,95 +14,25 @@ include "base/Fusion.td"
 let SlowInF64 = 1 in
 def FastMathOp : CostClass<"a few instructions per element on the GPU's fast paths (f32 divide, exp, sqrt, rsqrt)", 4>;
 
-def AbsCost : OpCost<Abs, CheapOp>;
-def AddCost : OpCost<Add, CheapOp>;
-def AndCost : OpCost<And, CheapOp>;
-def CeilCost : OpCost<Ceil, CheapOp>;
-def ClampCost : OpCost<Clamp, CheapOp>;
-def ClzCost : OpCost<Clz, CheapOp>;
-def CompareCost : OpCost<Compare, CheapOp>;
-def ComplexCost : OpCost<Complex, CheapOp>;
-def ConvertCost : OpCost<Convert, CheapOp>;
-def FloorCost : OpCost<Floor, CheapOp>;
-def ImagCost : OpCost<Imag, CheapOp>;
-def IsFiniteCost : OpCost<IsFinite, CheapOp>;
-def MaximumCost : OpCost<Maximum, CheapOp>;
-def MinimumCost : OpCost<Minimum, CheapOp>;
-def MultiplyCost : OpCost<Multiply, CheapOp>;
-def NegateCost : OpCost<Negate, CheapOp>;
-def NotCost : OpCost<Not, CheapOp>;
-def OrCost : OpCost<Or, CheapOp>;
-def PopulationCountCost : OpCost<PopulationCount, CheapOp>;
-def RealCost : OpCost<Real, CheapOp>;
-def ReducePrecisionCost : OpCost<ReducePrecision, CheapOp>;
-def RoundNearestAfzCost : OpCost<RoundNearestAfz, CheapOp>;
-def RoundNearestEvenCost : OpCost<RoundNearestEven, CheapOp>;
-def SelectCost : OpCost<Select, CheapOp>;
-def ShiftLeftCost : OpCost<ShiftLeft, CheapOp>;
-def ShiftRightArithmeticCost : OpCost<ShiftRightArithmetic, CheapOp>;
-def ShiftRightLogicalCost : OpCost<ShiftRightLogical, CheapOp>;
-def SignCost : OpCost<Sign, CheapOp>;
-def SubtractCost : OpCost<Subtract, CheapOp>;
-def XorCost : OpCost<Xor, CheapOp>;
+// One row per cost class; an op set (rules/base/Dsl.td) is one row per member op.
+def CheapOpCosts : OpCost<OpSet<[Abs, Add, And, Ceil, Clamp, Clz, Compare, Complex, Convert, Floor, Imag, IsFinite,
+                                 Maximum, Minimum, Multiply, Negate, Not, Or, PopulationCount, Real, ReducePrecision,
+                                 RoundNearestAfz, RoundNearestEven, Select, ShiftLeft, ShiftRightArithmetic,
+                                 ShiftRightLogical, Sign, Subtract, Xor]>, CheapOp>;
 
-def DivideCost : OpCost<Divide, FastMathOp>;
-def ExpCost : OpCost<Exp, FastMathOp>;
-def RsqrtCost : OpCost<Rsqrt, FastMathOp>;
-def SqrtCost : OpCost<Sqrt, FastMathOp>;
+def FastMathOpCosts : OpCost<OpSet<[Divide, Exp, Rsqrt, Sqrt]>, FastMathOp>;
 
-def Atan2Cost : OpCost<Atan2, ExpensiveOp>;
-def CbrtCost : OpCost<Cbrt, ExpensiveOp>;
-def CosCost : OpCost<Cos, ExpensiveOp>;
-def ErfCost : OpCost<Erf, ExpensiveOp>;
-def Expm1Cost : OpCost<Expm1, ExpensiveOp>;
-def LogCost : OpCost<Log, ExpensiveOp>;
-def Log1pCost : OpCost<Log1p, ExpensiveOp>;
-def LogisticCost : OpCost<Logistic, ExpensiveOp>;
-def PowerCost : OpCost<Power, ExpensiveOp>;
-def RemainderCost : OpCost<Remainder, ExpensiveOp>;
-def SinCost : OpCost<Sin, ExpensiveOp>;
-def TanCost : OpCost<Tan, ExpensiveOp>;
-def TanhCost : OpCost<Tanh, ExpensiveOp>;
+def ExpensiveOpCosts : OpCost<OpSet<[Atan2, Cbrt, Cos, Erf, Expm1, Log, Log1p, Logistic, Power, Remainder, Sin, Tan,
+                                     Tanh]>, ExpensiveOp>;
 
-def BitcastCost : OpCost<Bitcast, MovementOp>;
-def BitcastConvertCost : OpCost<BitcastConvert, MovementOp>;
-def BroadcastCost : OpCost<Broadcast, MovementOp>;
-def ConcatenateCost : OpCost<Concatenate, MovementOp>;
-def ConstantCost : OpCost<Constant, MovementOp>;
-def CopyCost : OpCost<Copy, MovementOp>;
-def DynamicSliceCost : OpCost<DynamicSlice, MovementOp>;
-def DynamicUpdateSliceCost : OpCost<DynamicUpdateSlice, MovementOp>;
-def GatherCost : OpCost<Gather, MovementOp>;
-def GetTupleElementCost : OpCost<GetTupleElement, MovementOp>;
-def IotaCost : OpCost<Iota, MovementOp>;
-def PadCost : OpCost<Pad, MovementOp>;
-def ParameterCost : OpCost<Parameter, MovementOp>;
-def ReshapeCost : OpCost<Reshape, MovementOp>;
-def ReverseCost : OpCost<Reverse, MovementOp>;
-def SliceCost : OpCost<Slice, MovementOp>;
-def TransposeCost : OpCost<Transpose, MovementOp>;
-def TupleCost : OpCost<Tuple, MovementOp>;
+// Data movement (the MovesValuesOnly trait), the ops that make or pass values without
+// arithmetic, and bitcast-convert (it reinterprets bits in place).
+def MovementOpCosts : OpCost<OpSet<[BitcastConvert, Constant, GetTupleElement, Iota, Parameter, Tuple],
+                                   [MovesValuesOnly]>, MovementOp>;
 
-def ReduceCost : OpCost<Reduce, ReductionOp>;
-def ReduceWindowCost : OpCost<ReduceWindow, ReductionOp>;
-def ScatterCost : OpCost<Scatter, ReductionOp>;
-def SelectAndScatterCost : OpCost<SelectAndScatter, ReductionOp>;
+def ReductionOpCosts : OpCost<OpSet<[Reduce, ReduceWindow, Scatter, SelectAndScatter]>, ReductionOp>;
 
-def ConvolutionCost : OpCost<Convolution, ContractionOp>;
-def DotCost : OpCost<Dot, ContractionOp>;
+def ContractionOpCosts : OpCost<OpSet<[Convolution, Dot]>, ContractionOp>;
 
-def AllGatherCost : OpCost<AllGather, OpaqueOp>;
-def AllReduceCost : OpCost<AllReduce, OpaqueOp>;
-def AllToAllCost : OpCost<AllToAll, OpaqueOp>;
-def CallCost : OpCost<Call, OpaqueOp>;
-def CholeskyCost : OpCost<Cholesky, OpaqueOp>;
-def ConditionalCost : OpCost<Conditional, OpaqueOp>;
-def CustomCallCost : OpCost<CustomCall, OpaqueOp>;
-def FftCost : OpCost<Fft, OpaqueOp>;
-def RngCost : OpCost<Rng, OpaqueOp>;
-def RngBitGeneratorCost : OpCost<RngBitGenerator, OpaqueOp>;
-def ScanCost : OpCost<Scan, OpaqueOp>;
-def SortCost : OpCost<Sort, OpaqueOp>;
-def TopKCost : OpCost<TopK, OpaqueOp>;
-def TriangularSolveCost : OpCost<TriangularSolve, OpaqueOp>;
-def WhileCost : OpCost<While, OpaqueOp>;
+def OpaqueOpCosts : OpCost<OpSet<[AllGather, AllReduce, AllToAll, Call, Cholesky, Conditional, CustomCall, Fft, Rng,
+                                  RngBitGenerator, Scan, Sort, TopK, TriangularSolve, While]>, OpaqueOp>;

@@ -13,75 +13,16 @@
 
 include "base/Fusion.td"
 
-// Elementwise ops: computed per output element, they fuse anywhere (XLA's
-// IsUniversallyLoopFusible).
-class ElementwiseFusible<Op op> : Fusible<op, [LoopFusion, InputFusion]>;
-// Data movement: index arithmetic only, fused as freely as elementwise ops (a tiled transpose
-// becomes its fusion's hero; see FusionVetoes.td for when heroes clash).
-class MovementFusible<Op op> : Fusible<op, [LoopFusion, InputFusion]>;
-
-def AbsIsFusible : ElementwiseFusible<Abs>;
-def AddIsFusible : ElementwiseFusible<Add>;
-def AndIsFusible : ElementwiseFusible<And>;
-def Atan2IsFusible : ElementwiseFusible<Atan2>;
-def BitcastConvertIsFusible : ElementwiseFusible<BitcastConvert>;
-def CbrtIsFusible : ElementwiseFusible<Cbrt>;
-def CeilIsFusible : ElementwiseFusible<Ceil>;
-def ClampIsFusible : ElementwiseFusible<Clamp>;
-def ClzIsFusible : ElementwiseFusible<Clz>;
-def CompareIsFusible : ElementwiseFusible<Compare>;
-def ComplexIsFusible : ElementwiseFusible<Complex>;
-def ConvertIsFusible : ElementwiseFusible<Convert>;
-def CopyIsFusible : ElementwiseFusible<Copy>;
-def CosIsFusible : ElementwiseFusible<Cos>;
-def DivideIsFusible : ElementwiseFusible<Divide>;
-def ErfIsFusible : ElementwiseFusible<Erf>;
-def ExpIsFusible : ElementwiseFusible<Exp>;
-def Expm1IsFusible : ElementwiseFusible<Expm1>;
-def FloorIsFusible : ElementwiseFusible<Floor>;
-def ImagIsFusible : ElementwiseFusible<Imag>;
-def IsFiniteIsFusible : ElementwiseFusible<IsFinite>;
-def LogIsFusible : ElementwiseFusible<Log>;
-def Log1pIsFusible : ElementwiseFusible<Log1p>;
-def LogisticIsFusible : ElementwiseFusible<Logistic>;
-def MaximumIsFusible : ElementwiseFusible<Maximum>;
-def MinimumIsFusible : ElementwiseFusible<Minimum>;
-def MultiplyIsFusible : ElementwiseFusible<Multiply>;
-def NegateIsFusible : ElementwiseFusible<Negate>;
-def NotIsFusible : ElementwiseFusible<Not>;
-def OrIsFusible : ElementwiseFusible<Or>;
-def PopulationCountIsFusible : ElementwiseFusible<PopulationCount>;
-def PowerIsFusible : ElementwiseFusible<Power>;
-def RealIsFusible : ElementwiseFusible<Real>;
-def ReducePrecisionIsFusible : ElementwiseFusible<ReducePrecision>;
-def RemainderIsFusible : ElementwiseFusible<Remainder>;
-def RoundNearestAfzIsFusible : ElementwiseFusible<RoundNearestAfz>;
-def RoundNearestEvenIsFusible : ElementwiseFusible<RoundNearestEven>;
-def RsqrtIsFusible : ElementwiseFusible<Rsqrt>;
-def SelectIsFusible : ElementwiseFusible<Select>;
-def ShiftLeftIsFusible : ElementwiseFusible<ShiftLeft>;
-def ShiftRightArithmeticIsFusible : ElementwiseFusible<ShiftRightArithmetic>;
-def ShiftRightLogicalIsFusible : ElementwiseFusible<ShiftRightLogical>;
-def SignIsFusible : ElementwiseFusible<Sign>;
-def SinIsFusible : ElementwiseFusible<Sin>;
-def SqrtIsFusible : ElementwiseFusible<Sqrt>;
-def SubtractIsFusible : ElementwiseFusible<Subtract>;
-def TanIsFusible : ElementwiseFusible<Tan>;
-def TanhIsFusible : ElementwiseFusible<Tanh>;
-def XorIsFusible : ElementwiseFusible<Xor>;
-
-def BitcastIsFusible : MovementFusible<Bitcast>;
-def BroadcastIsFusible : MovementFusible<Broadcast>;
-def ConcatenateIsFusible : MovementFusible<Concatenate>;
-def ConstantIsFusible : MovementFusible<Constant>;
-def DynamicSliceIsFusible : MovementFusible<DynamicSlice>;
-def GatherIsFusible : MovementFusible<Gather>;
-def IotaIsFusible : MovementFusible<Iota>;
-def PadIsFusible : MovementFusible<Pad>;
-def ReshapeIsFusible : MovementFusible<Reshape>;
-def ReverseIsFusible : MovementFusible<Reverse>;
-def SliceIsFusible : MovementFusible<Slice>;
-def TransposeIsFusible : MovementFusible<Transpose>;
+// Elementwise ops (the Elementwise trait, rules/base/Ops.td): computed per output element, they
+// fuse anywhere (XLA's IsUniversallyLoopFusible). Except stochastic-convert, which has never had
+// a Fusible record: it stays a kernel of its own.
+def ElementwiseIsFusible : Fusible<OpSet<[], [Elementwise], [StochasticConvert]>, [LoopFusion, InputFusion]>;
+// Data movement (the MovesValuesOnly trait) and the ops that make values without reading any
+// (constant, iota): index arithmetic only, fused as freely as elementwise ops (a tiled
+// transpose becomes its fusion's hero; see FusionVetoes.td for when heroes clash). Copy is
+// elementwise too (its row is the one above); dynamic-update-slice has its own row below.
+def MovementIsFusible : Fusible<OpSet<[Constant, Iota], [MovesValuesOnly], [Copy, DynamicUpdateSlice]>,
+                                [LoopFusion, InputFusion]>;
 
 // A reduce is the hero of a kInput fusion (XLA's reduction emitter); one that reduces nothing
 // of size > 1 is a plain loop ("loop_reduce_fusion"). As a producer it fuses only as XLA's

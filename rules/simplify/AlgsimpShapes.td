@@ -8,6 +8,10 @@
 include "base/Common.td"
 include "simplify/AlgsimpHelpers.td"
 
+// The elementwise ops whose broadcast scalars the broadcast-sink rules below fold (XLA's list).
+def BroadcastSinkUnaryOps : OpSet<[Negate, Abs, Exp, Not]>;
+def BroadcastSinkBinaryOps : OpSet<[Add, Subtract, Multiply, Maximum, Minimum]>;
+
 let Pass = "algsimp" in {
 
 //===- broadcast --------------------------------------------------------------===//
@@ -26,43 +30,23 @@ def TransposeOfBroadcastScalar : Rule<(Transpose:$t (Broadcast $s)), (Broadcast 
 def ReverseOfBroadcastScalar : Rule<(Reverse:$r (Broadcast:$b $s)), (replaceWith $b), [(IsScalar $s)]>;
 }
 
-// Elementwise ops of broadcast scalars compute once on the scalar (XLA sinks broadcasts).
+// Elementwise ops of broadcast scalars compute once on the scalar (XLA sinks broadcasts). The
+// ops are the op sets at the top of this file: each rule over one is one rule per op.
 let Group = "broadcast-sink" in {
-// -broadcast(s) => broadcast(-s)
-def NegateOfBroadcastScalar : Rule<(Negate:$u (Broadcast $s)), (Broadcast (Negate $s), (ShapeOf $u), (Dimensions "")),
-                                   [(IsScalar $s)]>;
-// abs(broadcast(s)) => broadcast(abs(s))
-def AbsOfBroadcastScalar : Rule<(Abs:$u (Broadcast $s)), (Broadcast (Abs $s), (ShapeOf $u), (Dimensions "")),
-                                [(IsScalar $s)]>;
-// exp(broadcast(s)) => broadcast(exp(s))
-def ExpOfBroadcastScalar : Rule<(Exp:$u (Broadcast $s)), (Broadcast (Exp $s), (ShapeOf $u), (Dimensions "")),
-                                [(IsScalar $s)]>;
-// not(broadcast(s)) => broadcast(not(s))
-def NotOfBroadcastScalar : Rule<(Not:$u (Broadcast $s)), (Broadcast (Not $s), (ShapeOf $u), (Dimensions "")),
-                                [(IsScalar $s)]>;
-// convert(broadcast(s)) => broadcast(convert(s))
+// op(broadcast(s)) => broadcast(op(s)) for a scalar s and op in negate, abs, exp, not
+def UnaryOfBroadcastScalar : Rule<(BroadcastSinkUnaryOps:$u (Broadcast $s)),
+                                  (Broadcast (BroadcastSinkUnaryOps $s), (ShapeOf $u), (Dimensions "")),
+                                  [(IsScalar $s)]>;
+// convert(broadcast(s)) => broadcast(convert(s)) (the new convert's shape is the scalar's, in the
+// result's element type)
 def ConvertOfBroadcastScalar : Rule<(Convert:$u (Broadcast $s)),
                                     (Broadcast (Convert $s, (ShapeOfWithTypeOf $s, $u)), (ShapeOf $u), (Dimensions "")),
                                     [(IsScalar $s)]>;
-// broadcast(s) + broadcast(t) => broadcast(s + t) for scalars s, t
-def AddOfBroadcastScalars : Rule<(Add:$o (Broadcast $s), (Broadcast $t)),
-                                 (Broadcast (Add $s, $t), (ShapeOf $o), (Dimensions "")), [(IsScalar $s), (IsScalar $t)]>;
-// broadcast(s) - broadcast(t) => broadcast(s - t)
-def SubOfBroadcastScalars : Rule<(Subtract:$o (Broadcast $s), (Broadcast $t)),
-                                 (Broadcast (Subtract $s, $t), (ShapeOf $o), (Dimensions "")),
-                                 [(IsScalar $s), (IsScalar $t)]>;
-// broadcast(s) * broadcast(t) => broadcast(s * t)
-def MulOfBroadcastScalars : Rule<(Multiply:$o (Broadcast $s), (Broadcast $t)),
-                                 (Broadcast (Multiply $s, $t), (ShapeOf $o), (Dimensions "")),
-                                 [(IsScalar $s), (IsScalar $t)]>;
-// max(broadcast(s), broadcast(t)) => broadcast(max(s, t))
-def MaxOfBroadcastScalars : Rule<(Maximum:$o (Broadcast $s), (Broadcast $t)),
-                                 (Broadcast (Maximum $s, $t), (ShapeOf $o), (Dimensions "")),
-                                 [(IsScalar $s), (IsScalar $t)]>;
-// min(broadcast(s), broadcast(t)) => broadcast(min(s, t))
-def MinOfBroadcastScalars : Rule<(Minimum:$o (Broadcast $s), (Broadcast $t)),
-                                 (Broadcast (Minimum $s, $t), (ShapeOf $o), (Dimensions "")),
-                                 [(IsScalar $s), (IsScalar $t)]>;
+// op(broadcast(s), broadcast(t)) => broadcast(op(s, t)) for scalars s, t and op in add, subtract,
+// multiply, maximum, minimum
+def BinaryOfBroadcastScalars : Rule<(BroadcastSinkBinaryOps:$o (Broadcast $s), (Broadcast $t)),
+                                    (Broadcast (BroadcastSinkBinaryOps $s, $t), (ShapeOf $o), (Dimensions "")),
+                                    [(IsScalar $s), (IsScalar $t)]>;
 }
 
 //===- reshape, bitcast, copy -----------------------------------------------===//

@@ -142,15 +142,64 @@ TEST_CASE("rules/base/Ops.td has one def per opcode, named after its enumerator"
   text << in.rdbuf();
   std::string s = text.str();
   std::map<std::string, std::string> defs;  // def name -> text name
-  std::regex def_re(R"re(def (\w+) : Op<"([^"]+)">;)re");
-  for (auto it = std::sregex_iterator(s.begin(), s.end(), def_re); it != std::sregex_iterator(); ++it)
+  std::map<std::string, std::string> traits;  // def name -> its trait list as written
+  std::regex def_re(R"re(def (\w+) : Op<"([^"]+)"(?:, \[([\w, ]*)\])?>;)re");
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), def_re); it != std::sregex_iterator(); ++it) {
     defs[(*it)[1]] = (*it)[2];
+    traits[(*it)[1]] = (*it)[3];
+  }
   std::map<std::string, std::string> want;
 #define HLOC_TEST_OPCODE(e, name, arity) want[ToCamel(#e)] = name;
   HLOC_OPCODES(HLOC_TEST_OPCODE)
 #undef HLOC_TEST_OPCODE
   CHECK(defs == want);
   CHECK(defs.size() == static_cast<size_t>(kNumOpcodes));
+  // The Elementwise trait (an OpSet can select ops by it) is exactly src/ir/opcode.cc's
+  // IsElementwise.
+  for (int i = 0; i < kNumOpcodes; ++i) {
+    const HloOpcode op = static_cast<HloOpcode>(i);
+    std::string name;
+#define HLOC_TEST_OPCODE(e, text, arity) \
+  if (op == HloOpcode::e) name = ToCamel(#e);
+    HLOC_OPCODES(HLOC_TEST_OPCODE)
+#undef HLOC_TEST_OPCODE
+    INFO(name << " in rules/base/Ops.td: traits [" << traits[name] << "]");
+    CHECK(std::regex_search(traits[name], std::regex(R"(\bElementwise\b)")) == IsElementwise(op));
+  }
+}
+
+TEST_CASE("a rule over an op set is one row and one function per op, under the rule's name", "[rewrite][tblgen]") {
+  EnsureTestRules();
+  std::vector<const RuleInfo*> rows;
+  for (const RuleInfo* r : RuleRegistry::Global().all())
+    if (std::string(r->name) == "TOpOfBroadcast") rows.push_back(r);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0]->root_opcode == static_cast<int>(HloOpcode::kNegate));
+  CHECK(rows[1]->root_opcode == static_cast<int>(HloOpcode::kAbs));
+  CHECK(rows[0]->line == rows[1]->line);
+  CHECK(rows[0]->fn != rows[1]->fn);
+  CHECK(std::string(rows[0]->summary) == "op(broadcast(s)) => broadcast(op(s)) for op in negate, abs: one row and function per op");
+  for (const char* op : {"negate", "abs"}) {
+    auto m = Parse(std::string(R"(HloModule m
+ENTRY main {
+  s = f32[] parameter(0)
+  b = f32[2,3]{1,0} broadcast(s), dimensions={}
+  ROOT n = f32[2,3]{1,0} )") + op + R"((b)
+})");
+    INFO(op);
+    CheckSameResults(*m, [&] { CHECK(Rewrite(*m, {"TOpOfBroadcast"}).changed); });
+    const HloInstruction* root = Root(*m);
+    REQUIRE(root->opcode() == HloOpcode::kBroadcast);
+    CHECK(HloOpcodeString(root->operand(0)->opcode()) == op);
+  }
+  // Not for an op outside the set.
+  auto m = Parse(R"(HloModule m
+ENTRY main {
+  s = f32[] parameter(0)
+  b = f32[2,3]{1,0} broadcast(s), dimensions={}
+  ROOT n = f32[2,3]{1,0} exponential(b)
+})");
+  CHECK_FALSE(Rewrite(*m, {"TOpOfBroadcast"}).changed);
 }
 
 TEST_CASE("generated RuleInfo carries file, line, pass, group, summary and root", "[rewrite][tblgen]") {
@@ -571,4 +620,49 @@ ENTRY main {
   CHECK_FALSE(veto->fn(ctx, n, c->root_instruction()));  // n has one use
   // The build's own tables (rules/layout, rules/fusion) load without error.
   (void)GeneratedTables::Global();
+}
+
+TEST_CASE("the build's Fusible and OpCost rows, op sets expanded, give each op its recorded facts",
+          "[rewrite][tblgen]") {
+  // tests/unit/rules/fusion_op_facts.txt: the per-op facts the one-op records gave before they
+  // became op-set rows (issue 15). A Fusible row is read first-wins and an OpCost row last-wins
+  // by the engines; hloc-tblgen rejects a second row for an op within a file, and here each op
+  // has at most one of each across files.
+  std::map<std::string, std::string> fusible, cost;
+  const GeneratedTables& tables = GeneratedTables::Global();
+  for (const FusibleInfo* row : tables.fusible) {
+    std::string name(HloOpcodeString(static_cast<HloOpcode>(row->opcode)));
+    std::string kinds;
+    for (int k = 0; k < row->num_kinds; ++k) kinds += (k ? "," : "") + std::string(row->kinds[k]);
+    CHECK(row->num_requires == 0);
+    INFO(name << " has two Fusible rows");
+    CHECK(fusible.count(name) == 0);
+    fusible[name] = kinds + " producer=" + std::to_string(row->as_producer) + " consumer=" + std::to_string(row->as_consumer);
+  }
+  for (const OpCostInfo* row : tables.op_costs) {
+    std::string name(HloOpcodeString(static_cast<HloOpcode>(row->opcode)));
+    INFO(name << " has two OpCost rows");
+    CHECK(cost.count(name) == 0);
+    cost[name] = std::string(row->cost_class) + "/" + std::to_string(row->relative_cost) +
+                 " slow_in_f64=" + std::to_string(row->slow_in_f64) + " expensive=" + std::to_string(row->expensive);
+  }
+  std::map<std::string, std::string> have, want;
+  for (const auto& [op, f] : fusible) have[op] = "fusible=" + f;
+  for (const auto& [op, c] : cost) have[op] += std::string(have[op].empty() ? "fusible=-" : "") + " cost=" + c;
+  for (auto& [op, line] : have)
+    if (line.find(" cost=") == std::string::npos) line += " cost=-";
+  std::ifstream in(std::string(HLOC_SOURCE_DIR) + "/tests/unit/rules/fusion_op_facts.txt");
+  REQUIRE(in.good());
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t space = line.find(' ');
+    want[line.substr(0, space)] = line.substr(space + 1);
+  }
+  REQUIRE(want.size() == 86);
+  for (const auto& [op, facts] : want) {
+    INFO(op);
+    CHECK(have[op] == facts);
+  }
+  CHECK(have.size() == want.size());
 }

@@ -12,6 +12,9 @@ def : RewritePass<"test-pingpong">;
 def HasTestCap : Requirement<"the profile's TestCap capability">;
 def IsNegative : Constraint<"$x is a constant whose elements are all negative", "TestIsNegativeConstant">;
 
+// An op set (rules/base/Dsl.td): TOpOfBroadcast below is one rule per member.
+def TNegAbs : OpSet<[Negate, Abs]>;
+
 let Pass = "test-rewrite" in {
 
 let Group = "identities" in {
@@ -35,6 +38,10 @@ def TSubSelf : Rule<(Subtract $x, $x), (ZeroLike $x), [(IsIntegral $x)]>;
 // -broadcast(s) => broadcast(-s) for a scalar s
 def TNegBroadcast : Rule<(Negate (Broadcast:$b $s)),
                          (Broadcast (Negate $s), (ShapeOf $b), (DimensionsOf $b)), [(IsScalar $s)]>;
+
+// op(broadcast(s)) => broadcast(op(s)) for op in negate, abs: one row and function per op
+def TOpOfBroadcast : Rule<(TNegAbs (Broadcast:$b $s)),
+                          (Broadcast (TNegAbs $s), (ShapeOf $b), (DimensionsOf $b)), [(IsScalar $s)]>;
 
 // Priorities: both match negate(negate(x)); the higher one wins.
 let Group = "prio" in {
