@@ -286,7 +286,9 @@ bool ComputedValueUsersExceed(RewriteContext&, const HloInstruction* producer, i
   if (static_cast<int64_t>(users.size()) <= limit) return false;
   for (const HloInstruction* i : FusedInstructions(producer)) {
     switch (i->opcode()) {
-      // Values are only moved or indexed: a copy costs loads, not arithmetic.
+      // Values are only moved or indexed: a copy costs loads, not arithmetic. Not the
+      // MovesValuesOnly trait of rules/base/Ops.td: that has dynamic-slice, dynamic-update-slice
+      // and gather too (they compute on indices), and not parameter, constant, iota.
       case O::kParameter: case O::kConstant: case O::kIota: case O::kBroadcast: case O::kBitcast: case O::kReshape:
       case O::kCopy: case O::kTranspose: case O::kSlice: case O::kConcatenate: case O::kPad: case O::kReverse:
         continue;

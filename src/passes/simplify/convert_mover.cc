@@ -17,7 +17,8 @@ bool IsLosslesslyConvertibleTo(const Literal& literal, PrimitiveType type) {
 
 // Ops with convert(op(x)) == op(convert(x)). Left out as in XLA: ops where only some
 // operands would convert (dynamic-slice, gather, ...), bitcast (layout-dependent) and
-// reductions (the reducer need not commute with the convert).
+// reductions (the reducer need not commute with the convert). Five of the MovesValuesOnly
+// trait's ops (rules/base/Ops.td), not the trait: XLA moves converts across these only.
 bool OpCommutesWithConvert(HloOpcode opcode) {
   switch (opcode) {
     case HloOpcode::kConcatenate:
