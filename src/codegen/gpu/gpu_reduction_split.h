@@ -27,7 +27,7 @@ inline constexpr int64_t kLongChainInstructions = 96;
 // op costs, rules/fusion/FusionCosts.td, summed over the fused computation) are planned at full
 // occupancy (32 registers a thread); the others at half (64), where their unrolled, vectorized
 // folds fit without spilling. The bound is the profile's tuning split_reduction_light_cost
-// (GpuDeviceInfo; engine/tuning.h has the measurement).
+// (GpuDeviceInfo; engine/tuning.h has the measurement): SplitLaunchPlan::light.
 
 struct SplitPlan {
   std::vector<int64_t> in_dims;
@@ -51,6 +51,36 @@ std::optional<SplitPlan> AnalyzeSplit(const HloComputation& fused);
 // Parameters whose elements the reduces read through elementwise ops, copies and transposes only:
 // parameter index[i] = reduce input index[map[i]].
 std::map<int64_t, std::vector<int64_t>> TraceParameters(const SplitPlan& p);
+
+// How a split reduction is launched and how its threads read (XLA: the tiling of ReductionInfo
+// and reduction_utils' split of R): vector loads, block and column tiles, splits of R and the
+// fold's unrolling. Numbers only, decided before any IR.
+struct SplitLaunchPlan {
+  bool column = false;      // C > 1: 32 x 32V tiles of columns; else blocks fold slices of rows
+  bool long_chain = false;  // see kLongChainInstructions: no vectors, no unrolling, half occupancy
+  bool light = false;       // full occupancy (the bound above: split_reduction_light_cost)
+  int64_t V = 1;            // elements (rows) or adjacent columns (columns) per vector load
+  int64_t fast_dim = -1;    // the input dimension the V elements of a vector step along
+  std::map<int64_t, std::vector<int64_t>> vector_params;  // read V at a time: parameter -> index map
+  int64_t block = 256;      // threads per block
+  int64_t tile_cols = 1;    // columns per block
+  int64_t tiles = 1;        // column tiles per b
+  int64_t per_sm = 1;       // blocks planned per SM
+  int64_t S = 1;            // splits of R (S > 1: partials in global scratch, the last block folds)
+  int64_t chunk = 1;        // R elements per split, a multiple of V
+  int64_t units = 1;        // (b, column tile, split) units the blocks stride over
+  int64_t grid = 1;         // blocks launched
+  int64_t U = 1;            // loop trips folded together (loads in flight)
+  int64_t min_blocks_per_sm = 0;  // occupancy asked of ptxas; 0: none
+  bool column_vector() const { return column && V > 1; }
+  int64_t warps() const { return block / 32; }
+};
+
+// The launch plan of `p` (B * C and R positive) for kernel operands `operands` and `num_outputs`
+// results. For rows it also orders p.r_dims: the reduced dimensions are walked in the physical
+// order of the largest parameter the reduces read.
+SplitLaunchPlan ComputeSplitLaunchPlan(SplitPlan& p, const HloComputation& fused, const std::vector<IrArray>& operands,
+                                       size_t num_outputs, const GpuDeviceInfo& dev);
 
 // The row-major index of `linear` into `dims`, with 32-bit division where the product allows.
 IrArray::Index DelinearizeNarrow(llvm::Value* linear, const std::vector<int64_t>& dims, llvm::IRBuilderBase& b);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <set>
 
+#include "passes/fusion/fusion_analysis.h"
+
 namespace hloc::codegen::gpu {
 namespace {
 
@@ -201,6 +203,158 @@ std::optional<SplitPlan> AnalyzeSplit(const HloComputation& fused) {
     return std::nullopt;
   }
   return p;
+}
+
+namespace {
+
+// The fused computation's parameters by number.
+struct FusionParams {
+  int64_t count = 0;
+  std::map<int64_t, const HloInstruction*> by_number;
+};
+
+FusionParams CollectParams(const HloComputation& fused) {
+  FusionParams fp;
+  for (const HloInstruction* inst : fused.MakeInstructionPostOrder())
+    if (inst->opcode() == HloOpcode::kParameter) {
+      ++fp.count;
+      fp.by_number[inst->attrs().parameter_number] = inst;
+    }
+  return fp;
+}
+
+// The traced parameters that can be read V at a time along input dimension `fast` go into
+// lp.vector_params; returns the widest one's element bytes (1 when none).
+int64_t PickVectorParams(int64_t fast, const std::map<int64_t, std::vector<int64_t>>& traced, const FusionParams& fp,
+                         const std::vector<IrArray>& operands, SplitLaunchPlan& lp) {
+  int64_t max_bytes = 1;
+  if (static_cast<int64_t>(operands.size()) != fp.count) return max_bytes;
+  for (const auto& [pn, pmap] : traced) {
+    if (!fp.by_number.count(pn) || pn >= fp.count) continue;
+    const Shape& ps = fp.by_number.at(pn)->shape();
+    const Shape& os = operands[pn].shape();
+    const PrimitiveType t = ps.element_type();
+    const bool plain = t == PrimitiveType::F16 || t == PrimitiveType::BF16 || t == PrimitiveType::F32 ||
+                       t == PrimitiveType::F64 || t == PrimitiveType::S32 || t == PrimitiveType::U32;
+    if (!plain || !os.IsArray() || os.dimensions() != ps.dimensions() || os.element_type() != t ||
+        MinorToMajorOf(os) != MinorToMajorOf(ps) || ps.rank() == 0)
+      continue;
+    if (pmap[MinorToMajorOf(ps)[0]] != fast) continue;
+    lp.vector_params[pn] = pmap;
+    max_bytes = std::max<int64_t>(max_bytes, ByteWidth(t));
+  }
+  return max_bytes;
+}
+
+// Columns (C > 1): each thread folds V adjacent columns (one vector load per row and parameter
+// whose minor dimension is the input's last), a block covers 32*V columns.
+void PlanColumnVectors(const SplitPlan& p, const std::map<int64_t, std::vector<int64_t>>& traced,
+                       const FusionParams& fp, const std::vector<IrArray>& operands, SplitLaunchPlan& lp) {
+  lp.fast_dim = static_cast<int64_t>(p.in_dims.size()) - 1;
+  const int64_t max_bytes = PickVectorParams(lp.fast_dim, traced, fp, operands, lp);
+  lp.V = lp.vector_params.empty() ? 1 : 16 / max_bytes;
+  while (lp.V > 1 && (p.in_dims[lp.fast_dim] % lp.V != 0 || p.C < 32 * lp.V)) lp.V /= 2;
+  // The transposing tile (32 x (32V+1) per accumulator) must fit in shared memory.
+  int64_t acc_bytes = 0;
+  for (const HloInstruction* r : p.reduces) acc_bytes += std::max(4, ByteWidth(r->shape().element_type()));
+  while (lp.V > 1 && 32 * (32 * lp.V + 1) * acc_bytes > 40 * 1024) lp.V /= 2;
+  if (lp.V == 1) lp.vector_params.clear();
+}
+
+// Rows (C == 1): the reduced dimensions are walked in the physical order of the largest
+// parameter the reduces read (through elementwise ops and transposes; conv_train_step's loss
+// reads two transposed NHWC arrays), so that consecutive threads read consecutive addresses;
+// when that order's fastest dimension is the parameters' minor one, each thread folds V
+// consecutive elements read with one vector load per parameter.
+void PlanRowOrderAndVectors(SplitPlan& p, std::map<int64_t, std::vector<int64_t>>& traced, const FusionParams& fp,
+                            const std::vector<IrArray>& operands, SplitLaunchPlan& lp) {
+  int64_t primary = -1, primary_bytes = -1;
+  for (const auto& [pn, map] : traced) {
+    if (!fp.by_number.count(pn) || !fp.by_number.at(pn)->shape().IsArray()) continue;
+    const int64_t bytes = fp.by_number.at(pn)->shape().byte_size();
+    if (bytes > primary_bytes) primary = pn, primary_bytes = bytes;
+  }
+  if (primary < 0) return;
+  const std::vector<int64_t>& map = traced[primary];
+  std::set<int64_t> reduced(p.r_dims.begin(), p.r_dims.end());
+  std::vector<int64_t> order;  // reduced input dimensions, fastest first
+  for (int64_t m : MinorToMajorOf(fp.by_number.at(primary)->shape()))
+    if (m >= 0 && m < static_cast<int64_t>(map.size()) && reduced.count(map[m])) order.push_back(map[m]);
+  if (order.size() != p.r_dims.size()) return;
+  p.r_dims.assign(order.rbegin(), order.rend());
+  // Vector loads: parameters whose minor dimension is the fastest reduced one.
+  const int64_t fast = order.front();
+  lp.fast_dim = fast;
+  const int64_t max_bytes = PickVectorParams(fast, traced, fp, operands, lp);
+  lp.V = lp.vector_params.empty() ? 1 : 16 / max_bytes;
+  while (lp.V > 1 && p.in_dims[fast] % lp.V != 0) lp.V /= 2;
+  if (lp.V == 1) lp.vector_params.clear();
+}
+
+// Blocks, column tiles, splits of R and the grid.
+void PlanUnits(const SplitPlan& p, const GpuDeviceInfo& dev, SplitLaunchPlan& lp) {
+  lp.block = lp.column ? 1024 : 256;
+  lp.tile_cols = lp.column ? 32 * lp.V : 1;
+  lp.tiles = lp.column ? (p.C + lp.tile_cols - 1) / lp.tile_cols : 1;
+  // Blocks that fit an SM by threads. A long fused chain (numpyro's lgamma/digamma: 370
+  // instructions) needs more registers than a full SM of threads leaves each (32): asked for
+  // that occupancy, ptxas spilled 32 KB a thread and the kernel ran 10x slower. Such chains are
+  // planned for half the blocks and let ptxas take the registers it needs; so are the reductions
+  // that are not `light` (above), with 64 registers a thread asked for.
+  const int64_t fit = std::max<int64_t>(1, dev.max_threads_per_sm / lp.block);
+  lp.per_sm = lp.light ? fit : std::max<int64_t>(1, fit / 2);
+  const int64_t resident = lp.per_sm * dev.sm_count;
+  const int64_t base_units = p.B * lp.tiles;
+  // Split R until about one wave of resident blocks is busy; each split keeps enough rows
+  // (columns: 64 rows, rows: 8 elements a thread) to amortize its partial.
+  // At most one wave of resident blocks (the kernel asks ptxas for that occupancy below): a
+  // second, partial wave would cost as much as the first.
+  lp.S = 1;
+  if (base_units < resident) {
+    const int64_t min_chunk = lp.column ? 64 : lp.block * 8;
+    lp.S = std::max<int64_t>(1, std::min(resident / base_units, p.R / min_chunk));
+    // Keep the scratch small.
+    while (lp.S > 1 && lp.S * p.B * p.C > (int64_t{1} << 22)) lp.S /= 2;
+  }
+  lp.chunk = ((p.R + lp.S - 1) / lp.S + lp.V - 1) / lp.V * lp.V;  // a multiple of V
+  lp.units = base_units * lp.S;
+  lp.grid = std::max<int64_t>(1, std::min(lp.units, resident * dev.waves));
+  // The split assumes `resident` blocks run at once: ask ptxas for that many per SM.
+  if (lp.S > 1 && !lp.long_chain) lp.min_blocks_per_sm = lp.per_sm;
+}
+
+}  // namespace
+
+SplitLaunchPlan ComputeSplitLaunchPlan(SplitPlan& p, const HloComputation& fused, const std::vector<IrArray>& operands,
+                                       size_t num_outputs, const GpuDeviceInfo& dev) {
+  SplitLaunchPlan lp;
+  lp.column = p.C > 1;
+  // A long fused chain is computed one element at a time (no vectors, no unrolling), at half
+  // occupancy: see kLongChainInstructions.
+  lp.long_chain = fused.instruction_count() > kLongChainInstructions;
+  // Full occupancy leaves a thread 32 registers; the unrolled, vectorized fold of more than
+  // one result or of a costlier element spilled there (numpyro's exp/log reduce: 600 bytes a
+  // thread, 4x its memory time; the column reductions of several results in ViT, U-Net, GRU).
+  int64_t element_cost = 0;
+  for (const auto& i : fused.instructions()) element_cost += fusion::RelativeCost(i->opcode());
+  lp.light = !lp.long_chain && num_outputs == 1 && element_cost <= dev.split_reduction_light_cost;
+  // Vectors only for single-result reducers (the order of a variadic reducer's ties is left
+  // alone).
+  bool single = true;
+  for (const HloInstruction* r : p.reduces) single = single && r->operand_count() == 2;
+  std::map<int64_t, std::vector<int64_t>> traced = single ? TraceParameters(p) : std::map<int64_t, std::vector<int64_t>>();
+  const FusionParams fp = CollectParams(fused);
+  if (lp.column && single && !traced.empty() && !lp.long_chain) PlanColumnVectors(p, traced, fp, operands, lp);
+  if (!lp.column && !lp.long_chain) PlanRowOrderAndVectors(p, traced, fp, operands, lp);
+  PlanUnits(p, dev, lp);
+  // for (i = start; i < end; i += step), U at a time while U fit. A long chain is not unrolled:
+  // U copies of it (4 x V elements) outgrow the registers (numpyro: 32 KB of spills a thread).
+  // Others than `light` ones unroll only while the loads in flight (U x V elements of each
+  // parameter) fit half of their 64 registers: numpyro's exp/log reduce of 3 parameters with
+  // V = 4 spilled 176 bytes a thread at U = 4.
+  const int64_t loaded = std::max<int64_t>(1, lp.V * fused.num_parameters());
+  lp.U = lp.long_chain ? 1 : lp.light ? 4 : std::clamp<int64_t>(32 / loaded, 1, 4);
+  return lp;
 }
 
 }  // namespace hloc::codegen::gpu
