@@ -4,6 +4,7 @@
 #include <cmath>
 #include <complex>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
@@ -79,6 +80,125 @@ void ReduceHalf(Red r, uint8_t* acc, const uint8_t* x, int64_t bytes) {
                         [r](uint16_t a, uint16_t b) { return FromFloat(Combine<float>(r, ToFloat(a), ToFloat(b))); });
 }
 
+// ---- the 8- and 4-bit floats and the 2- and 4-bit integers, one element a byte -------------------
+// Reduced as XLA's CPU collectives reduce them (ml_dtypes arithmetic): each step computed in f32
+// (the sum or product of two such values is exact there) and rounded back to nearest even.
+
+enum class NanKind { kIeee, kAllOnes, kNegZero, kNone };
+
+struct NarrowFloat {
+  int ebits, mbits, bias;
+  bool has_inf;
+  NanKind nan;
+};
+
+constexpr NarrowFloat kF8E5M2{5, 2, 15, true, NanKind::kIeee};
+constexpr NarrowFloat kF8E4M3{4, 3, 7, true, NanKind::kIeee};
+constexpr NarrowFloat kF8E3M4{3, 4, 3, true, NanKind::kIeee};
+constexpr NarrowFloat kF8E4M3FN{4, 3, 7, false, NanKind::kAllOnes};
+constexpr NarrowFloat kF8E4M3FNUZ{4, 3, 8, false, NanKind::kNegZero};
+constexpr NarrowFloat kF8E4M3B11FNUZ{4, 3, 11, false, NanKind::kNegZero};
+constexpr NarrowFloat kF8E5M2FNUZ{5, 2, 16, false, NanKind::kNegZero};
+constexpr NarrowFloat kF4E2M1FN{2, 1, 1, false, NanKind::kNone};
+
+uint32_t SignBit(const NarrowFloat& f) { return uint32_t{1} << (f.ebits + f.mbits); }
+uint32_t ExpMax(const NarrowFloat& f) { return (uint32_t{1} << f.ebits) - 1; }
+uint32_t MantAll(const NarrowFloat& f) { return (uint32_t{1} << f.mbits) - 1; }
+
+// The largest finite magnitude's bits.
+uint32_t MaxFiniteBits(const NarrowFloat& f) {
+  switch (f.nan) {
+    case NanKind::kIeee: return ((ExpMax(f) - 1) << f.mbits) | MantAll(f);
+    case NanKind::kAllOnes: return (ExpMax(f) << f.mbits) | (MantAll(f) - 1);
+    case NanKind::kNegZero: case NanKind::kNone: break;
+  }
+  return (ExpMax(f) << f.mbits) | MantAll(f);
+}
+
+uint32_t NanBits(const NarrowFloat& f, bool negative) {
+  const uint32_t sign = negative ? SignBit(f) : 0;
+  switch (f.nan) {
+    case NanKind::kIeee: return sign | (ExpMax(f) << f.mbits) | (uint32_t{1} << (f.mbits - 1));
+    case NanKind::kAllOnes: return sign | (ExpMax(f) << f.mbits) | MantAll(f);
+    case NanKind::kNegZero: return SignBit(f);
+    case NanKind::kNone: break;
+  }
+  return 0;
+}
+
+float DecodeNarrow(const NarrowFloat& f, uint32_t bits) {
+  bits &= (SignBit(f) << 1) - 1;
+  const bool negative = bits & SignBit(f);
+  const uint32_t e = (bits >> f.mbits) & ExpMax(f), m = bits & MantAll(f);
+  const float nan = std::copysign(std::numeric_limits<float>::quiet_NaN(), negative ? -1.0f : 1.0f);
+  if (f.nan == NanKind::kNegZero && bits == SignBit(f)) return std::numeric_limits<float>::quiet_NaN();
+  if (f.nan == NanKind::kIeee && e == ExpMax(f))
+    return m != 0 ? nan : (negative ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity());
+  if (f.nan == NanKind::kAllOnes && e == ExpMax(f) && m == MantAll(f)) return nan;
+  const double v = e == 0 ? std::ldexp(static_cast<double>(m), 1 - f.bias - f.mbits)
+                          : std::ldexp(1.0 + std::ldexp(static_cast<double>(m), -f.mbits), static_cast<int>(e) - f.bias);
+  return static_cast<float>(negative ? -v : v);
+}
+
+// Round to nearest, ties to even; beyond the largest finite value: infinity where the type has
+// one, else NaN (the fn / fnuz types), else the largest value (f4e2m1fn, which has no NaN).
+uint32_t EncodeNarrow(const NarrowFloat& f, float x) {
+  const bool negative = std::signbit(x);
+  if (std::isnan(x)) return NanBits(f, negative);
+  const double a = std::fabs(static_cast<double>(x));
+  uint32_t magnitude;
+  if (std::isinf(a)) {
+    magnitude = MaxFiniteBits(f) + 1;
+  } else {
+    int exp2;
+    (void)std::frexp(a, &exp2);  // a = fr * 2^exp2, fr in [0.5, 1)
+    const int emin = 1 - f.bias;
+    const int e = a == 0 ? emin - 1 : exp2 - 1;
+    // Subnormal (and zero): a multiple of 2^(emin - mbits); the carry into the exponent field
+    // of a rounded-up mantissa gives the next binade's bits, as the encoding is monotonic.
+    const double scaled = e < emin ? std::ldexp(a, f.mbits - emin) : std::ldexp(a, f.mbits - e);
+    const double q = std::nearbyint(scaled);  // the default rounding mode: ties to even
+    const double limit = std::ldexp(1.0, 24);
+    magnitude = e < emin ? static_cast<uint32_t>(q)
+                         : (e - emin + 1 > static_cast<int>(ExpMax(f)) + 1 || q > limit)
+                               ? MaxFiniteBits(f) + 1
+                               : (static_cast<uint32_t>(e - emin + 1) << f.mbits) + static_cast<uint32_t>(q) -
+                                     (uint32_t{1} << f.mbits);
+  }
+  if (magnitude > MaxFiniteBits(f)) {
+    if (f.has_inf) return (negative ? SignBit(f) : 0) | (ExpMax(f) << f.mbits);
+    if (f.nan == NanKind::kNone) return (negative ? SignBit(f) : 0) | MaxFiniteBits(f);
+    return NanBits(f, negative);
+  }
+  if (magnitude == 0 && f.nan == NanKind::kNegZero) return 0;  // no -0: that is the NaN
+  return (negative ? SignBit(f) : 0) | magnitude;
+}
+
+template <const NarrowFloat& F>
+void ReduceNarrowFloat(Red r, uint8_t* acc, const uint8_t* x, int64_t bytes) {
+  ReduceArray<uint8_t>(acc, x, bytes, [r](uint8_t a, uint8_t b) {
+    return static_cast<uint8_t>(EncodeNarrow(F, Combine<float>(r, DecodeNarrow(F, a), DecodeNarrow(F, b))));
+  });
+}
+
+// s2 / s4 / u2 / u4 with the value in the low bits of a byte: wrapped to `Bits` bits, signed
+// ones stored sign-extended.
+template <int Bits, bool Signed>
+uint8_t WrapNarrowInt(int v) {
+  const int shift = 8 - Bits;
+  if constexpr (Signed) return static_cast<uint8_t>(static_cast<int8_t>(static_cast<uint8_t>(v << shift)) >> shift);
+  return static_cast<uint8_t>(v & ((1 << Bits) - 1));
+}
+
+template <int Bits, bool Signed>
+void ReduceNarrowInt(Red r, uint8_t* acc, const uint8_t* x, int64_t bytes) {
+  ReduceArray<uint8_t>(acc, x, bytes, [r](uint8_t a, uint8_t b) {
+    const int va = Signed ? static_cast<int8_t>(WrapNarrowInt<Bits, true>(a)) : WrapNarrowInt<Bits, false>(a);
+    const int vb = Signed ? static_cast<int8_t>(WrapNarrowInt<Bits, true>(b)) : WrapNarrowInt<Bits, false>(b);
+    return WrapNarrowInt<Bits, Signed>(Combine<int>(r, va, vb));
+  });
+}
+
 template <typename T>
 void ReduceComplex(Red r, uint8_t* acc, const uint8_t* x, int64_t bytes) {
   ReduceArray<std::complex<T>>(acc, x, bytes, [r](std::complex<T> a, std::complex<T> b) {
@@ -117,11 +237,23 @@ absl::StatusOr<ReduceFn> ReducerFor(const std::string& type, Red r) {
   if (type == "u16") return &ReduceTyped<uint16_t>;
   if (type == "u32") return &ReduceTyped<uint32_t>;
   if (type == "u64") return &ReduceTyped<uint64_t>;
+  if (type == "s4") return &ReduceNarrowInt<4, true>;
+  if (type == "s2") return &ReduceNarrowInt<2, true>;
+  if (type == "u4") return &ReduceNarrowInt<4, false>;
+  if (type == "u2") return &ReduceNarrowInt<2, false>;
   if (bitwise) return refuse();
   if (type == "f32") return &ReduceTyped<float>;
   if (type == "f64") return &ReduceTyped<double>;
   if (type == "bf16") return &ReduceHalf<Bf16ToFloat, FloatToBf16>;
   if (type == "f16") return &ReduceHalf<F16ToFloat, FloatToF16>;
+  if (type == "f8e5m2") return &ReduceNarrowFloat<kF8E5M2>;
+  if (type == "f8e4m3") return &ReduceNarrowFloat<kF8E4M3>;
+  if (type == "f8e3m4") return &ReduceNarrowFloat<kF8E3M4>;
+  if (type == "f8e4m3fn") return &ReduceNarrowFloat<kF8E4M3FN>;
+  if (type == "f8e4m3fnuz") return &ReduceNarrowFloat<kF8E4M3FNUZ>;
+  if (type == "f8e4m3b11fnuz") return &ReduceNarrowFloat<kF8E4M3B11FNUZ>;
+  if (type == "f8e5m2fnuz") return &ReduceNarrowFloat<kF8E5M2FNUZ>;
+  if (type == "f4e2m1fn") return &ReduceNarrowFloat<kF4E2M1FN>;
   if (ordered) return refuse();
   if (type == "c64") return &ReduceComplex<float>;
   if (type == "c128") return &ReduceComplex<double>;
