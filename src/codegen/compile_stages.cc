@@ -181,7 +181,7 @@ absl::Status LoadProfileAndPipeline(const std::string& name_or_path, const std::
   std::vector<std::string> dirs = pipeline_dirs;
   dirs.insert(dirs.begin(),
               (std::filesystem::path(loaded->source).parent_path() / ".." / "pipelines").lexically_normal().string());
-  absl::StatusOr<std::string> pipeline_path = FindPipelineFile(loaded->hardware.pipeline, dirs, loaded->source);
+  absl::StatusOr<std::string> pipeline_path = FindProfilePipelineFile(*loaded, dirs);
   if (!pipeline_path.ok()) return pipeline_path.status();
   absl::StatusOr<Pipeline> p = LoadPipelineFile(*pipeline_path);
   if (!p.ok()) return p.status();

@@ -667,6 +667,14 @@ absl::StatusOr<std::string> FindPipelineFile(const std::string& name_or_path,
   return FindByName(name_or_path, pipeline_dirs, "pipeline");
 }
 
+absl::StatusOr<std::string> FindProfilePipelineFile(const Profile& profile,
+                                                    const std::vector<std::string>& pipeline_dirs) {
+  absl::StatusOr<std::string> path = FindPipelineFile(profile.hardware.pipeline, pipeline_dirs, profile.source);
+  if (path.ok() || !profile.pipeline_node.IsDefined()) return path;
+  yaml::Reader reader(profile.source);
+  return reader.Error(profile.pipeline_node, std::string(path.status().message()));
+}
+
 std::string DescribeHardware(const HardwareProfile& hw) {
   std::vector<std::string> parts;
   if (hw.sm_count > 0) parts.push_back(absl::StrCat(hw.sm_count, hw.kind == "cpu" ? " cores" : " SMs"));

@@ -96,6 +96,12 @@ absl::StatusOr<std::string> FindPipelineFile(const std::string& name_or_path,
                                              const std::vector<std::string>& pipeline_dirs,
                                              const std::string& relative_to = "");
 
+// The pipeline a profile's `pipeline:` names (FindPipelineFile relative to the profile file);
+// an error is located at the profile's `pipeline:` (FILE:LINE:COL). What hloc opt, compile and
+// run all use, so they report the same place.
+absl::StatusOr<std::string> FindProfilePipelineFile(const Profile& profile,
+                                                    const std::vector<std::string>& pipeline_dirs);
+
 // One line per fact, for --print-pipeline's header and messages.
 std::string DescribeHardware(const HardwareProfile& hardware);
 

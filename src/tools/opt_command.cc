@@ -207,11 +207,7 @@ int RunOpt(const std::vector<std::string>& args) {
       path = FindPipelineFile(*p, dirs);
     } else if (profile) {
       // A path in the profile is relative to the profile file.
-      path = FindPipelineFile(profile->hardware.pipeline, dirs, profile->source);
-      if (!path.ok()) {
-        yaml::Reader reader(profile->source);
-        return Fail(std::string(reader.Error(profile->pipeline_node, std::string(path.status().message())).message()));
-      }
+      path = FindProfilePipelineFile(*profile, dirs);
     } else {
       path = FindPipelineFile("gpu", dirs);
     }
