@@ -53,6 +53,9 @@ absl::StatusOr<Literal> RandomParameter(const Shape& param, std::mt19937_64& rng
       literal->SetInt(i, small(rng));
     }
   }
+  // A bounded dynamic dimension (f32[<=4,10]) is drawn at its bound, as `hloc run` draws and runs
+  // it; the argument then carries the parameter's dynamic dimensions.
+  literal->mutable_shape().mutable_dynamic_dimensions() = param.dynamic_dimensions();
   return std::move(*literal);
 }
 
