@@ -356,8 +356,8 @@ class BufferAssigner {
   // ambiguous and gets none.
   void FillSlices() {
     const HloInstruction* entry_root = module_.entry_computation()->root_instruction();
-    absl::flat_hash_map<const HloInstruction*, std::vector<std::pair<ShapeIndex, BufferAllocation::Slice>>> slices;
-    absl::flat_hash_map<const HloInstruction*, std::vector<ShapeIndex>> ambiguous;
+    absl::flat_hash_map<const HloInstruction*, absl::flat_hash_map<ShapeIndex, BufferAllocation::Slice>> slices;
+    absl::flat_hash_map<const HloInstruction*, absl::flat_hash_set<ShapeIndex>> ambiguous;
     for (const HloBuffer& b : alias_->buffers()) {
       auto slot = buffer_slot_.find(b.id());
       if (slot == buffer_slot_.end()) continue;
@@ -365,27 +365,14 @@ class BufferAssigner {
         BufferAllocation::Slice slice{slot->second.first, slot->second.second, BufferSizeOfShape(v->shape())};
         for (const HloPosition& p : v->positions()) {
           if (p.instruction == entry_root && p.index.empty()) result_->output_allocation_ = slice.index;
-          auto& list = slices[p.instruction];
-          bool found = false;
-          for (auto& [i, s] : list)
-            if (i == p.index) {
-              found = true;
-              if (s.index != slice.index || s.offset != slice.offset) ambiguous[p.instruction].push_back(p.index);
-            }
-          if (!found) list.push_back({p.index, slice});
+          auto [at, inserted] = slices[p.instruction].try_emplace(p.index, slice);
+          if (!inserted && (at->second.index != slice.index || at->second.offset != slice.offset))
+            ambiguous[p.instruction].insert(p.index);
         }
       }
     }
-    for (auto& [inst, list] : slices) {
-      auto amb = ambiguous.find(inst);
-      if (amb != ambiguous.end())
-        list.erase(std::remove_if(list.begin(), list.end(),
-                                  [&](const auto& e) {
-                                    return std::find(amb->second.begin(), amb->second.end(), e.first) !=
-                                           amb->second.end();
-                                  }),
-                   list.end());
-    }
+    for (const auto& [inst, indices] : ambiguous)
+      for (const ShapeIndex& index : indices) slices[inst].erase(index);
     result_->slices_ = std::move(slices);
   }
 
@@ -403,9 +390,10 @@ class BufferAssigner {
 absl::StatusOr<BufferAllocation::Slice> BufferAssignment::GetUniqueSlice(const HloInstruction* instruction,
                                                                          const ShapeIndex& index) const {
   auto it = slices_.find(instruction);
-  if (it != slices_.end())
-    for (const auto& [i, s] : it->second)
-      if (i == index) return s;
+  if (it != slices_.end()) {
+    auto s = it->second.find(index);
+    if (s != it->second.end()) return s->second;
+  }
   return absl::NotFoundError(absl::StrCat("no unique buffer slice for ", instruction->name(),
                                           ShapeIndexToString(index),
                                           " (fused or thread-local value, or one of several buffers)"));

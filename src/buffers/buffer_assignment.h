@@ -110,7 +110,9 @@ class BufferAssignment {
   const HloModule* module_ = nullptr;
   int64_t output_allocation_ = -1;  // holds the entry root's top-level value ("output shape is")
   std::vector<BufferAllocation> allocations_;
-  absl::flat_hash_map<const HloInstruction*, std::vector<std::pair<ShapeIndex, BufferAllocation::Slice>>> slices_;
+  // Per instruction, its unambiguous slices by shape index (a hash map: a root tuple of 20,000
+  // leaves made a list's lookups quadratic, issue 17's T3).
+  absl::flat_hash_map<const HloInstruction*, absl::flat_hash_map<ShapeIndex, BufferAllocation::Slice>> slices_;
   BufferAssignmentStats stats_;
   int64_t timeline_length_ = 0;
 };
