@@ -10,7 +10,9 @@
 #include "engine/pass.h"
 #include "engine/pass_manager.h"
 #include "passes/pass_util.h"
+#include "ir/sharding_util.h"
 #include "ir/verifier.h"
+#include "passes/spmd/spmd_partitioner.h"
 #include "schedule/hlo_scheduling.h"
 #include "support/file_io.h"
 
@@ -29,6 +31,56 @@ absl::Status WithStage(const absl::Status& s, const std::string& stage) {
   return absl::Status(s.code(), absl::StrCat(stage, ": ", s.message()));
 }
 
+namespace {
+
+// Whether `s` gives devices different parts of a value (or per-device values: manual), which
+// only the SPMD partitioner turns into a per-device program.
+bool DividesData(const HloSharding& s) {
+  if (s.kind == HloSharding::Kind::kTuple) {
+    for (const HloSharding& e : s.tuple_elements)
+      if (DividesData(e)) return true;
+    return false;
+  }
+  if (s.kind == HloSharding::Kind::kTiled) {
+    for (int64_t d = 0; d < DataRank(s); ++d)
+      if (TilesAlong(s, d) > 1) return true;
+    for (HloSharding::SubgroupType t : s.last_tile_dims)
+      if (t == HloSharding::SubgroupType::kManual) return true;
+    return false;
+  }
+  return s.kind != HloSharding::Kind::kReplicated;
+}
+
+// A module for several partitions that is not partitioned yet has global shapes and shardings
+// (as JAX hands it to XLA): only the SPMD partitioner of a pipeline makes the per-device program
+// its shapes mean, as in XLA. Compiled as it is, the global shapes would be taken for each
+// device's (issue 17, R1: `run --no-passes` refused its own inputs, and `compile --no-passes`
+// made an executable whose results were the devices' arrays joined, twice the module's).
+absl::Status CheckNotGlobalShardedModule(const HloModule& module) {
+  const int64_t partitions = module.config().num_partitions;
+  if (partitions <= 1 || spmd::IsPartitioned(module)) return absl::OkStatus();
+  std::vector<const HloComputation*> order;
+  if (module.entry_computation() != nullptr) order.push_back(module.entry_computation());
+  for (const auto& comp : module.computations())
+    if (comp.get() != module.entry_computation()) order.push_back(comp.get());
+  for (const HloComputation* comp : order) {
+    for (const auto& inst : comp->instructions()) {
+      const std::optional<HloSharding>& s = inst->attrs().sharding;
+      if (!s || !DividesData(*s)) continue;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "compiling without passes: ", inst->LocationPrefix(), "computation ", comp->name(), ", instruction ",
+          inst->name(), " (", std::string(HloOpcodeString(inst->opcode())), "): the module is for num_partitions=", partitions,
+          " and not partitioned: its shapes are global and its shardings (here ", ShardingToString(*s),
+          ") say how devices divide them, which only the SPMD partitioner turns into a per-device program; "
+          "compile or run it with passes (without --no-passes), or give the partitioned module (hloc opt's "
+          "output, or XLA's optimized one)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<BufferAssignment>> RunHloStagesAndAssignBuffers(
     HloModule& module, const std::optional<Pipeline>& pipeline, const std::optional<Profile>& profile,
     const std::string& dump_to, std::ostream* log, int64_t alignment, StageTimer& timer,
@@ -46,6 +98,7 @@ absl::StatusOr<std::unique_ptr<BufferAssignment>> RunHloStagesAndAssignBuffers(
   // (in-place ops must not clobber parameters, constants or live values).
   std::optional<Pipeline> required;
   if (!pipeline) {
+    if (absl::Status s = CheckNotGlobalShardedModule(module); !s.ok()) return s;
     // Compiled as it is, the module's layouts are the buffers' layouts: a value handed through
     // (get-tuple-element, tuple, call, while) must keep its layout, or a kernel reads a buffer in
     // another layout than it was written in (no layout assignment inserts the copy).
