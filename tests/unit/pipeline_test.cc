@@ -809,7 +809,7 @@ TEST_CASE("pipelines/*.yaml load and list only registered passes", "[pipeline][m
   CHECK(top == std::vector<std::string>{"spmd-partitioner", "collective-optimizations", "sharding-removal", "optimization", "conv_canonicalization", "layout assignment",
                                         "hlo normalization", "post-layout_assignment", "fusion",
                                         "multi-output-fusion", "horizontal-fusion", "rename_fusions", "fusion-wrapper",
-                                        "small-gemm-selector",
+                                        "small-gemm-selector", "fusion-emitter-assignment",
                                         "post-fusion optimization", "async-collective-conversion",
                                         "GPU-ir-emit-prepare", "scheduling"});
   std::vector<PipelineEntry*> simp = FindTargets(*gpu, "simplification");

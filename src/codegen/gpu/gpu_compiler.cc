@@ -3,6 +3,8 @@
 // (RunHloPasses, RunBackend, CompileToTargetBinary), xla/service/gpu/nvptx_compiler.cc.
 #include "codegen/gpu/gpu_compiler.h"
 
+#include "codegen/gpu/fusion_emitter_kind.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -36,27 +38,8 @@ namespace {
 namespace fs = std::filesystem;
 
 GpuDeviceInfo DeviceInfoFrom(const std::optional<Profile>& profile) {
-  GpuDeviceInfo d;
-  if (!profile || profile->hardware.kind != "gpu") return d;
-  const HardwareProfile& h = profile->hardware;
-  if (h.compute_capability_major > 0) {
-    d.compute_capability_major = h.compute_capability_major;
-    d.compute_capability_minor = h.compute_capability_minor;
-  }
-  if (h.sm_count > 0) d.sm_count = h.sm_count;
-  // Statically declared shared memory is limited to 48 KiB whatever the opt-in maximum is.
-  if (h.shared_memory_per_block > 0) d.shared_memory_per_block = std::min<int64_t>(48 * 1024, h.shared_memory_per_block);
-  d.threads_per_block = h.tuning.Get(TuningKnob::kLoopThreadsPerBlock);
-  d.waves = h.tuning.Get(TuningKnob::kGridStrideWaves);
-  d.split_reduction_light_cost = h.tuning.Get(TuningKnob::kSplitReductionLightCost);
-  d.topk_split_warps_per_sm = h.tuning.Get(TuningKnob::kTopkSplitWarpsPerSm);
-  d.topk_split_min_part_elements = h.tuning.Get(TuningKnob::kTopkSplitMinPartElements);
-  d.row_long_row_elements = h.tuning.Get(TuningKnob::kRowReductionLongRowElements);
-  d.row_warp_row_max_elements = h.tuning.Get(TuningKnob::kRowReductionWarpRowMaxElements);
-  d.row_warp_rows_per_block = h.tuning.Get(TuningKnob::kRowReductionWarpRowsPerBlock);
-  d.row_vectors_per_thread = h.tuning.Get(TuningKnob::kRowReductionVectorsPerThread);
-  d.row_fold_unroll = h.tuning.Get(TuningKnob::kRowReductionFoldUnroll);
-  return d;
+  // The one reading of the profile that fusion-emitter-assignment's analysis also makes.
+  return GpuDeviceInfoFromProfile(profile ? &profile->hardware : nullptr);
 }
 
 // The profile's GPU must be one LLVM can compile for; the error points at its compute_capability

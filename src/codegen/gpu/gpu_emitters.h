@@ -34,9 +34,16 @@ absl::Status EmitLoopKernel(GpuKernel& k, const std::vector<LoopOutput>& outputs
 
 // Row reductions: every reduce of the fused computation reduces the trailing dimensions of one
 // input shape and everything that depends on a reduce maps rows to rows. Returns false (and
-// emits nothing) when the fusion is not of that form.
+// emits nothing) exactly when RowReductionFor (gpu_reduction_row_plan.h) refuses the fusion.
 absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fused,
                                          const std::function<ElementGenerator(int64_t)>& parameter);
+// Column reductions, and rows split across blocks (gpu_reduction_split.cc). Returns false (and
+// emits nothing) exactly when SplitReductionFor (gpu_reduction_split.h) refuses the fusion.
+absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& fused,
+                                           const std::function<ElementGenerator(int64_t)>& parameter);
+// A fusion with reduces that the loop kernel computes (neither rows nor a split reduction):
+// warns on stderr when that recomputes a large reduce for every element of a chain.
+void WarnLoopReduction(const GpuKernel& k, const HloComputation& fused);
 
 // A transpose root whose minor dimension moves: tiles through shared memory. Returns false
 // when the root is not such a transpose (or too small to gain from tiling).

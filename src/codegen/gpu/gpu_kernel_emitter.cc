@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "codegen/elemental/llvm_util.h"
+#include "codegen/gpu/fusion_emitter_kind.h"
 #include "codegen/gpu/gpu_emitters.h"
 #include "codegen/gpu/gpu_library_calls.h"
 #include "ir/custom_calls/library_calls.h"
@@ -172,7 +173,42 @@ class KernelBuilder {
     }
     GeneratorMap operands;
     for (int64_t i = 0; i < hlo_.operand_count(); ++i) operands[hlo_.operand(i)] = ReadOperand(i);
-    return EmitRoot(hlo_, operands, [&](int64_t i) { return OperandLeaf(i); });
+    // An unfused instruction: no kind is recorded for it; its opcode's emitters by the analysis.
+    return EmitRoot(hlo_, operands, [&](int64_t i) { return OperandLeaf(i); },
+                    ChooseFusionEmitter(hlo_, *k_.device).kind);
+  }
+
+  // The fusion's emitter: the kind fusion-emitter-assignment recorded in its backend_config,
+  // else (no passes ran, an .hlox from before the pass) the same analysis now.
+  absl::StatusOr<FusionEmitterKind> KindOf(const HloInstruction& fusion) {
+    absl::StatusOr<std::optional<FusionEmitterKind>> recorded = RecordedFusionEmitterKind(fusion);
+    if (!recorded.ok()) return recorded.status();
+    kind_recorded_ = recorded->has_value();
+    if (kind_recorded_) return **recorded;
+    return ChooseFusionEmitter(fusion, *k_.device).kind;
+  }
+
+  // A kind whose emitter does not take the fusion. From the analysis (recorded by
+  // fusion-emitter-assignment or computed here) that is a bug: the analysis and the emitter
+  // disagree (fusion_emitter_kind.h). A hand-written record can also say so.
+  absl::Status NotEmitted(FusionEmitterKind kind) const {
+    return absl::InternalError(absl::StrCat(
+        "%", hlo_.name(), ": the emitter kind ", std::string(FusionEmitterKindName(kind)),
+        kind_recorded_ ? " recorded in its backend_config (fusion_backend_config.kind)" : " the fusion emitter analysis chose",
+        " names an emitter that does not take this fusion; fusion-emitter-assignment's analysis never chooses such a "
+        "kind (where it did, that is a bug in codegen/gpu/fusion_emitter_kind.cc)"));
+  }
+
+  absl::Status Emitted(FusionEmitterKind kind) {
+    k_.emitter_name = std::string(FusionEmitterThunkName(kind));
+    return absl::OkStatus();
+  }
+
+  // Kinds that end in the loop kernel: the loop itself, and the transposes when buffer
+  // assignment gave outputs that share bytes with operands (decided after the kind was).
+  static bool EndsInLoop(FusionEmitterKind kind) {
+    return kind == FusionEmitterKind::kLoop || kind == FusionEmitterKind::kTranspose ||
+           kind == FusionEmitterKind::kTiledTranspose;
   }
 
   absl::Status EmitFusion() {
@@ -180,17 +216,30 @@ class KernelBuilder {
     if (fused == nullptr) return absl::InvalidArgumentError("fusion without a fused computation");
     const HloInstruction* root = fused->root_instruction();
     auto parameter = [&](int64_t p) { return ReadOperand(p); };
-    absl::StatusOr<bool> reduction = TryEmitRowReduction(k_, *fused, parameter);
-    if (!reduction.ok()) return reduction.status();
-    if (*reduction) {
-      k_.emitter_name = "row-reduction";
-      return absl::OkStatus();
-    }
-    absl::StatusOr<bool> transpose = TryEmitTransposeFusion(k_, *fused, parameter);
-    if (!transpose.ok()) return transpose.status();
-    if (*transpose) {
-      k_.emitter_name = "transpose";
-      return absl::OkStatus();
+    absl::StatusOr<FusionEmitterKind> recorded = KindOf(hlo_);
+    if (!recorded.ok()) return recorded.status();
+    const FusionEmitterKind kind = *recorded;
+    // A reduce the row and split emitters leave to the loop kernel: warn where that is quadratic.
+    if (kind != FusionEmitterKind::kRowReduction && kind != FusionEmitterKind::kSplitReduction)
+      WarnLoopReduction(k_, *fused);
+    switch (kind) {
+      case FusionEmitterKind::kRowReduction:
+      case FusionEmitterKind::kSplitReduction: {
+        absl::StatusOr<bool> reduction = kind == FusionEmitterKind::kRowReduction
+                                             ? TryEmitRowReduction(k_, *fused, parameter)
+                                             : TryEmitSplitReduction(k_, *fused, parameter);
+        if (!reduction.ok()) return reduction.status();
+        return *reduction ? Emitted(kind) : NotEmitted(kind);
+      }
+      case FusionEmitterKind::kTranspose: {
+        // False: outputs sharing bytes with operands, or a generator the loop path reports.
+        absl::StatusOr<bool> transpose = TryEmitTransposeFusion(k_, *fused, parameter);
+        if (!transpose.ok()) return transpose.status();
+        if (*transpose) return Emitted(kind);
+        break;
+      }
+      default:
+        break;
     }
     // Roots without an elemental form are emitted by EmitRoot from their operands' generators.
     const bool root_has_no_elemental_form =
@@ -212,9 +261,11 @@ class KernelBuilder {
       if (op->opcode() != HloOpcode::kParameter) return -1;
       return OperandLeaf(op->attrs().parameter_number);
     };
-    if (root->opcode() == HloOpcode::kTuple && root->operand_count() > 0 &&
-        std::all_of(root->operands().begin(), root->operands().end(),
-                    [](const HloInstruction* o) { return o->opcode() == HloOpcode::kDynamicUpdateSlice; })) {
+    if (root->opcode() == HloOpcode::kTuple && kind == FusionEmitterKind::kDynamicUpdateSlice) {
+      if (root->operand_count() == 0 ||
+          !std::all_of(root->operands().begin(), root->operands().end(),
+                       [](const HloInstruction* o) { return o->opcode() == HloOpcode::kDynamicUpdateSlice; }))
+        return NotEmitted(kind);
       k_.emitter_name = "dynamic-update-slice";
       const GeneratorMap& g = **gens;
       return EmitMultiDynamicUpdateSliceKernel(
@@ -225,21 +276,27 @@ class KernelBuilder {
           },
           param_leaf);
     }
-    if (root->opcode() == HloOpcode::kTuple) return EmitMultiOutput(*root, **gens);
-    return EmitRoot(*root, **gens, [&](int64_t i) { return param_leaf(root->operand(i)); });
+    if (root->opcode() == HloOpcode::kTuple) {
+      if (!EndsInLoop(kind)) return NotEmitted(kind);
+      return EmitMultiOutput(*root, **gens);
+    }
+    return EmitRoot(*root, **gens, [&](int64_t i) { return param_leaf(root->operand(i)); }, kind);
   }
 
+  // The fusion's root, or an unfused instruction, by the emitter `kind` names.
   absl::Status EmitRoot(const HloInstruction& root, const GeneratorMap& operands,
-                        const std::function<int64_t(int64_t)>& operand_leaf) {
+                        const std::function<int64_t(int64_t)>& operand_leaf, FusionEmitterKind kind) {
     auto operand_gen = [&](int64_t i) -> ElementGenerator {
       auto it = operands.find(root.operand(i));
       return it == operands.end() ? ElementGenerator() : it->second;
     };
     switch (root.opcode()) {
       case HloOpcode::kDynamicUpdateSlice:
+        if (kind != FusionEmitterKind::kDynamicUpdateSlice) return NotEmitted(kind);
         k_.emitter_name = "dynamic-update-slice";
         return EmitDynamicUpdateSliceKernel(k_, root, operand_gen, operand_leaf);
       case HloOpcode::kScatter:
+        if (kind != FusionEmitterKind::kScatter) return NotEmitted(kind);
         k_.emitter_name = "scatter";
         return EmitScatterKernel(k_, root, operand_gen, operand_leaf);
       case HloOpcode::kSort:
@@ -252,29 +309,25 @@ class KernelBuilder {
                                                      "\" is not supported by the GPU backend"));
       case HloOpcode::kReduceWindow: {
         // Cumulative reduce-windows (JAX's cumprod/cummax) as parallel scans (gpu_scan_emitter.cc).
+        if (kind != FusionEmitterKind::kCumulativeReduceWindow) break;
         absl::StatusOr<bool> cumulative = TryEmitCumulativeReduceWindow(k_, root, operand_gen(0), operand_gen(1));
         if (!cumulative.ok()) return cumulative.status();
-        if (*cumulative) {
-          k_.emitter_name = "cumulative-reduce-window";
-          return absl::OkStatus();
-        }
-        break;
+        return *cumulative ? Emitted(kind) : NotEmitted(kind);
       }
       case HloOpcode::kTranspose: {
-        ElementGenerator g = operand_gen(0);
-        if (g) {
+        if (kind != FusionEmitterKind::kTiledTranspose) break;
+        // False: outputs sharing bytes with operands (buffer assignment): the loop kernel.
+        if (ElementGenerator g = operand_gen(0)) {
           absl::StatusOr<bool> tiled = TryEmitTiledTranspose(k_, root, g);
           if (!tiled.ok()) return tiled.status();
-          if (*tiled) {
-            k_.emitter_name = "tiled-transpose";
-            return absl::OkStatus();
-          }
+          if (*tiled) return Emitted(kind);
         }
         break;
       }
       default:
         break;
     }
+    if (!EndsInLoop(kind)) return NotEmitted(kind);
     ElementGenerator gen;
     if (root.opcode() == HloOpcode::kCopy || root.opcode() == HloOpcode::kParameter) {
       auto it = root.opcode() == HloOpcode::kCopy ? operands.find(root.operand(0)) : operands.find(&root);
@@ -323,6 +376,7 @@ class KernelBuilder {
   GpuElementalIrEmitter emitter_;
   GpuKernel k_;
   std::vector<int64_t> first_leaf_;
+  bool kind_recorded_ = false;  // the fusion's emitter kind came from its backend_config
 };
 
 }  // namespace

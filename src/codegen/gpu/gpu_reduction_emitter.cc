@@ -599,21 +599,12 @@ absl::Status EmitRowLoop(RowEmitContext& c) {
 
 }  // namespace
 
-// gpu_reduction_split.cc: column reductions, and rows split across blocks.
-bool SplitReductionApplies(const HloComputation& fused);
-absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& fused,
-                                           const std::function<ElementGenerator(int64_t)>& parameter);
-
 namespace {
 
-// Not rows (a column or non-trailing reduce): the split emitter, else the loop kernel.
-absl::StatusOr<bool> TryEmitNonRowReduction(GpuKernel& k, const HloComputation& fused,
-                                            const std::function<ElementGenerator(int64_t)>& parameter) {
-  absl::StatusOr<bool> split = TryEmitSplitReduction(k, fused, parameter);
-  if (!split.ok() || *split) return split;
-  // The loop kernel evaluates a reduce once per element that reads it: fine for a reduce
-  // root, quadratic for a chain (a reduce broadcast back over its input). Say so for large
-  // ones rather than leave a kernel seconds long unexplained.
+// The loop kernel evaluates a reduce once per element that reads it: fine for a reduce root,
+// quadratic for a chain (a reduce broadcast back over its input). Say so for large ones rather
+// than leave a kernel seconds long unexplained.
+void WarnIfLoopRecomputesReduce(const GpuKernel& k, const HloComputation& fused) {
   for (const HloInstruction* inst : fused.MakeInstructionPostOrder()) {
     if (inst->opcode() != HloOpcode::kReduce || !inst->operand(0)->shape().IsArray()) continue;
     const int64_t in = Count(inst->operand(0)->shape().dimensions());
@@ -625,27 +616,27 @@ absl::StatusOr<bool> TryEmitNonRowReduction(GpuKernel& k, const HloComputation& 
                      "hloc: warning: kernel %s: reduce %%%s feeds %%%s and the fusion has no row or split "
                      "reduction form; the loop kernel recomputes the reduce for every element\n",
                      k.name.c_str(), inst->name().c_str(), user->name().c_str());
-        return false;
+        return;
       }
     }
   }
-  return false;
 }
 
 }  // namespace
 
+void WarnLoopReduction(const GpuKernel& k, const HloComputation& fused) {
+  // Only fusions that are not rows (a column or non-trailing reduce) the split emitter refused.
+  if (AnalyzeRows(fused)) return;
+  WarnIfLoopRecomputesReduce(k, fused);
+}
+
 absl::StatusOr<bool> TryEmitRowReduction(GpuKernel& k, const HloComputation& fused,
                                          const std::function<ElementGenerator(int64_t)>& parameter) {
-  std::optional<RowPlan> plan = AnalyzeRows(fused);
-  if (!plan) return TryEmitNonRowReduction(k, fused, parameter);
-  if (plan->outputs.size() != k.outputs.size()) return false;
-  if (plan->rows == 0 || plan->row_len == 0) return false;  // nothing to reduce: the loop kernel writes inits
-  const GpuDeviceInfo& dev = *k.device;
-  const RowLaunchPlan launch = ComputeRowLaunchPlan(*plan, fused, dev);
-  // A few long rows without chains (full reductions): a block per row would leave most SMs
-  // idle; the split emitter spreads each row over many blocks.
-  if (plan->rows < 2 * dev.sm_count && launch.long_rows && SplitReductionApplies(fused))
-    return TryEmitSplitReduction(k, fused, parameter);
+  // RowReductionFor (gpu_reduction_row_plan.h) is the whole condition; false only when the
+  // fusion is not this emitter's (fusion_emitter_kind.cc chose another).
+  std::optional<RowPlan> plan = RowReductionFor(fused, k.outputs.size(), *k.device);
+  if (!plan) return false;
+  const RowLaunchPlan launch = ComputeRowLaunchPlan(*plan, fused, *k.device);
   k.launch = runtime::LaunchDimensions{};
   k.launch.block_x = launch.block;
   k.launch.grid_x = launch.grid;

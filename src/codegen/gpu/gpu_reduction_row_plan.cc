@@ -217,4 +217,17 @@ RowLaunchPlan ComputeRowLaunchPlan(const RowPlan& plan, const HloComputation& fu
   return lp;
 }
 
+bool RowDefersToSplit(const RowPlan& plan, const RowLaunchPlan& launch, const HloComputation& fused,
+                      const GpuDeviceInfo& dev) {
+  return plan.rows < 2 * dev.sm_count && launch.long_rows && SplitReductionApplies(fused);
+}
+
+std::optional<RowPlan> RowReductionFor(const HloComputation& fused, size_t num_outputs, const GpuDeviceInfo& dev) {
+  std::optional<RowPlan> plan = AnalyzeRows(fused);
+  if (!plan || plan->outputs.size() != num_outputs) return std::nullopt;
+  if (plan->rows == 0 || plan->row_len == 0) return std::nullopt;  // nothing to reduce: the loop kernel writes inits
+  if (RowDefersToSplit(*plan, ComputeRowLaunchPlan(*plan, fused, dev), fused, dev)) return std::nullopt;
+  return plan;
+}
+
 }  // namespace hloc::codegen::gpu

@@ -54,4 +54,15 @@ struct RowLaunchPlan {
 // The launch plan of the rows `plan` found (rows and row_len both positive).
 RowLaunchPlan ComputeRowLaunchPlan(const RowPlan& plan, const HloComputation& fused, const GpuDeviceInfo& dev);
 
+// A few long rows without chains (full reductions): a block per row would leave most SMs idle,
+// so the row emitter leaves the fusion to the split emitter when AnalyzeSplit finds a plan.
+bool RowDefersToSplit(const RowPlan& plan, const RowLaunchPlan& launch, const HloComputation& fused,
+                      const GpuDeviceInfo& dev);
+
+// The rows of `fused` when the row emitter takes it with `num_outputs` kernel results: rows
+// with as many outputs, something to reduce (else the loop kernel writes the inits), and not
+// deferred to the split emitter. This is the whole condition: TryEmitRowReduction emits every
+// fusion it accepts (fusion_emitter_kind.h relies on that).
+std::optional<RowPlan> RowReductionFor(const HloComputation& fused, size_t num_outputs, const GpuDeviceInfo& dev);
+
 }  // namespace hloc::codegen::gpu

@@ -30,26 +30,6 @@
 
 namespace hloc::codegen::gpu {
 
-// Column reductions that are faster as the loop kernel (a thread per output folding its R
-// elements, reads coalesced along C) than as 32x32 tiles: XLA's rule from its sweep of small
-// column reductions (IsUnnestedReductionFasterThanElemental, in warps of 32). With R = 7 or 8
-// (diffrax's Runge-Kutta stage sums, MoE's top-2 combine: dots with a vector operand after
-// dot-strength-reduction) the tiles left 3/4 of their threads idle and ran ~15x above the
-// memory floor. Only when every output has the reduced shape: outputs of the input's shape
-// need the split emitter's walk over the input.
-static bool ColumnPrefersLoop(const SplitPlan& p) {
-  if (p.C <= 1) return false;
-  for (const SplitPlan::Output& o : p.outputs)
-    if (o.is_input) return false;
-  constexpr int64_t kWarp = 32;
-  return p.R < kWarp || (p.R < 2 * kWarp && p.C < kWarp) || (p.R < 4 * kWarp && p.C < 8) ||
-         (p.R < 8 * kWarp && p.C < 3);
-}
-
-// Whether the split emitter would take this fusion (the row emitter defers to it for a few long
-// rows without chains).
-bool SplitReductionApplies(const HloComputation& fused) { return AnalyzeSplit(fused).has_value(); }
-
 // ---- emission: one function per phase, sharing a SplitEmitContext ---------------------------
 
 namespace {
@@ -651,12 +631,12 @@ absl::Status EmitLastBlockFold(SplitEmitContext& c) {
 
 absl::StatusOr<bool> TryEmitSplitReduction(GpuKernel& k, const HloComputation& fused,
                                            const std::function<ElementGenerator(int64_t)>& parameter) {
-  std::optional<SplitPlan> plan = AnalyzeSplit(fused);
-  if (!plan || plan->outputs.size() != k.outputs.size()) return false;
+  std::optional<SplitPlan> plan = SplitReductionFor(fused, k.outputs.size());
+  if (!plan) return false;
   SplitPlan& p = *plan;
-  if (p.B * p.C == 0 || p.R == 0) return false;  // the loop kernel writes the inits
-  if (ColumnPrefersLoop(p)) return false;
-  const SplitLaunchPlan lp = ComputeSplitLaunchPlan(p, fused, k.operands, k.outputs.size(), *k.device);
+  std::vector<Shape> operand_shapes;
+  for (const IrArray& a : k.operands) operand_shapes.push_back(a.shape());
+  const SplitLaunchPlan lp = ComputeSplitLaunchPlan(p, fused, operand_shapes, k.outputs.size(), *k.device);
   k.launch = runtime::LaunchDimensions{};
   k.launch.block_x = lp.block;
   k.launch.grid_x = lp.grid;

@@ -76,10 +76,25 @@ struct SplitLaunchPlan {
   int64_t warps() const { return block / 32; }
 };
 
-// The launch plan of `p` (B * C and R positive) for kernel operands `operands` and `num_outputs`
-// results. For rows it also orders p.r_dims: the reduced dimensions are walked in the physical
-// order of the largest parameter the reduces read.
-SplitLaunchPlan ComputeSplitLaunchPlan(SplitPlan& p, const HloComputation& fused, const std::vector<IrArray>& operands,
+// Whether AnalyzeSplit finds a plan (the row emitter defers to the split emitter for a few long
+// rows without chains, when SplitReductionFor also accepts the fusion).
+bool SplitReductionApplies(const HloComputation& fused);
+
+// Small column reductions the loop kernel computes faster than the split emitter's tiles.
+bool ColumnPrefersLoop(const SplitPlan& p);
+
+// The plan of `fused` when the split emitter takes it with `num_outputs` kernel results (the
+// array leaves of the fusion's shape): AnalyzeSplit's plan with as many outputs, something to
+// reduce (B * C and R positive; else the loop kernel writes the inits), and not a column
+// reduction the loop kernel does faster. nullopt otherwise. This is the whole condition:
+// TryEmitSplitReduction emits every fusion it accepts (fusion_emitter_kind.h relies on that).
+std::optional<SplitPlan> SplitReductionFor(const HloComputation& fused, size_t num_outputs);
+
+// The launch plan of `p` (B * C and R positive) for kernel operands of shapes `operands` (the
+// array leaves of the fusion's operands, with their layouts) and `num_outputs` results. For rows
+// it also orders p.r_dims: the reduced dimensions are walked in the physical order of the
+// largest parameter the reduces read.
+SplitLaunchPlan ComputeSplitLaunchPlan(SplitPlan& p, const HloComputation& fused, const std::vector<Shape>& operands,
                                        size_t num_outputs, const GpuDeviceInfo& dev);
 
 // The row-major index of `linear` into `dims`, with 32-bit division where the product allows.

@@ -226,13 +226,13 @@ FusionParams CollectParams(const HloComputation& fused) {
 // The traced parameters that can be read V at a time along input dimension `fast` go into
 // lp.vector_params; returns the widest one's element bytes (1 when none).
 int64_t PickVectorParams(int64_t fast, const std::map<int64_t, std::vector<int64_t>>& traced, const FusionParams& fp,
-                         const std::vector<IrArray>& operands, SplitLaunchPlan& lp) {
+                         const std::vector<Shape>& operands, SplitLaunchPlan& lp) {
   int64_t max_bytes = 1;
   if (static_cast<int64_t>(operands.size()) != fp.count) return max_bytes;
   for (const auto& [pn, pmap] : traced) {
     if (!fp.by_number.count(pn) || pn >= fp.count) continue;
     const Shape& ps = fp.by_number.at(pn)->shape();
-    const Shape& os = operands[pn].shape();
+    const Shape& os = operands[pn];
     const PrimitiveType t = ps.element_type();
     const bool plain = t == PrimitiveType::F16 || t == PrimitiveType::BF16 || t == PrimitiveType::F32 ||
                        t == PrimitiveType::F64 || t == PrimitiveType::S32 || t == PrimitiveType::U32;
@@ -249,7 +249,7 @@ int64_t PickVectorParams(int64_t fast, const std::map<int64_t, std::vector<int64
 // Columns (C > 1): each thread folds V adjacent columns (one vector load per row and parameter
 // whose minor dimension is the input's last), a block covers 32*V columns.
 void PlanColumnVectors(const SplitPlan& p, const std::map<int64_t, std::vector<int64_t>>& traced,
-                       const FusionParams& fp, const std::vector<IrArray>& operands, SplitLaunchPlan& lp) {
+                       const FusionParams& fp, const std::vector<Shape>& operands, SplitLaunchPlan& lp) {
   lp.fast_dim = static_cast<int64_t>(p.in_dims.size()) - 1;
   const int64_t max_bytes = PickVectorParams(lp.fast_dim, traced, fp, operands, lp);
   lp.V = lp.vector_params.empty() ? 1 : 16 / max_bytes;
@@ -267,7 +267,7 @@ void PlanColumnVectors(const SplitPlan& p, const std::map<int64_t, std::vector<i
 // when that order's fastest dimension is the parameters' minor one, each thread folds V
 // consecutive elements read with one vector load per parameter.
 void PlanRowOrderAndVectors(SplitPlan& p, std::map<int64_t, std::vector<int64_t>>& traced, const FusionParams& fp,
-                            const std::vector<IrArray>& operands, SplitLaunchPlan& lp) {
+                            const std::vector<Shape>& operands, SplitLaunchPlan& lp) {
   int64_t primary = -1, primary_bytes = -1;
   for (const auto& [pn, map] : traced) {
     if (!fp.by_number.count(pn) || !fp.by_number.at(pn)->shape().IsArray()) continue;
@@ -325,7 +325,33 @@ void PlanUnits(const SplitPlan& p, const GpuDeviceInfo& dev, SplitLaunchPlan& lp
 
 }  // namespace
 
-SplitLaunchPlan ComputeSplitLaunchPlan(SplitPlan& p, const HloComputation& fused, const std::vector<IrArray>& operands,
+// Column reductions that are faster as the loop kernel (a thread per output folding its R
+// elements, reads coalesced along C) than as 32x32 tiles: XLA's rule from its sweep of small
+// column reductions (IsUnnestedReductionFasterThanElemental, in warps of 32). With R = 7 or 8
+// (diffrax's Runge-Kutta stage sums, MoE's top-2 combine: dots with a vector operand after
+// dot-strength-reduction) the tiles left 3/4 of their threads idle and ran ~15x above the
+// memory floor. Only when every output has the reduced shape: outputs of the input's shape
+// need the split emitter's walk over the input.
+bool ColumnPrefersLoop(const SplitPlan& p) {
+  if (p.C <= 1) return false;
+  for (const SplitPlan::Output& o : p.outputs)
+    if (o.is_input) return false;
+  constexpr int64_t kWarp = 32;
+  return p.R < kWarp || (p.R < 2 * kWarp && p.C < kWarp) || (p.R < 4 * kWarp && p.C < 8) ||
+         (p.R < 8 * kWarp && p.C < 3);
+}
+
+bool SplitReductionApplies(const HloComputation& fused) { return AnalyzeSplit(fused).has_value(); }
+
+std::optional<SplitPlan> SplitReductionFor(const HloComputation& fused, size_t num_outputs) {
+  std::optional<SplitPlan> plan = AnalyzeSplit(fused);
+  if (!plan || plan->outputs.size() != num_outputs) return std::nullopt;
+  if (plan->B * plan->C == 0 || plan->R == 0) return std::nullopt;  // the loop kernel writes the inits
+  if (ColumnPrefersLoop(*plan)) return std::nullopt;
+  return plan;
+}
+
+SplitLaunchPlan ComputeSplitLaunchPlan(SplitPlan& p, const HloComputation& fused, const std::vector<Shape>& operands,
                                        size_t num_outputs, const GpuDeviceInfo& dev) {
   SplitLaunchPlan lp;
   lp.column = p.C > 1;

@@ -365,47 +365,75 @@ absl::StatusOr<bool> TryEmitParallelScan(GpuKernel& k, const HloInstruction& sca
   return EmitCumulative(k, c);
 }
 
-absl::StatusOr<bool> TryEmitCumulativeReduceWindow(GpuKernel& k, const HloInstruction& rw,
-                                                   const ElementGenerator& operand, const ElementGenerator& init) {
-  llvm::IRBuilderBase& b = *k.b;
-  if (rw.operand_count() != 2 || !rw.shape().IsArray() || k.outputs.size() != 1 || !operand || !init) return false;
-  if (!rw.attrs().window || rw.to_apply() == nullptr) return false;
+namespace {
+
+// The cumulative form of a reduce-window: its one scanned dimension and direction.
+struct CumulativeForm {
+  int64_t dim = -1;
+  bool reverse = false;
+};
+
+std::optional<CumulativeForm> CumulativeFormOf(const HloInstruction& rw, const std::vector<Shape>& outputs) {
+  if (rw.operand_count() != 2 || !rw.shape().IsArray() || outputs.size() != 1) return std::nullopt;
+  if (!rw.attrs().window || rw.to_apply() == nullptr) return std::nullopt;
   const Shape& s = rw.shape();
-  if (rw.operand(0)->shape().dimensions() != s.dimensions() || !IsRowMajorLayout(k.outputs[0].shape())) return false;
+  if (rw.operand(0)->shape().dimensions() != s.dimensions() || !IsRowMajorLayout(outputs[0])) return std::nullopt;
   const PrimitiveType t = s.element_type();
-  if (!Scannable(t)) return false;
+  if (!Scannable(t)) return std::nullopt;
   const std::vector<WindowDimension>& wd = rw.attrs().window->dimensions;
-  if (static_cast<int64_t>(wd.size()) != s.rank()) return false;
+  if (static_cast<int64_t>(wd.size()) != s.rank()) return std::nullopt;
   int64_t dim = -1;
   bool reverse = false;
   for (int64_t d = 0; d < s.rank(); ++d) {
     const WindowDimension& w = wd[d];
-    if (w.stride != 1 || w.window_dilation != 1 || w.base_dilation != 1 || w.window_reversal) return false;
+    if (w.stride != 1 || w.window_dilation != 1 || w.base_dilation != 1 || w.window_reversal) return std::nullopt;
     if (w.size == 1 && w.padding_low == 0 && w.padding_high == 0) continue;
     const int64_t n = s.dimensions(d);
-    if (dim >= 0 || w.size != n) return false;
+    if (dim >= 0 || w.size != n) return std::nullopt;
     if (w.padding_low == n - 1 && w.padding_high == 0) {
       reverse = false;
     } else if (w.padding_low == 0 && w.padding_high == n - 1) {
       reverse = true;
     } else {
-      return false;
+      return std::nullopt;
     }
     dim = d;
   }
-  if (dim < 0) return false;
+  if (dim < 0) return std::nullopt;
   // The reducer: a commutative op of its two parameters (applied through the elemental
   // emitter, so max/min keep XLA's NaN semantics).
   const HloComputation& reducer = *rw.to_apply();
   const HloInstruction* root = reducer.root_instruction();
   if (reducer.num_parameters() != 2 || root->operand_count() != 2 || !IsParam(root->operand(0)) ||
       !IsParam(root->operand(1)) || root->operand(0) == root->operand(1))
-    return false;
+    return std::nullopt;
   const HloOpcode op = root->opcode();
   if (op != HloOpcode::kAdd && op != HloOpcode::kMultiply && op != HloOpcode::kMaximum && op != HloOpcode::kMinimum &&
       op != HloOpcode::kAnd && op != HloOpcode::kOr && op != HloOpcode::kXor)
-    return false;
-  if (!InitIsNeutral(rw.operand(1), op)) return false;
+    return std::nullopt;
+  if (!InitIsNeutral(rw.operand(1), op)) return std::nullopt;
+  return CumulativeForm{dim, reverse};
+}
+
+}  // namespace
+
+bool CumulativeReduceWindowApplies(const HloInstruction& rw, const std::vector<Shape>& outputs) {
+  return CumulativeFormOf(rw, outputs).has_value();
+}
+
+absl::StatusOr<bool> TryEmitCumulativeReduceWindow(GpuKernel& k, const HloInstruction& rw,
+                                                   const ElementGenerator& operand, const ElementGenerator& init) {
+  llvm::IRBuilderBase& b = *k.b;
+  if (!operand || !init) return false;
+  std::vector<Shape> outputs;
+  for (const IrArray& a : k.outputs) outputs.push_back(a.shape());
+  std::optional<CumulativeForm> form = CumulativeFormOf(rw, outputs);
+  if (!form) return false;
+  const Shape& s = rw.shape();
+  const PrimitiveType t = s.element_type();
+  const HloComputation& reducer = *rw.to_apply();
+  const int64_t dim = form->dim;
+  const bool reverse = form->reverse;
   Cumulative c;
   c.dims = s.dimensions();
   c.dim = dim;

@@ -439,13 +439,146 @@ const HloInstruction* TransposeOfOperand(const HloInstruction* root, const HloIn
   return nullptr;
 }
 
+// The pure half of TryEmitTiledTranspose: everything but the buffers.
+std::optional<NormalizedTranspose> TiledTransposeForm(const HloInstruction& transpose,
+                                                      const std::vector<Shape>& outputs) {
+  if (outputs.size() != 1 || transpose.opcode() != HloOpcode::kTranspose) return std::nullopt;
+  std::optional<NormalizedTranspose> form = Normalize(transpose.operand(0)->shape(), outputs[0], transpose.attrs().dimensions);
+  if (!form || !WorthTiling(*form) || IsComplex(transpose.shape().element_type())) return std::nullopt;
+  return form;
+}
+
+// What TryEmitTransposeFusion emits, decided before any IR: the heroes tiled together and each
+// root's role. Shapes and the device only; the buffers are checked by the emitter.
+struct TransposeFusionChoice {
+  struct Hero {
+    const HloInstruction* hero;
+    NormalizedTranspose form;
+    absl::flat_hash_set<const HloInstruction*> cone;
+  };
+  std::vector<Hero> heroes;
+  struct Root {
+    int64_t hero = -1;
+    const HloInstruction* value = nullptr;  // what the root's generator computes
+    std::optional<Shape> view;              // hero roots bitcast into the output: the value's shape
+    bool same_dims = false;
+    std::vector<int64_t> perm;
+  };
+  std::vector<Root> roots;
+};
+
+std::optional<TransposeFusionChoice> ChooseTransposeFusion(const HloComputation& fused, const std::vector<Shape>& outputs,
+                                                           const GpuDeviceInfo& dev) {
+  const HloInstruction* fused_root = fused.root_instruction();
+  std::vector<const HloInstruction*> roots;
+  if (fused_root->opcode() == HloOpcode::kTuple) {
+    for (const HloInstruction* op : fused_root->operands()) roots.push_back(op);
+  } else {
+    roots.push_back(fused_root);
+  }
+  if (roots.size() != outputs.size()) return std::nullopt;
+  for (const HloInstruction* r : roots) {
+    if (!r->shape().IsArray()) return std::nullopt;
+    switch (r->opcode()) {
+      case HloOpcode::kScatter: case HloOpcode::kSort: case HloOpcode::kTopK: case HloOpcode::kScan:
+      case HloOpcode::kSelectAndScatter: case HloOpcode::kCustomCall: case HloOpcode::kDynamicUpdateSlice:
+      case HloOpcode::kTuple:
+        return std::nullopt;
+      default:
+        break;
+    }
+  }
+  // Candidate heroes and the form of the largest one.
+  using Candidate = TransposeFusionChoice::Hero;
+  std::vector<Candidate> candidates;
+  for (const HloInstruction* inst : fused.MakeInstructionPostOrder()) {
+    if (inst->opcode() != HloOpcode::kTranspose && inst->opcode() != HloOpcode::kCopy) continue;
+    std::optional<NormalizedTranspose> form = HeroForm(inst);
+    if (!form || !WorthTiling(*form)) continue;
+    Candidate c{inst, *form, {}};
+    if (!ElementwiseCone(inst, fused_root, c.cone)) continue;
+    candidates.push_back(std::move(c));
+  }
+  if (candidates.empty()) return std::nullopt;
+  size_t primary = 0;
+  for (size_t i = 1; i < candidates.size(); ++i)
+    if (candidates[i].hero->shape().num_elements() > candidates[primary].hero->shape().num_elements()) primary = i;
+  // Heroes that share a root must agree on the output index: same form, same result shape.
+  TransposeFusionChoice choice;
+  for (const Candidate& c : candidates)
+    if (c.form.SameForm(candidates[primary].form) && c.hero->shape() == candidates[primary].hero->shape())
+      choice.heroes.push_back(c);
+  int64_t shared_bytes = 0;
+  for (const Candidate& c : choice.heroes)
+    shared_bytes += kTileY * (kTileX + 1) * std::max<int64_t>(1, ByteWidth(c.hero->shape().element_type()));
+  if (shared_bytes > dev.shared_memory_per_block) return std::nullopt;
+
+  auto hero_of = [&](const HloInstruction* inst) -> int64_t {
+    for (size_t i = 0; i < choice.heroes.size(); ++i)
+      if (choice.heroes[i].hero == inst || choice.heroes[i].cone.count(inst)) return static_cast<int64_t>(i);
+    return -1;
+  };
+  // Each root's role.
+  const Shape& hero_operand = choice.heroes[0].hero->operand(0)->shape();
+  bool any_hero_root = false;
+  for (size_t o = 0; o < roots.size(); ++o) {
+    const HloInstruction* r = roots[o];
+    const HloInstruction* e = r;
+    while (e->opcode() == HloOpcode::kBitcast && hero_of(e) >= 0) e = e->operand(0);
+    TransposeFusionChoice::Root root;
+    root.hero = hero_of(e);
+    if (root.hero >= 0) {
+      any_hero_root = true;
+      root.value = e;
+      if (e != r) {
+        // Writes of the value bitcast into the output go through a view in its own shape: a
+        // bitcast keeps the bytes where they are.
+        Shape view = e->shape();
+        if (!view.has_layout()) view.SetDefaultLayout();
+        if (view.num_elements() != outputs[o].num_elements()) return std::nullopt;
+        root.view = view;
+      }
+    } else {
+      // A side output, computed at the first hero's operand positions.
+      root.value = r;
+      const Shape& s = outputs[o];
+      if (const HloInstruction* t = TransposeOfOperand(r, choice.heroes[0].hero->operand(0));
+          t != nullptr && !Normalize(hero_operand, s, t->attrs().dimensions)) {
+        root.perm = t->attrs().dimensions;  // keeps the minor dimension: writes stay coalesced
+      } else if (s.dimensions() == hero_operand.dimensions()) {
+        root.same_dims = true;
+      } else if (s.num_elements() != hero_operand.num_elements()) {
+        return std::nullopt;
+      }
+    }
+    choice.roots.push_back(std::move(root));
+  }
+  if (!any_hero_root) return std::nullopt;
+  return choice;
+}
+
+std::vector<Shape> OutputShapes(const GpuKernel& k) {
+  std::vector<Shape> out;
+  for (const IrArray& a : k.outputs) out.push_back(a.shape());
+  return out;
+}
+
 }  // namespace
 
+bool TiledTransposeApplies(const HloInstruction& transpose, const std::vector<Shape>& outputs) {
+  return TiledTransposeForm(transpose, outputs).has_value();
+}
+
+bool TransposeFusionApplies(const HloComputation& fused, const std::vector<Shape>& outputs, const GpuDeviceInfo& dev) {
+  return ChooseTransposeFusion(fused, outputs, dev).has_value();
+}
+
 absl::StatusOr<bool> TryEmitTiledTranspose(GpuKernel& k, const HloInstruction& transpose, const ElementGenerator& operand) {
-  if (k.outputs.size() != 1 || transpose.opcode() != HloOpcode::kTranspose || OutputsOverlapOperands(k)) return false;
-  std::optional<NormalizedTranspose> form =
-      Normalize(transpose.operand(0)->shape(), k.outputs[0].shape(), transpose.attrs().dimensions);
-  if (!form || !WorthTiling(*form) || IsComplex(transpose.shape().element_type())) return false;
+  // False only when the outputs share bytes with the operands (buffer assignment decides that,
+  // after the fusion's emitter kind was recorded) or the transpose is not this emitter's.
+  if (OutputsOverlapOperands(k)) return false;
+  std::optional<NormalizedTranspose> form = TiledTransposeForm(transpose, OutputShapes(k));
+  if (!form) return false;
   TilePlan plan;
   TileHero h;
   h.form = *form;
@@ -463,122 +596,45 @@ absl::StatusOr<bool> TryEmitTiledTranspose(GpuKernel& k, const HloInstruction& t
 
 absl::StatusOr<bool> TryEmitTransposeFusion(GpuKernel& k, const HloComputation& fused,
                                             const std::function<ElementGenerator(int64_t)>& parameter) {
-  const HloInstruction* fused_root = fused.root_instruction();
-  std::vector<const HloInstruction*> roots;
-  if (fused_root->opcode() == HloOpcode::kTuple) {
-    for (const HloInstruction* op : fused_root->operands()) roots.push_back(op);
-  } else {
-    roots.push_back(fused_root);
-  }
-  if (roots.size() != k.outputs.size() || OutputsOverlapOperands(k)) return false;
-  for (const HloInstruction* r : roots) {
-    if (!r->shape().IsArray()) return false;
-    switch (r->opcode()) {
-      case HloOpcode::kScatter: case HloOpcode::kSort: case HloOpcode::kTopK: case HloOpcode::kScan:
-      case HloOpcode::kSelectAndScatter: case HloOpcode::kCustomCall: case HloOpcode::kDynamicUpdateSlice:
-      case HloOpcode::kTuple:
-        return false;
-      default:
-        break;
-    }
-  }
-  // Candidate heroes and the form of the largest one.
-  struct Candidate {
-    const HloInstruction* hero;
-    NormalizedTranspose form;
-    absl::flat_hash_set<const HloInstruction*> cone;
-  };
-  std::vector<Candidate> candidates;
-  for (const HloInstruction* inst : fused.MakeInstructionPostOrder()) {
-    if (inst->opcode() != HloOpcode::kTranspose && inst->opcode() != HloOpcode::kCopy) continue;
-    std::optional<NormalizedTranspose> form = HeroForm(inst);
-    if (!form || !WorthTiling(*form)) continue;
-    Candidate c{inst, *form, {}};
-    if (!ElementwiseCone(inst, fused_root, c.cone)) continue;
-    candidates.push_back(std::move(c));
-  }
-  if (candidates.empty()) return false;
-  size_t primary = 0;
-  for (size_t i = 1; i < candidates.size(); ++i)
-    if (candidates[i].hero->shape().num_elements() > candidates[primary].hero->shape().num_elements()) primary = i;
-  // Heroes that share a root must agree on the output index: same form, same result shape.
-  std::vector<const Candidate*> selected;
-  for (const Candidate& c : candidates)
-    if (c.form.SameForm(candidates[primary].form) && c.hero->shape() == candidates[primary].hero->shape())
-      selected.push_back(&c);
-  int64_t shared_bytes = 0;
-  for (const Candidate* c : selected)
-    shared_bytes += kTileY * (kTileX + 1) * std::max<int64_t>(1, ByteWidth(c->hero->shape().element_type()));
-  if (shared_bytes > k.device->shared_memory_per_block) return false;
-
+  // False when the outputs share bytes with the operands (buffer assignment decides that, after
+  // the fusion's emitter kind was recorded), the fusion is not this emitter's, or a generator
+  // cannot be made (the loop path then reports what has no elemental form).
+  if (OutputsOverlapOperands(k)) return false;
+  std::optional<TransposeFusionChoice> choice = ChooseTransposeFusion(fused, OutputShapes(k), *k.device);
+  if (!choice) return false;
   TilePlan plan;
-  for (const Candidate* c : selected) {
+  for (const TransposeFusionChoice::Hero& c : choice->heroes) {
     TileHero h;
-    h.form = c->form;
-    h.type = PrimitiveTypeToIrType(c->hero->shape().element_type(), k.b->getContext());
+    h.form = c.form;
+    h.type = PrimitiveTypeToIrType(c.hero->shape().element_type(), k.b->getContext());
     plan.heroes.push_back(std::move(h));
   }
-  auto hero_of = [&](const HloInstruction* inst) -> int64_t {
-    for (size_t i = 0; i < selected.size(); ++i)
-      if (selected[i]->hero == inst || selected[i]->cone.count(inst)) return static_cast<int64_t>(i);
-    return -1;
-  };
-  // Each root's role first (nothing is emitted before the fusion is known to fit).
-  const Shape& hero_operand = selected[0]->hero->operand(0)->shape();
-  std::vector<const HloInstruction*> values(roots.size());  // what each root's generator computes
-  bool any_hero_root = false;
-  for (size_t o = 0; o < roots.size(); ++o) {
-    const HloInstruction* r = roots[o];
-    const HloInstruction* e = r;
-    while (e->opcode() == HloOpcode::kBitcast && hero_of(e) >= 0) e = e->operand(0);
+  std::vector<const HloInstruction*> values;
+  for (size_t o = 0; o < choice->roots.size(); ++o) {
+    const TransposeFusionChoice::Root& cr = choice->roots[o];
     TileRoot root;
-    root.hero = hero_of(e);
-    if (root.hero >= 0) {
-      any_hero_root = true;
-      values[o] = e;
-      if (e == r) {
-        root.target = k.outputs[o];
-      } else {
-        // Writes of the value bitcast into the output go through a view in its own shape: a
-        // bitcast keeps the bytes where they are.
-        Shape view = e->shape();
-        if (!view.has_layout()) view.SetDefaultLayout();
-        if (view.num_elements() != k.outputs[o].shape().num_elements()) return false;
-        root.target = IrArray(k.outputs[o].base(), view);
-      }
-    } else {
-      // A side output, computed at the first hero's operand positions.
-      values[o] = r;
-      const Shape& s = k.outputs[o].shape();
-      if (const HloInstruction* t = TransposeOfOperand(r, selected[0]->hero->operand(0));
-          t != nullptr && !Normalize(hero_operand, s, t->attrs().dimensions)) {
-        root.perm = t->attrs().dimensions;  // keeps the minor dimension: writes stay coalesced
-      } else if (s.dimensions() == hero_operand.dimensions()) {
-        root.same_dims = true;
-      } else if (s.num_elements() != hero_operand.num_elements()) {
-        return false;
-      }
-      root.target = k.outputs[o];
-    }
+    root.hero = cr.hero;
+    root.same_dims = cr.same_dims;
+    root.perm = cr.perm;
+    root.target = cr.view ? IrArray(k.outputs[o].base(), *cr.view) : k.outputs[o];
+    values.push_back(cr.value);
     plan.roots.push_back(std::move(root));
   }
-  if (!any_hero_root) return false;
-
   absl::StatusOr<std::shared_ptr<GeneratorMap>> plain = MakeFusionGenerators(*k.emitter, fused, parameter, nullptr);
   if (!plain.ok()) return false;  // the loop path reports what has no elemental form
   absl::StatusOr<std::shared_ptr<GeneratorMap>> tiled =
       MakeFusionGenerators(*k.emitter, fused, parameter, [&](const HloInstruction* inst) -> ElementGenerator {
-        for (size_t i = 0; i < selected.size(); ++i)
-          if (selected[i]->hero == inst) return SlotReader(plan.heroes[i].value, inst->name());
+        for (size_t i = 0; i < choice->heroes.size(); ++i)
+          if (choice->heroes[i].hero == inst) return SlotReader(plan.heroes[i].value, inst->name());
         return ElementGenerator();
       });
   if (!tiled.ok()) return false;
-  for (size_t i = 0; i < selected.size(); ++i) {
-    auto it = (*plain)->find(selected[i]->hero->operand(0));
+  for (size_t i = 0; i < choice->heroes.size(); ++i) {
+    auto it = (*plain)->find(choice->heroes[i].hero->operand(0));
     if (it == (*plain)->end()) return false;
     plan.heroes[i].operand = it->second;
   }
-  for (size_t o = 0; o < roots.size(); ++o) {
+  for (size_t o = 0; o < plan.roots.size(); ++o) {
     const GeneratorMap& map = plan.roots[o].hero >= 0 ? **tiled : **plain;
     auto it = map.find(values[o]);
     if (it == map.end()) return false;

@@ -251,34 +251,6 @@ bool HasTiledTransposeHero(const HloInstruction* node) {
   return false;
 }
 
-EmitterKind GetEmitterKind(const HloInstruction* node) {
-  if (node->opcode() == O::kFusion && node->attrs().fusion_kind == FusionKind::kCustom) return EmitterKind::kCustom;
-  bool transpose = false, concat = false;
-  for (const HloInstruction* o : FusionOutputs(node)) {
-    const HloInstruction* hero = FindHero(o);
-    if (hero->opcode() == O::kScatter) return EmitterKind::kScatter;
-    transpose |= IsTiledTranspose(hero);
-    concat |= hero->opcode() == O::kConcatenate;
-  }
-  if (HasReduction(node)) return EmitterKind::kReduction;
-  if (transpose) return EmitterKind::kTranspose;
-  if (concat && FusionOutputs(node).size() == 1) return EmitterKind::kConcatenate;
-  return EmitterKind::kLoop;
-}
-
-const char* EmitterKindName(EmitterKind kind) {
-  switch (kind) {
-    case EmitterKind::kLoop: return "loop";
-    case EmitterKind::kReduction: return "reduction";
-    case EmitterKind::kTranspose: return "transpose";
-    case EmitterKind::kConcatenate: return "concatenate";
-    case EmitterKind::kScatter: return "scatter";
-    case EmitterKind::kCustom: return "custom";
-    case EmitterKind::kNone: return "none";
-  }
-  return "none";
-}
-
 FusionKind FusionKindFor(const std::vector<const HloInstruction*>& instructions) {
   for (const HloInstruction* i : instructions)
     if (IsInputFusibleReduction(i) || i->opcode() == O::kScatter) return FusionKind::kInput;

@@ -56,10 +56,8 @@ bool HasTiledTransposeHero(const HloInstruction* node);
 // Every input-fusible reduce among the node's instructions.
 std::vector<const HloInstruction*> Reductions(const HloInstruction* node);
 
-// XLA's HloFusionAnalysis::EmitterFusionKind.
-enum class EmitterKind { kLoop, kReduction, kTranspose, kConcatenate, kScatter, kCustom, kNone };
-EmitterKind GetEmitterKind(const HloInstruction* node);
-const char* EmitterKindName(EmitterKind kind);
+// (XLA's HloFusionAnalysis::EmitterFusionKind, the emitter a fusion gets, is decided in one
+// place: codegen/gpu/fusion_emitter_kind.h; fusion-emitter-assignment records it.)
 // The HLO fusion kind (kLoop / kInput / kCustom) a fusion of these instructions gets.
 FusionKind FusionKindFor(const std::vector<const HloInstruction*>& instructions);
 

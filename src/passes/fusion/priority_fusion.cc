@@ -1,5 +1,8 @@
 #include "passes/fusion/priority_fusion.h"
 
+#include "ir/fusion_backend_config.h"
+#include "passes/fusion/fusion_emitter_assignment.h"
+
 #include <algorithm>
 #include <iostream>
 #include <map>
@@ -470,6 +473,18 @@ std::string Where(const InputInstruction& ref) {
 
 }  // namespace
 
+// The emitter codegen gives `node` as it stands (an unfused instruction: as a kernel of its own):
+// the one fusion emitter analysis (codegen/gpu/fusion_emitter_kind.h, which
+// fusion-emitter-assignment records and codegen dispatches on), named without its "__hloc_"
+// prefix; "unknown" in a binary without GPU codegen.
+std::string EmitterNameFor(const HloInstruction& node, const PassContext& context) {
+  FusionEmitterAnalysis analysis = GetFusionEmitterAnalysis();
+  if (analysis == nullptr) return "unknown";
+  std::string kind = analysis(node, context.profile).kind;
+  if (kind.rfind(kHlocFusionKindPrefix, 0) == 0) kind = kind.substr(kHlocFusionKindPrefix.size());
+  return kind;
+}
+
 FusionExplanation ExplainFusion(HloModule& module, const InputInstruction& producer_ref,
                                 const InputInstruction& consumer_ref, PassContext& context) {
   FusionExplanation result;
@@ -564,8 +579,8 @@ FusionExplanation ExplainFusion(HloModule& module, const InputInstruction& produ
   absl::StrAppend(&out, "  legal: no Fusible record or veto in rules/fusion/*.td refuses the pair\n");
   std::vector<const HloInstruction*> all = fusion::FusedInstructions(producer);
   for (const HloInstruction* i : fusion::FusedInstructions(consumer)) all.push_back(i);
-  absl::StrAppend(&out, "  emitters: producer ", fusion::EmitterKindName(fusion::GetEmitterKind(producer)),
-                  ", consumer ", fusion::EmitterKindName(fusion::GetEmitterKind(consumer)), "; fused: a ",
+  absl::StrAppend(&out, "  emitters: producer ", EmitterNameFor(*producer, context), ", consumer ",
+                  EmitterNameFor(*consumer, context), "; fused: a ",
                   fusion::FusionKindFor(all) == FusionKind::kInput ? "kInput" : "kLoop", " fusion\n");
   Priority p = ComputePriority(producer, legality, cost);
   absl::StrAppend(&out, "  cost model (", cost.hardware().name, "): producer ", cost.Estimate(producer).ToString(), "\n");

@@ -1,4 +1,5 @@
 // Registration of the fusion stage's passes under XLA's names.
+#include "passes/fusion/fusion_emitter_assignment.h"
 #include "passes/fusion/fusion_legality.h"
 #include "passes/fusion/horizontal_in_place_fusion.h"
 #include "passes/fusion/multi_output_fusion.h"
@@ -44,6 +45,12 @@ void RegisterFusionPasses(PassRegistry& registry) {
       "wrap every unfused kernel instruction in a fusion of its own (wrapped_<op>)",
       {},
       [](const PassOptions&) -> std::unique_ptr<HloPass> { return std::make_unique<FusionWrapper>(); }});
+  registry.Register(PassInfo{
+      FusionEmitterAssignment::kName,
+      "record the emitter each fusion gets, and its launch plan where known, in backend_config "
+      "(fusion_backend_config.kind, \"__hloc_row_reduction\", ...); codegen reads it",
+      {},
+      [](const PassOptions&) -> std::unique_ptr<HloPass> { return std::make_unique<FusionEmitterAssignment>(); }});
 }
 
 }  // namespace hloc
