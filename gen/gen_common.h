@@ -63,6 +63,9 @@ bool EmitLayout(llvm::raw_ostream& os, const llvm::RecordKeeper& records);
 bool EmitFusion(llvm::raw_ostream& os, const llvm::RecordKeeper& records);
 // --gen-spmd: SpmdStrategy records (rules/base/Spmd.td) as a table of names (tables_backend.cpp).
 bool EmitSpmd(llvm::raw_ostream& os, const llvm::RecordKeeper& records);
+// --gen-library: LibraryPattern records (rules/base/Library.td) as a table whose rows point at
+// generated functions (their constraints, then their Fn) (tables_backend.cpp).
+bool EmitLibrary(llvm::raw_ostream& os, const llvm::RecordKeeper& records);
 // The file preamble shared by all backends.
 void EmitPreamble(llvm::raw_ostream& os, const llvm::RecordKeeper& records, llvm::StringRef what);
 

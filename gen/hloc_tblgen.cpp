@@ -1,7 +1,7 @@
 // hloc-tblgen: turns rules/**/*.td into C++ (rewrite rules, layout and fusion tables).
 //
 //   hloc-tblgen --gen-rules  -I rules rules/simplify/X.td -o X.rules.cc [--source-root DIR] [-d X.d]
-//   hloc-tblgen --gen-layout | --gen-fusion | --gen-all | --print-records ...
+//   hloc-tblgen --gen-layout | --gen-fusion | --gen-spmd | --gen-library | --gen-all | --print-records ...
 //
 // TableGen does the parsing (includes, let-blocks, classes, located errors); the backends in
 // rules_backend.cpp and tables_backend.cpp read the records of the main file only, so each
@@ -29,7 +29,9 @@ llvm::cl::opt<Action> action(
                      clEnumValN(kGenLayout, "gen-layout", "LayoutConstraint records as a C++ table"),
                      clEnumValN(kGenFusion, "gen-fusion", "FusionRule records as C++ tables"),
                      clEnumValN(kGenSpmd, "gen-spmd", "SpmdStrategy records as a C++ table"),
-                     clEnumValN(kGenAll, "gen-all", "--gen-rules, --gen-layout, --gen-fusion and --gen-spmd in one file")),
+                     clEnumValN(kGenLibrary, "gen-library", "LibraryPattern records as a C++ table"),
+                     clEnumValN(kGenAll, "gen-all",
+                                "--gen-rules, --gen-layout, --gen-fusion, --gen-spmd and --gen-library in one file")),
     llvm::cl::init(kPrintRecords));
 
 llvm::cl::opt<std::string> source_root(

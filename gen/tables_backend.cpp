@@ -1,7 +1,8 @@
-// --gen-layout and --gen-fusion: LayoutConstraint and FusionRule records (rules/base/Layout.td,
-// rules/base/Fusion.td) of the main file become plain C++ tables (src/engine/rule_tables.h)
-// and one registration function each. Fusion vetoes become small predicate functions built
-// from the same Constraint records rewrite rules use.
+// --gen-layout, --gen-fusion and --gen-library: LayoutConstraint, FusionRule and LibraryPattern
+// records (rules/base/Layout.td, Fusion.td, Library.td) of the main file become plain C++
+// tables (src/engine/rule_tables.h) and one registration function each. Fusion vetoes become
+// small predicate functions built from the same Constraint records rewrite rules use; library
+// patterns become a function that checks their LibraryConstraints and calls their Fn.
 #include <algorithm>
 #include <map>
 #include <string>
@@ -135,6 +136,50 @@ bool VetoCondition(const Record* veto, const llvm::DagInit* dag, std::string& bo
   call += ")";
   body += std::string("  if (") + (negate ? "" : "!") + call + ") return false;  // " + (negate ? "Unless " : "") +
           op->getName().str() + "\n";
+  return true;
+}
+
+// One library-pattern constraint: (LibraryConstraint $root, 3, "s") or (Unless (...)); appends
+// `  if (!Fn(rw, root, ...)) return absl::OkStatus();` to body.
+bool LibraryCondition(const Record* pattern, const llvm::DagInit* dag, std::string& body) {
+  auto error = [&](const std::string& m) {
+    llvm::PrintError(pattern->getLoc(), "in library pattern '" + pattern->getName().str() + "': " + m);
+    return false;
+  };
+  const auto* def = llvm::dyn_cast<llvm::DefInit>(dag->getOperator());
+  const Record* op = def ? def->getDef() : nullptr;
+  bool negate = false;
+  if (op && op->getName() == "Unless") {
+    const auto* inner = dag->getNumArgs() == 1 ? llvm::dyn_cast<llvm::DagInit>(dag->getArg(0)) : nullptr;
+    if (!inner) return error("(Unless ...) takes exactly one constraint DAG");
+    dag = inner;
+    def = llvm::dyn_cast<llvm::DefInit>(dag->getOperator());
+    op = def ? def->getDef() : nullptr;
+    negate = true;
+  }
+  if (!op || !op->isSubClassOf("LibraryConstraint"))
+    return error("unknown constraint '" + dag->getOperator()->getAsString() + "': expected a LibraryConstraint record");
+  std::string call = op->getValueAsString("Fn").str() + "(rw";
+  for (unsigned i = 0; i < dag->getNumArgs(); ++i) {
+    const llvm::Init* arg = dag->getArg(i);
+    std::string name = dag->getArgNameStr(i).str();
+    if (llvm::isa<llvm::UnsetInit>(arg)) {
+      if (name != "root")
+        return error("$" + (name.empty() ? std::string("?") : name) +
+                     " is unbound: a library pattern's constraints may use $root only");
+      call += ", root";
+    } else if (const auto* i64 = llvm::dyn_cast<llvm::IntInit>(arg)) {
+      call += ", int64_t{" + std::to_string(i64->getValue()) + "}";
+    } else if (const auto* s = llvm::dyn_cast<llvm::StringInit>(arg)) {
+      call += ", " + CppString(s->getValue());
+    } else {
+      return error("argument " + arg->getAsString() + " of " + op->getName().str() +
+                   " must be $root or an int or string literal");
+    }
+  }
+  call += ")";
+  body += std::string("  if (") + (negate ? "" : "!") + call + ") return absl::OkStatus();  // " +
+          (negate ? "Unless " : "") + op->getName().str() + "\n";
   return true;
 }
 
@@ -277,6 +322,72 @@ bool EmitSpmd(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
   os << "#include \"engine/rule_tables.h\"\n\nnamespace hloc {\n";
   if (!rows.empty()) os << "namespace {\nconst SpmdStrategyInfo kSpmdStrategies[] = {\n" << rows << "};\n}  // namespace\n\n";
   EmitRegistration(os, "RegisterSpmd_" + stem, "kSpmdStrategies", "spmd_strategies", rows.empty());
+  os << "\n}  // namespace hloc\n";
+  return false;
+}
+
+}  // namespace hloc_gen
+
+namespace hloc_gen {
+
+bool EmitLibrary(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
+  const std::string stem = FileStem(records);
+  bool failed = false;
+  std::string arrays, rows, functions;
+  for (const Record* r : MainFileRecords(records, "LibraryPattern")) {
+    const std::string id = CppIdent(r->getName());
+    const std::string fn = r->getValueAsString("Fn").str();
+    const std::string pass = r->getValueAsString("Pass").str();
+    if (fn.empty() || pass.empty()) {
+      llvm::PrintError(r->getLoc(), "library pattern '" + r->getName().str() + "' needs a Pass and an Fn");
+      failed = true;
+      continue;
+    }
+    const Record* root = r->getValueAsDef("Root");
+    const OpcodeInfo* info = OpcodeOfOpRecord(root);
+    if (!info) {
+      llvm::PrintError(r->getLoc(), "'" + root->getName().str() + "' names no HLO opcode (not in src/ir/opcode.h)");
+      failed = true;
+      continue;
+    }
+    const std::string opcode = std::string("static_cast<int>(HloOpcode::") + info->enumerator + ")";
+    std::string body;
+    bool ok = true;
+    for (const llvm::Init* c : r->getValueAsListInit("Constraints")->getValues()) {
+      const auto* dag = llvm::dyn_cast<llvm::DagInit>(c);
+      if (!dag) {
+        llvm::PrintError(r->getLoc(), "a library pattern's constraint must be a DAG such as (ReadsLtMatmul $root)");
+        ok = false;
+        continue;
+      }
+      ok = LibraryCondition(r, dag, body) && ok;
+    }
+    if (!ok) {
+      failed = true;
+      continue;
+    }
+    functions += "// " + RecordFile(r) + ":" + std::to_string(RecordLine(r)) + "\nabsl::Status Library_" + id +
+                 "(library::gemm::Rewrite& rw, HloInstruction* root) {\n" + body + "  return " + fn +
+                 "(rw, root);\n}\n\n";
+    std::vector<std::string> epilogues;
+    for (const Record* e : r->getValueAsListOfDefs("Epilogues")) epilogues.push_back(e->getValueAsString("Name").str());
+    std::string epi = NameArray(arrays, "kEpilogues_" + id, epilogues);
+    rows += "    {" + CppString(r->getName()) + ", " + CppString(pass) + ", " + CppString(r->getValueAsString("Group")) +
+            ", " + opcode + ",\n     " + CppString(r->getValueAsString("Matches")) + ",\n     " + epi + ", " +
+            std::to_string(epilogues.size()) + ", " + CppString(r->getValueAsString("Sets")) + ", " +
+            CppString(r->getValueAsString("Reference")) + ",\n     " + CppString(SummaryOf(r)) + ", " +
+            CppString(RecordFile(r)) + ", " + std::to_string(RecordLine(r)) + ", Library_" + id + "},\n";
+  }
+  if (failed) return true;
+  os << "#include <cstdint>\n\n#include \"absl/status/status.h\"\n#include \"engine/rule_tables.h\"\n"
+        "#include \"ir/opcode.h\"\n";
+  if (!rows.empty())
+    for (const std::string& h : CppHeaders(records)) os << "#include \"" << h << "\"\n";
+  os << "\nnamespace hloc {\n";
+  if (!rows.empty())
+    os << "namespace {\n" << arrays << "\n" << functions << "const LibraryPatternInfo kLibraryPatterns[] = {\n" << rows
+       << "};\n}  // namespace\n\n";
+  EmitRegistration(os, "RegisterLibrary_" + stem, "kLibraryPatterns", "library_patterns", rows.empty());
   os << "\n}  // namespace hloc\n";
   return false;
 }

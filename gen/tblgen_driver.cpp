@@ -81,6 +81,9 @@ bool RunAction(Action action, llvm::raw_ostream& os, llvm::RecordKeeper& records
     case kGenSpmd:
       EmitPreamble(os, records, "--gen-spmd");
       return EmitSpmd(os, records);
+    case kGenLibrary:
+      EmitPreamble(os, records, "--gen-library");
+      return EmitLibrary(os, records);
     case kGenAll: {
       // Run every backend even after an error, so one run reports all of a file's mistakes.
       EmitPreamble(os, records, "--gen-all");
@@ -88,6 +91,7 @@ bool RunAction(Action action, llvm::raw_ostream& os, llvm::RecordKeeper& records
       failed = EmitLayout(os, records) || failed;
       failed = EmitFusion(os, records) || failed;
       failed = EmitSpmd(os, records) || failed;
+      failed = EmitLibrary(os, records) || failed;
       return failed;
     }
   }

@@ -76,6 +76,14 @@ class RecordSwitch {
     for (const char* name : family) restrict_ = restrict_ || Named(enabled_, name);
   }
   bool On(const char* name) const { return (!restrict_ || Named(enabled_, name)) && !Named(disabled_, name); }
+  // A record of a group (library patterns, as rewrite rules): on unless its name or its group
+  // is disabled, and, when the enabled list restricts the family (whose names then include the
+  // groups), when it names the record or its group. An empty group is none.
+  bool On(const char* name, const char* group) const {
+    const bool grouped = group != nullptr && group[0] != '\0';
+    if (Named(disabled_, name) || (grouped && Named(disabled_, group))) return false;
+    return !restrict_ || Named(enabled_, name) || (grouped && Named(enabled_, group));
+  }
 
  private:
   static bool Named(const std::vector<std::string>& names, const char* name) {

@@ -18,6 +18,13 @@
 
 namespace hloc {
 
+HloPrintOptions RuleTraceOptions() {
+  HloPrintOptions o;
+  o.print_metadata = false;
+  o.print_backend_config = false;
+  return o;
+}
+
 // --- RewriteContext -----------------------------------------------------------------------------
 
 namespace {
@@ -253,12 +260,7 @@ void RemoveDeadLeftovers(HloComputation* computation, const std::vector<HloInstr
   }
 }
 
-HloPrintOptions TraceOptions() {
-  HloPrintOptions o;
-  o.print_metadata = false;
-  o.print_backend_config = false;
-  return o;
-}
+HloPrintOptions TraceOptions() { return RuleTraceOptions(); }
 
 struct ComputationRun {
   bool changed = false;

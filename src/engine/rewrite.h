@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/pass.h"
+#include "ir/hlo_printer.h"
 #include "ir/module.h"
 
 namespace hloc {
@@ -26,6 +27,10 @@ struct NewInstruction {
   InstructionAttributes attrs;
   std::vector<HloComputation*> called_computations;
 };
+
+// How --trace-rules prints an instruction (no metadata, no backend_config); library passes that
+// trace their pattern records print the same way.
+HloPrintOptions RuleTraceOptions();
 
 class RewriteContext {
  public:

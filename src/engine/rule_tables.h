@@ -5,11 +5,15 @@
 #pragma once
 #include <vector>
 
+#include "absl/status/status.h"
 #include "ir/instruction.h"
 
 namespace hloc {
 
 class RewriteContext;
+namespace library::gemm {
+struct Rewrite;  // cublas-gemm-rewriter's state (src/passes/library/gemm_rewriter_internal.h)
+}
 
 // One layout requirement or preference of an opcode's operand (or result).
 struct LayoutConstraintInfo {
@@ -82,6 +86,28 @@ struct SpmdStrategyInfo {
   int line;
 };
 
+// Checks a library pattern's constraints, then calls its Fn (which changes the module through
+// the pass's Replace, setting rw.changed, or leaves it alone).
+using LibraryPatternFn = absl::Status (*)(library::gemm::Rewrite& rw, HloInstruction* root);
+
+// A way a library pass folds HLO into a library call (rules/library/*.td, class LibraryPattern
+// in rules/base/Library.td): a pipeline switches it by name or group (`rules: {disable: [NAME]}`).
+struct LibraryPatternInfo {
+  const char* name;
+  const char* pass;          // the library pass that runs it ("cublas-gemm-rewriter")
+  const char* group;         // "" when none
+  int opcode;                // the Root op: static_cast<int>(HloOpcode)
+  const char* matches;       // the HLO it matches, as text
+  const char* const* epilogues;  // cuBLASLt epilogues it may produce ("BIAS", "RELU", ...)
+  int num_epilogues;
+  const char* sets;          // what else of the call it sets ("alpha", ...)
+  const char* reference;     // XLA's code that does the same
+  const char* summary;
+  const char* file;
+  int line;
+  LibraryPatternFn fn;
+};
+
 // Every generated layout and fusion table of the build.
 struct GeneratedTables {
   // The tables of all generated rule files (filled once, on first use).
@@ -91,6 +117,7 @@ struct GeneratedTables {
   std::vector<const OpCostInfo*> op_costs;
   std::vector<const FusionVetoInfo*> vetoes;
   std::vector<const SpmdStrategyInfo*> spmd_strategies;
+  std::vector<const LibraryPatternInfo*> library_patterns;  // in file order
 };
 
 // Defined in generated code (build/gen/rules/all_rules.cc).

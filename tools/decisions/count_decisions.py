@@ -5,10 +5,11 @@ much is C++, at one or more git revisions, for docs/decisions.md (issue 15).
     tools/decisions/count_decisions.py [REV ...]      (default: HEAD)
 
 What it counts (the method of the architecture review of 2026-12-06, section 1, extended):
-  - per area (simplify, layout, fusion): non-blank, non-comment lines of rules/AREA/*.td against
+  - per area (simplify, layout, fusion, library): non-blank, non-comment lines of rules/AREA/*.td against
     those of the C++ in src/passes/AREA/ (.cc and .h), and the share in records;
   - records by kind: rewrite rules (Pat / Rule / Rewrite subclasses in rules/simplify), layout
-    rows, fusion vetoes, Fusible and OpCost rows, cost classes;
+    rows, fusion vetoes, Fusible and OpCost rows, cost classes, library patterns (LibraryPattern
+    records in rules/library: the GEMM epilogues of cublas-gemm-rewriter);
   - tuning numbers: knobs declared in src/engine/tuning.cc (each settable per profile) against
     numeric literals >= 3 that C++ compares with or clamps to (`< 8192`, `>= 20`,
     `std::min<int64_t>(8, ...)`, `constexpr int64_t kX = 4;`) in the decision folders
@@ -22,7 +23,7 @@ import re
 import subprocess
 import sys
 
-AREAS = ("simplify", "layout", "fusion")
+AREAS = ("simplify", "layout", "fusion", "library")
 DECISION_DIRS = ("src/passes", "src/codegen/gpu", "src/schedule")
 
 
@@ -85,7 +86,7 @@ def thresholds(text):
 
 def record_counts(rev):
     kinds = {"rewrite rules": 0, "layout rows": 0, "fusion vetoes": 0, "Fusible rows": 0, "OpCost rows": 0,
-             "tuning knobs": 0}
+             "library patterns": 0, "tuning knobs": 0}
     for path in files(rev, "rules", (".td",)):
         text = strip_comments(read(rev, path))
         for m in re.finditer(r"^\s*def\s+\w+\s*:\s*(\w+)", text, flags=re.M):
@@ -100,6 +101,8 @@ def record_counts(rev):
                 kinds["Fusible rows"] += 1
             elif cls == "OpCost":
                 kinds["OpCost rows"] += 1
+            elif path.startswith("rules/library") and cls == "LibraryPattern":
+                kinds["library patterns"] += 1
     try:
         kinds["tuning knobs"] = len(re.findall(r"\{TuningKnob::k\w+,", read(rev, "src/engine/tuning.cc")))
     except subprocess.CalledProcessError:

@@ -1,8 +1,12 @@
 // cublas-gemm-rewriter: what an existing GEMM call absorbs (XLA's GemmRewriterVisitor
 // HandleMultiply / HandleAdd / HandleMaximum): alpha scaling, vector bias (BIAS epilogue),
 // matrix addend (beta = 1 and a C operand), ReLU and tanh-GELU epilogues, and (hloc) a narrowing
-// convert of the result. Each fusion keeps the value the HLO computed; where XLA would change it
-// (alpha after a bias epilogue, a vector bias shorter than a padded GEMM) hloc refuses or pads.
+// convert of the result. Each is a LibraryPattern record in rules/library/GemmEpilogues.td (its
+// summary, root op, constraints, epilogues and XLA reference; a pipeline switches it by name);
+// the record's constraints are the LibraryConstraint functions below, its Fn one Absorb*
+// function. Each fusion keeps the value the HLO computed; where XLA would change it (alpha after
+// a bias epilogue, a vector bias shorter than a padded GEMM, a matrix C beside a bias epilogue)
+// hloc refuses or pads.
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -298,7 +302,58 @@ absl::StatusOr<HloInstruction*> SinkAddBelowBitcast(Rewrite& rw, HloInstruction*
 
 }  // namespace
 
-absl::Status HandleMultiply(Rewrite& rw, HloInstruction* multiply) {
+// ---- LibraryConstraint functions (rules/library/GemmEpilogues.td) ----------------------------
+
+bool ReadsGemmCall(const Rewrite&, const HloInstruction* x) {
+  for (const HloInstruction* op : x->operands()) {
+    const HloInstruction* g = op;
+    if (Is(g, HloOpcode::kBitcast) || Is(g, HloOpcode::kConvert)) g = g->operand(0);
+    if (Is(g, HloOpcode::kSlice)) g = g->operand(0);
+    if (IsGemm(op) || IsGemm(g)) return true;
+  }
+  return false;
+}
+
+bool ReadsLtMatmul(const Rewrite&, const HloInstruction* x) {
+  for (const HloInstruction* op : x->operands()) {
+    const HloInstruction* g = op;
+    if (Is(g, HloOpcode::kBitcast)) g = g->operand(0);
+    if (Is(g, HloOpcode::kSlice)) g = g->operand(0);
+    if (IsLtMatmul(op) || IsLtMatmul(g)) return true;
+  }
+  return false;
+}
+
+bool HasBroadcastOperand(const Rewrite&, const HloInstruction* x) {
+  for (const HloInstruction* op : x->operands())
+    if (Is(op, HloOpcode::kBroadcast)) return true;
+  return false;
+}
+
+bool HasScalarConstantBroadcastOperand(const Rewrite&, const HloInstruction* x) {
+  for (const HloInstruction* op : x->operands())
+    if (BroadcastScalarConstant(op) != nullptr) return true;
+  return false;
+}
+
+bool HasZeroBroadcastOperand(const Rewrite&, const HloInstruction* x) {
+  for (const HloInstruction* op : x->operands())
+    if (IsBroadcastOfScalar(op, 0.0)) return true;
+  return false;
+}
+
+bool NarrowsFloat(const Rewrite&, const HloInstruction* x) {
+  if (x->operand_count() != 1) return false;
+  const PrimitiveType from = x->operand(0)->shape().element_type(), to = x->shape().element_type();
+  return IsFloatingPoint(from) && IsFloatingPoint(to) && BitWidth(to) < BitWidth(from);
+}
+
+bool FuseBiasOn(const Rewrite& rw) { return rw.options.fuse_bias; }
+bool FuseOutputConvertOn(const Rewrite& rw) { return rw.options.fuse_output_convert; }
+
+// ---- The patterns' Fns -------------------------------------------------------------------------
+
+absl::Status AbsorbAlpha(Rewrite& rw, HloInstruction* multiply) {
   for (int i = 0; i < 2; ++i) {
     HloInstruction* gemm = multiply->operand(i);
     const HloInstruction* bcast = multiply->operand(1 - i);
@@ -319,11 +374,14 @@ absl::Status HandleMultiply(Rewrite& rw, HloInstruction* multiply) {
     SetConfig(gemm, *config);
     return Replace(rw, multiply, gemm);
   }
-  return TryGelu(rw, multiply);
+  return absl::OkStatus();
 }
 
-absl::Status HandleAdd(Rewrite& rw, HloInstruction* add) {
-  if (!rw.options.fuse_bias || add->operand_count() != 2) return absl::OkStatus();
+absl::Status AbsorbGelu(Rewrite& rw, HloInstruction* multiply) { return TryGelu(rw, multiply); }
+
+// HandleAdd's first step (the record's FuseBiasOn constraint is XLA's BiasMode).
+absl::Status AbsorbVectorBias(Rewrite& rw, HloInstruction* add) {
+  if (add->operand_count() != 2) return absl::OkStatus();
   // 1. Vector bias: add(OptionalBitcast(OptionalSlice(lt_gemm)), broadcast(vector)).
   for (int i = 0; i < 2; ++i) {
     HloInstruction* x = add->operand(i);
@@ -339,6 +397,12 @@ absl::Status HandleAdd(Rewrite& rw, HloInstruction* add) {
     if (!fused.ok()) return fused.status();
     if (*fused) return absl::OkStatus();
   }
+  return absl::OkStatus();
+}
+
+// HandleAdd's later steps, tried when the vector bias did not fire.
+absl::Status AbsorbMatrixAddend(Rewrite& rw, HloInstruction* add) {
+  if (add->operand_count() != 2) return absl::OkStatus();
   HloInstruction* instr = add;
   // 2./3. add(bitcast(gemm), addend) -> bitcast(add(gemm, bitcast(addend))), then fuse below.
   for (int i = 0; i < 2; ++i) {
@@ -387,7 +451,7 @@ absl::Status HandleAdd(Rewrite& rw, HloInstruction* add) {
   return absl::OkStatus();
 }
 
-absl::Status HandleMaximum(Rewrite& rw, HloInstruction* maximum) {
+absl::Status AbsorbRelu(Rewrite& rw, HloInstruction* maximum) {
   for (int i = 0; i < 2; ++i) {
     HloInstruction* x = maximum->operand(i);
     if (!IsBroadcastOfScalar(maximum->operand(1 - i), 0.0) || !OneUser(x)) continue;
@@ -405,8 +469,8 @@ absl::Status HandleMaximum(Rewrite& rw, HloInstruction* maximum) {
   return absl::OkStatus();
 }
 
-absl::Status HandleConvert(Rewrite& rw, HloInstruction* convert) {
-  if (!rw.options.fuse_output_convert) return absl::OkStatus();
+// The record's FuseOutputConvertOn constraint is the pass's option.
+absl::Status AbsorbOutputConvert(Rewrite& rw, HloInstruction* convert) {
   HloInstruction* gemm = convert->operand(0);
   if (!IsGemm(gemm) || !OneUser(gemm) || !gemm->shape().IsArray()) return absl::OkStatus();
   const PrimitiveType from = gemm->shape().element_type(), to = convert->shape().element_type();

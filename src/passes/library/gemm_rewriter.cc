@@ -1,11 +1,19 @@
 // cublas-gemm-rewriter: the dot -> GEMM call step, the type tables, the workspace step and the
-// pass driver. The epilogue fusions live in gemm_epilogues.cc.
+// pass driver. The epilogue fusions live in gemm_epilogues.cc; the driver tries them as the
+// LibraryPattern records of rules/library/GemmEpilogues.td say (generated table, file order).
 #include "passes/library/gemm_rewriter.h"
 
 #include <algorithm>
 
+#include <iostream>
+#include <string_view>
+
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/compile_recorder.h"
+#include "engine/rewrite.h"
+#include "engine/rule_tables.h"
 #include "passes/library/gemm_rewriter_internal.h"
 
 namespace hloc {
@@ -181,6 +189,7 @@ std::string GemmName(const HloInstruction* gemm, const GemmBackendConfig& config
 
 absl::Status Replace(Rewrite& rw, HloInstruction* old_inst, HloInstruction* replacement) {
   if (replacement == nullptr) return absl::InternalError(absl::StrCat("cublas-gemm-rewriter: could not rewrite ", old_inst->name()));
+  if (rw.trace_after != nullptr) rw.trace_after->push_back(PrintInstruction(*replacement, RuleTraceOptions()));
   ReplaceOptions options;
   options.relay_control_dependency = true;
   absl::StatusOr<bool> ok = ReplaceInstruction(old_inst, replacement, options);
@@ -340,12 +349,59 @@ absl::Status AddWorkspace(Rewrite& rw, HloInstruction* gemm) {
   return absl::OkStatus();
 }
 
+// The epilogue patterns (rules/library/GemmEpilogues.td) this run tries, by root opcode, in
+// file order: those the pipeline entry's `rules: {enable, disable}` leave on.
+std::vector<std::vector<const LibraryPatternInfo*>> PatternsByOpcode(const PassContext& context) {
+  std::vector<std::vector<const LibraryPatternInfo*>> by_opcode(kNumOpcodes);
+  std::vector<const char*> family;
+  for (const LibraryPatternInfo* p : GeneratedTables::Global().library_patterns) {
+    if (std::string_view(p->pass) != GemmRewriter::kName) continue;
+    family.push_back(p->name);
+    if (p->group[0] != '\0') family.push_back(p->group);
+  }
+  const RecordSwitch on(context.enabled_rules, context.disabled_rules, family);
+  for (const LibraryPatternInfo* p : GeneratedTables::Global().library_patterns)
+    if (std::string_view(p->pass) == GemmRewriter::kName && p->opcode >= 0 && p->opcode < kNumOpcodes &&
+        on.On(p->name, p->group))
+      by_opcode[p->opcode].push_back(p);
+  return by_opcode;
+}
+
+// Tries `patterns` (the root opcode's) on `inst`; the first that changes the module wins.
+// --trace-rules and --dump-html see each firing as they see a rewrite rule's.
+absl::Status RunPatterns(Rewrite& rw, HloInstruction* inst, const std::vector<const LibraryPatternInfo*>& patterns,
+                         PassContext& context) {
+  if (patterns.empty()) return absl::OkStatus();
+  const bool record = context.trace_rules || context.recorder != nullptr;
+  const std::string before = record ? PrintInstruction(*inst, RuleTraceOptions()) : std::string();
+  for (const LibraryPatternInfo* p : patterns) {
+    std::vector<std::string> after;
+    rw.trace_after = record ? &after : nullptr;
+    absl::Status st = p->fn(rw, inst);
+    rw.trace_after = nullptr;
+    if (!st.ok()) return st;
+    if (!rw.changed) continue;
+    if (context.trace_rules) {
+      std::ostream& trace = context.trace_out != nullptr ? *context.trace_out : std::cerr;
+      trace << "[" << GemmRewriter::kName << "] " << p->name << " (" << p->file << ":" << p->line << ")\n";
+      trace << "  before: " << before << "\n";
+      for (const std::string& a : after) trace << "  after:  " << a << "\n";
+    }
+    if (context.recorder != nullptr)
+      context.recorder->firings.push_back(
+          {context.recorder->current_pass(), p->name, p->file, p->line, before, absl::StrJoin(after, "\n")});
+    return absl::OkStatus();
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace library::gemm
 
 absl::StatusOr<bool> GemmRewriter::Run(HloModule& module, PassContext& context) {
   if (!library::TargetsGpu(context)) return false;
   using namespace library::gemm;  // NOLINT: this pass's own helpers
   NameUniquer names = InstructionNameUniquer(module);
+  const std::vector<std::vector<const LibraryPatternInfo*>> patterns = PatternsByOpcode(context);
   bool changed = false;
   for (HloComputation* comp : module.MakeComputationPostOrder()) {
     if (comp->IsFusionComputation()) continue;
@@ -369,16 +425,11 @@ absl::StatusOr<bool> GemmRewriter::Run(HloModule& module, PassContext& context) 
       if (!live.contains(inst)) continue;
       const bool before = rw.changed;
       rw.changed = false;
-      absl::Status st;
-      switch (inst->opcode()) {
-        case HloOpcode::kDot: st = HandleDot(rw, inst); break;
-        case HloOpcode::kMultiply: st = HandleMultiply(rw, inst); break;
-        case HloOpcode::kAdd: st = HandleAdd(rw, inst); break;
-        case HloOpcode::kMaximum: st = HandleMaximum(rw, inst); break;
-        case HloOpcode::kConvert: st = HandleConvert(rw, inst); break;
-        default: break;
+      if (inst->opcode() == HloOpcode::kDot) {
+        if (absl::Status st = HandleDot(rw, inst); !st.ok()) return st;
+      } else if (absl::Status st = RunPatterns(rw, inst, patterns[static_cast<int>(inst->opcode())], context); !st.ok()) {
+        return st;
       }
-      if (!st.ok()) return st;
       rw.changed |= before;
     }
     std::vector<HloInstruction*> gemms;

@@ -21,6 +21,8 @@ struct Rewrite {
   // How many instructions of `comp` carry each name, kept while AddWorkspace runs (null
   // otherwise): asking the computation scanned it once per GEMM, quadratic in the layers.
   absl::flat_hash_map<std::string, int64_t>* name_counts = nullptr;
+  // --trace-rules / --dump-html: each replacement, printed when Replace makes it (null otherwise).
+  std::vector<std::string>* trace_after = nullptr;
 };
 
 bool IsLegacyGemm(const HloInstruction* inst);
@@ -50,10 +52,24 @@ std::string GemmName(const HloInstruction* gemm, const GemmBackendConfig& config
 absl::Status Replace(Rewrite& rw, HloInstruction* old_inst, HloInstruction* replacement);
 
 absl::Status HandleDot(Rewrite& rw, HloInstruction* dot);
-absl::Status HandleMultiply(Rewrite& rw, HloInstruction* multiply);
-absl::Status HandleAdd(Rewrite& rw, HloInstruction* add);
-absl::Status HandleMaximum(Rewrite& rw, HloInstruction* maximum);
-absl::Status HandleConvert(Rewrite& rw, HloInstruction* convert);
+
+// The epilogue patterns (gemm_epilogues.cc): the Fns and LibraryConstraints of the
+// LibraryPattern records in rules/library/GemmEpilogues.td, which the generated table calls (the
+// pass tries the records of an instruction's opcode in file order; see GemmRewriter::Run).
+absl::Status AbsorbAlpha(Rewrite& rw, HloInstruction* multiply);
+absl::Status AbsorbGelu(Rewrite& rw, HloInstruction* multiply);
+absl::Status AbsorbVectorBias(Rewrite& rw, HloInstruction* add);
+absl::Status AbsorbMatrixAddend(Rewrite& rw, HloInstruction* add);
+absl::Status AbsorbRelu(Rewrite& rw, HloInstruction* maximum);
+absl::Status AbsorbOutputConvert(Rewrite& rw, HloInstruction* convert);
+bool ReadsGemmCall(const Rewrite& rw, const HloInstruction* x);
+bool ReadsLtMatmul(const Rewrite& rw, const HloInstruction* x);
+bool HasBroadcastOperand(const Rewrite& rw, const HloInstruction* x);
+bool HasScalarConstantBroadcastOperand(const Rewrite& rw, const HloInstruction* x);
+bool HasZeroBroadcastOperand(const Rewrite& rw, const HloInstruction* x);
+bool NarrowsFloat(const Rewrite& rw, const HloInstruction* x);
+bool FuseBiasOn(const Rewrite& rw);
+bool FuseOutputConvertOn(const Rewrite& rw);
 // GemmWorkspaceRewriteVisitor: (D[, aux]) -> (D[, aux], s8[workspace]).
 absl::Status AddWorkspace(Rewrite& rw, HloInstruction* gemm);
 

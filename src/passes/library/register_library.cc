@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "engine/rule_tables.h"
 #include "passes/passes.h"
 
 namespace hloc {
@@ -20,12 +21,25 @@ std::string StringOption(const PassOptions& o, const std::string& name, const st
   return o.Has(name) ? o.GetString(name) : def;
 }
 
+// The names and groups of a library pass's pattern records (rules/library/*.td): what its
+// pipeline entry's `rules: {enable, disable}` may name.
+std::vector<std::string> LibraryPatternNames(const std::string& pass) {
+  std::vector<std::string> names;
+  for (const LibraryPatternInfo* p : GeneratedTables::Global().library_patterns) {
+    if (p->pass != pass) continue;
+    names.push_back(p->name);
+    if (p->group[0] != '\0' && std::find(names.begin(), names.end(), p->group) == names.end()) names.push_back(p->group);
+  }
+  return names;
+}
+
 }  // namespace
 
 void RegisterLibraryPasses(PassRegistry& registry) {
   registry.Register(PassInfo{
       GemmRewriter::kName,
-      "dot -> cuBLASLt/cuBLAS custom-call, absorbing alpha, bias, relu, gelu and output converts (GPU profiles)",
+      "dot -> cuBLASLt/cuBLAS custom-call, absorbing alpha, bias, relu, gelu and output converts (GPU profiles; the "
+      "epilogue patterns are records in rules/library/GemmEpilogues.td)",
       {{"size_threshold", OptionType::kInt, OptionValue(int64_t{100}),
         "dots with (m + n) * k below this stay dots when the GPU's own emitters run them "
         "(xla_gpu_gemm_rewrite_size_threshold)"},
@@ -40,7 +54,8 @@ void RegisterLibraryPasses(PassRegistry& registry) {
         options.fuse_bias = BoolOption(o, "fuse_bias", true);
         options.fuse_output_convert = BoolOption(o, "fuse_output_convert", true);
         return std::make_unique<GemmRewriter>(options);
-      }});
+      },
+      [] { return LibraryPatternNames(GemmRewriter::kName); }});
 
   registry.Register(PassInfo{
       CublasPadForGemms::kName,
