@@ -45,6 +45,12 @@
 //   (Unless (C $x ...)) in Constraints: the constraint must NOT hold.
 //   def : CppHeader<"passes/simplify/algsimp_helpers.h">;  the generated code #includes it, so
 //                       a rule file's own Matcher/Constraint/... functions are declared.
+//
+// Other record families built on this file: layout rows (base/Layout.td), fusion rows and vetoes
+// (base/Fusion.td), SPMD strategies (base/Spmd.td) and library patterns (base/Library.td: what a
+// library call such as a cuBLASLt GEMM absorbs). A library pattern is not a Rule: it names a root
+// op, LibraryConstraint preconditions on $root and a C++ Fn that matches the rest and builds the
+// call; its pattern is described in text, not compiled from a DAG.
 //===----------------------------------------------------------------------===//
 
 #ifndef HLOC_BASE_DSL_TD

@@ -10,7 +10,8 @@
 //                                           -> epilogue GELU / BIAS_GELU (*_AUX when x has
 //                                              other users: a second output)
 //   convert(gemm) to a narrower float       -> the GEMM writes that type (hloc; option)
-// (the patterns also see through a slice, e.g. of cublas-pad-for-gemms, and a bitcast), and
+// (the patterns also see through a slice, e.g. of cublas-pad-for-gemms, and a bitcast; each is a
+// LibraryPattern record in rules/library/GemmEpilogues.td that a pipeline switches by name), and
 // finally every GEMM gets XLA's workspace: the result becomes (D[, aux], s8[workspace]) with
 // 32 MiB on Hopper and later, 4 MiB before (legacy cuBLAS: at most the operands' bytes).
 // Operands whose batch/row/column dimensions cuBLAS cannot address with its two strides are
