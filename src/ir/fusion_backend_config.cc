@@ -17,6 +17,29 @@ std::optional<std::string> FusionBackendConfigKind(std::string_view backend_conf
   return k->get<std::string>();
 }
 
+FusionLaunchRecord FusionBackendConfigLaunch(std::string_view backend_config) {
+  FusionLaunchRecord r;
+  if (backend_config.empty() || backend_config.front() != '{') return r;
+  absl::StatusOr<nlohmann::json> v = ParseJson(backend_config);
+  if (!v.ok() || !v->is_object()) return r;
+  auto f = v->find("fusion_backend_config");
+  if (f == v->end() || !f->is_object()) return r;
+  auto ints = [&](const char* key, std::vector<int64_t>& out) {
+    auto it = f->find(key);
+    if (it == f->end() || !it->is_array()) return;
+    for (const nlohmann::json& e : *it) {
+      if (!e.is_number_integer()) {
+        out.clear();
+        return;
+      }
+      out.push_back(e.get<int64_t>());
+    }
+  };
+  ints("block", r.block);
+  ints("grid", r.grid);
+  return r;
+}
+
 std::optional<std::string> WithFusionBackendConfig(std::string_view backend_config, std::string_view kind,
                                                    const std::vector<int64_t>& block, const std::vector<int64_t>& grid) {
   absl::StatusOr<nlohmann::json> v =

@@ -18,6 +18,13 @@ inline constexpr std::string_view kHlocFusionKindPrefix = "__hloc_";
 // fusion_backend_config.kind of `backend_config`; nullopt when absent or not JSON.
 std::optional<std::string> FusionBackendConfigKind(std::string_view backend_config);
 
+// fusion_backend_config's block and grid (x, y, z), each empty when absent or not a list of
+// integers.
+struct FusionLaunchRecord {
+  std::vector<int64_t> block, grid;
+};
+FusionLaunchRecord FusionBackendConfigLaunch(std::string_view backend_config);
+
 // `backend_config` with fusion_backend_config's kind, block and grid set (block and grid left
 // out when empty; the other keys, at both levels, kept); nullopt when `backend_config` is
 // neither empty nor a JSON object.

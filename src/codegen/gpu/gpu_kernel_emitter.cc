@@ -8,10 +8,12 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "codegen/elemental/llvm_util.h"
 #include "codegen/gpu/fusion_emitter_kind.h"
 #include "codegen/gpu/gpu_emitters.h"
 #include "codegen/gpu/gpu_library_calls.h"
+#include "ir/fusion_backend_config.h"
 #include "ir/custom_calls/library_calls.h"
 #include "ir/custom_calls/sort_calls.h"
 #include "llvm/IR/Constants.h"
@@ -199,6 +201,20 @@ class KernelBuilder {
         "kind (where it did, that is a bug in codegen/gpu/fusion_emitter_kind.cc)"));
   }
 
+  // The launch plan recorded with the kind (row and split reductions) is the one the emitter
+  // planned: both come from the same plan functions, so a difference is a bug (or a hand edit).
+  absl::Status CheckRecordedLaunch() const {
+    if (!kind_recorded_) return absl::OkStatus();
+    const FusionLaunchRecord rec = FusionBackendConfigLaunch(hlo_.attrs().backend_config);
+    const runtime::LaunchDimensions& l = k_.launch;
+    const std::vector<int64_t> block = {l.block_x, l.block_y, l.block_z}, grid = {l.grid_x, l.grid_y, l.grid_z};
+    if ((rec.block.empty() || rec.block == block) && (rec.grid.empty() || rec.grid == grid)) return absl::OkStatus();
+    return absl::InternalError(absl::StrCat("%", hlo_.name(), ": its backend_config records the launch block [",
+                                            absl::StrJoin(rec.block, ","), "] grid [", absl::StrJoin(rec.grid, ","),
+                                            "] but its emitter planned block [", absl::StrJoin(block, ","), "] grid [",
+                                            absl::StrJoin(grid, ","), "]"));
+  }
+
   absl::Status Emitted(FusionEmitterKind kind) {
     k_.emitter_name = std::string(FusionEmitterThunkName(kind));
     return absl::OkStatus();
@@ -229,7 +245,9 @@ class KernelBuilder {
                                              ? TryEmitRowReduction(k_, *fused, parameter)
                                              : TryEmitSplitReduction(k_, *fused, parameter);
         if (!reduction.ok()) return reduction.status();
-        return *reduction ? Emitted(kind) : NotEmitted(kind);
+        if (!*reduction) return NotEmitted(kind);
+        if (absl::Status s = CheckRecordedLaunch(); !s.ok()) return s;
+        return Emitted(kind);
       }
       case FusionEmitterKind::kTranspose: {
         // False: outputs sharing bytes with operands, or a generator the loop path reports.
