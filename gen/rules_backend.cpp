@@ -165,7 +165,8 @@ class RuleEmitter {
     if (name.empty()) return;
     auto it = bound_.find(name);
     if (it != bound_.end()) {
-      Line("if (" + it->second + " != " + expr + ") return false;  // repeated $" + name);
+      Line("if (" + it->second + " != " + expr + ") return ctx.Refuse(" +
+           CppString("$" + name + " is not the same instruction at both places") + ");");
       return;
     }
     std::string var = "v_" + CppIdent(name);
@@ -216,7 +217,8 @@ class RuleEmitter {
       }
       std::string fn = op->getValueAsString("Fn").str();
       if (fn.empty()) Error("matcher " + op_name + " has no Fn");
-      Line("if (!" + fn + "(" + Join(args) + ")) return false;  // " + op_name);
+      Line("if (!" + fn + "(" + Join(args) + ")) return ctx.Refuse(" + CppString("matcher " + DagText(dag) + " failed") +
+           ");");
       Bind(dag->getNameStr().str(), var);
       return;
     }
@@ -239,8 +241,9 @@ class RuleEmitter {
       BindNamesOnly(dag);
       return;
     }
+    // (The root's opcode always matches: the driver tries a rule on its root opcode only.)
     Line("if (" + var + "->opcode() != HloOpcode::" + info->enumerator + " || " + var + "->operand_count() != " +
-         std::to_string(n) + ") return false;");
+         std::to_string(n) + ") return ctx.Refuse(" + CppString("no " + op_name + " at " + DagText(dag)) + ");");
     Bind(dag->getNameStr().str(), var);
     for (unsigned i = 0; i < n; ++i) {
       const Init* arg = dag->getArg(i);
@@ -325,8 +328,8 @@ class RuleEmitter {
     if (fn.empty()) Error("constraint " + op_name + " has no Fn");
     std::vector<std::string> args = {"ctx"};
     for (std::string& a : CallArgs(dag, "constraint " + op_name, /*allow_results=*/false)) args.push_back(a);
-    Line(std::string("if (") + (negate ? "" : "!") + fn + "(" + Join(args) + ")) return false;  // " +
-         (negate ? "Unless " : "") + op_name);
+    Line(std::string("if (") + (negate ? "" : "!") + fn + "(" + Join(args) + ")) return ctx.Refuse(" +
+         CppString(negate ? "(Unless " + DagText(dag) + "): it holds" : DagText(dag) + " does not hold") + ");");
   }
 
   void EmitResult() {

@@ -50,6 +50,7 @@ class PassOptions {
 struct PassContext {
   const HardwareProfile* profile = nullptr;  // null: no profile chosen
   bool trace_rules = false;                  // --trace-rules: rewrite passes log each firing
+  bool trace_refusals = false;               // --trace-rules=all: and each candidate rule's refusal
   std::ostream* trace_out = nullptr;         // where traces go (stderr by default)
   // Rule, group and record names disabled/enabled from YAML (rewrite passes honour these, and
   // passes with PassInfo::records their records).

@@ -262,6 +262,14 @@ void RemoveDeadLeftovers(HloComputation* computation, const std::vector<HloInstr
 
 HloPrintOptions TraceOptions() { return RuleTraceOptions(); }
 
+// --trace-rules=all: a candidate rule that did not fire, with the first condition that failed.
+void TraceRefusal(std::ostream& trace, const std::string& pass, const RuleInfo& rule, const std::string& why,
+                  const std::string& inst) {
+  trace << "[" << pass << "] refused " << rule.name << " (" << rule.file << ":" << rule.line << "): "
+        << (why.empty() ? "its C++ function declined or the result could not be built" : why) << "\n";
+  trace << "  on: " << inst << "\n";
+}
+
 struct ComputationRun {
   bool changed = false;
   int64_t sweeps = 0;
@@ -274,6 +282,7 @@ ComputationRun RewriteComputation(HloComputation* computation, const std::string
   ComputationRun run;
   RewriteContext ctx(computation, &context);
   ctx.set_used_names(std::move(names));
+  ctx.set_explain_refusals(context.trace_refusals);
   std::ostream& trace = context.trace_out != nullptr ? *context.trace_out : std::cerr;
   std::vector<HloInstruction*> leftovers;  // replaced or created: dead-code candidates
   // A set of rules that undo each other would never reach a fixed point: cap the firings of
@@ -297,14 +306,16 @@ ComputationRun RewriteComputation(HloComputation* computation, const std::string
       if (inst->user_count() == 0 && !inst->IsRoot()) continue;  // dead: not worth rewriting
       const std::vector<const RuleInfo*>& candidates = by_opcode[static_cast<int>(inst->opcode())];
       if (candidates.empty()) continue;
-      const bool record = context.trace_rules || context.recorder != nullptr;
+      const bool record = context.trace_rules || context.trace_refusals || context.recorder != nullptr;
       std::string before = record ? PrintInstruction(*inst, TraceOptions()) : std::string();
       for (const RuleInfo* rule : candidates) {
         ctx.set_root(inst);
         ctx.created().clear();
         ctx.replaced().clear();
+        ctx.clear_refusal();
         if (!rule->fn(ctx, inst)) {
           ctx.DiscardCreatedSince(0);  // a rule that refused leaves nothing behind
+          if (context.trace_refusals) TraceRefusal(trace, pass, *rule, ctx.refusal(), before);
           continue;
         }
         ++firings;

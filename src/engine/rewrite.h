@@ -69,6 +69,17 @@ class RewriteContext {
     used_names_ = std::move(names);
   }
 
+  // --trace-rules=all: the generated matchers say why a candidate rule refused (the first
+  // condition that failed, as MLIR DRR's notifyMatchFailure) through Refuse, which always
+  // returns false; the reason is kept only while the driver explains refusals.
+  bool Refuse(const char* why) {
+    if (explain_refusals_) refusal_ = why;
+    return false;
+  }
+  void set_explain_refusals(bool on) { explain_refusals_ = on; }
+  const std::string& refusal() const { return refusal_; }
+  void clear_refusal() { refusal_.clear(); }
+
  private:
   std::string UniqueName(const std::string& hint);
 
@@ -78,6 +89,8 @@ class RewriteContext {
   std::vector<HloInstruction*> created_;
   std::vector<std::pair<HloInstruction*, HloInstruction*>> replaced_;
   std::shared_ptr<std::unordered_set<std::string>> used_names_;
+  bool explain_refusals_ = false;
+  std::string refusal_;
 };
 
 using RuleFn = bool (*)(RewriteContext& ctx, HloInstruction* root);

@@ -29,6 +29,8 @@ struct OptionSpec {
   std::string name;         // "--inputs"
   std::string short_name;   // "-o", or empty
   bool takes_value = false;
+  // A flag that may also be given as --name=VALUE (--trace-rules=all); Get returns "" without it.
+  bool value_optional = false;
 };
 
 struct ParsedArgs {

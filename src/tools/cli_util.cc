@@ -74,6 +74,10 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::string& command, const std::vect
       return absl::InvalidArgumentError(absl::StrCat("option '", spec->name, "' given more than once"));
     }
     if (!spec->takes_value) {
+      if (inline_value && spec->value_optional && !inline_value->empty()) {
+        parsed.values[spec->name] = *inline_value;
+        continue;
+      }
       if (inline_value) {
         return absl::InvalidArgumentError(absl::StrCat("option '", spec->name, "' takes no value"));
       }

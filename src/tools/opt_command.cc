@@ -64,6 +64,8 @@ While running:
   --trace-rules       print every rewrite-rule firing (rule, file:line, before/after) to stderr,
                       and every fusion priority-fusion makes or refuses (the veto with its
                       file:line, or the cost model's numbers)
+  --trace-rules=all   also every candidate rewrite rule that did not fire on an instruction,
+                      with the first condition of its pattern that failed
   --explain-fusion A,B
                       after the pipeline, print (instead of the module) whether producer A was
                       or would be fused into consumer B: the Fusible record or veto of
@@ -136,7 +138,7 @@ int RunOpt(const std::vector<std::string>& args) {
                            {"--dump-to", "", true},
                            {"--dump-pass-re", "", true},
                            {"--dump-html", "", false},
-                           {"--trace-rules", "", false},
+                           {"--trace-rules", "", false, /*value_optional=*/true},
                            {"--explain-fusion", "", true},
                            {"--kernel-report", "", true},
                            {"--verbose", "-v", false},
@@ -257,6 +259,11 @@ int RunOpt(const std::vector<std::string>& args) {
   PassContext context;
   if (profile) context.profile = &profile->hardware;
   context.trace_rules = parsed->Has("--trace-rules");
+  const std::string trace_value = parsed->Get("--trace-rules").value_or("");
+  if (!trace_value.empty() && trace_value != "all")
+    return UsageError("opt", "--trace-rules takes no value, or =all (every candidate rule's refusal too), not '" +
+                                 trace_value + "'");
+  context.trace_refusals = trace_value == "all";
   context.trace_out = &std::cerr;
   CompileRecorder recorder;
   if (parsed->Has("--dump-html")) context.recorder = &recorder;

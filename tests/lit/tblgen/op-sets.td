@@ -13,13 +13,13 @@ def Twice : Rule<(NegAbs (NegAbs:$i $x)), (replaceWith $i)>;
 // One symbol for the rule's name, one function per member, each matching that op only.
 // RULES: extern "C" const char hloc_rule_name_Twice[] = "{{.*}}op-sets.td:11";
 // RULES: static bool Rule_Twice_Negate(
-// RULES-NEXT: if (root->opcode() != HloOpcode::kNegate || root->operand_count() != 1) return false;
+// RULES-NEXT: if (root->opcode() != HloOpcode::kNegate || root->operand_count() != 1) return ctx.Refuse("no Negate at (NegAbs (NegAbs:$i $x))");
 // RULES-NEXT: HloInstruction* n0 = root->operand(0);
-// RULES-NEXT: if (n0->opcode() != HloOpcode::kNegate || n0->operand_count() != 1) return false;
+// RULES-NEXT: if (n0->opcode() != HloOpcode::kNegate || n0->operand_count() != 1) return ctx.Refuse("no Negate at (NegAbs:$i $x)");
 // RULES: static bool Rule_Twice_Abs(
-// RULES-NEXT: if (root->opcode() != HloOpcode::kAbs || root->operand_count() != 1) return false;
+// RULES-NEXT: if (root->opcode() != HloOpcode::kAbs || root->operand_count() != 1) return ctx.Refuse("no Abs at (NegAbs (NegAbs:$i $x))");
 // RULES-NEXT: HloInstruction* n0 = root->operand(0);
-// RULES-NEXT: if (n0->opcode() != HloOpcode::kAbs || n0->operand_count() != 1) return false;
+// RULES-NEXT: if (n0->opcode() != HloOpcode::kAbs || n0->operand_count() != 1) return ctx.Refuse("no Abs at (NegAbs:$i $x)");
 // RULES: const RuleInfo kRules[] = {
 // RULES-NEXT: {"Twice", "algsimp", "", 0, "{{.*}}op-sets.td", 11, static_cast<int>(HloOpcode::kNegate),
 // RULES-NEXT: "op(op(x)) => op(x) for op in negate, abs (only the expansion is tested here)", Rule_Twice_Negate},
