@@ -11,6 +11,8 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <optional>
+#include <random>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -151,6 +153,30 @@ class TempRegistration {
   TempSlot* slot_ = nullptr;
 };
 
+// Creates the temporary `dir`/.`base`.tmp-XXXXXXXX for a write, registered for removal on a
+// signal *before* it exists: registering after mkostemp left a window in which a signal found a
+// temporary that no slot named (faults/f5-interrupt.test saw one left behind). A signal between
+// the registration and the open finds nothing to unlink. Returns the descriptor, or -1 with errno.
+int CreateRegisteredTemp(const fs::path& dir, const std::string& base, std::string* temp,
+                         std::optional<TempRegistration>* registration) {
+  static std::atomic<uint64_t> counter{std::random_device{}()};
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    const uint64_t n = counter.fetch_add(0x9E3779B97F4A7C15ull) ^ (static_cast<uint64_t>(::getpid()) << 32);
+    *temp = (dir / absl::StrCat(".", base, ".tmp-", absl::Hex(n & 0xffffffffull, absl::kZeroPad8))).string();
+    registration->emplace(*temp);
+    const int fd = ::open(temp->c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) return fd;
+    const int err = errno;
+    registration->reset();
+    if (err != EEXIST) {
+      errno = err;
+      return -1;
+    }
+  }
+  errno = EEXIST;
+  return -1;
+}
+
 // Writes in pieces of kWriteChunk: a signal is handled between write calls, and one call for
 // hundreds of megabytes would hold off the cleanup of an interrupted write until it returns.
 constexpr size_t kWriteChunk = size_t{16} << 20;
@@ -246,12 +272,12 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view conte
   }
   const fs::path dest(target);
   const fs::path dir = dest.has_parent_path() ? dest.parent_path() : fs::path(".");
-  std::string temp = (dir / absl::StrCat(".", dest.filename().string(), ".tmp-XXXXXX")).string();
-  const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+  std::string temp;
+  std::optional<TempRegistration> registration;
+  const int fd = CreateRegisteredTemp(dir, dest.filename().string(), &temp, &registration);
   if (fd < 0) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "': ", Errno()));
-  TempRegistration registration(temp);
   absl::Status s = WriteAll(fd, contents);
-  // mkostemp creates the file 0600; give it the mode the replaced file had, or a new file's.
+  // The temporary is created 0600; give it the mode the replaced file had, or a new file's.
   if (s.ok() && ::fchmod(fd, exists ? (st.st_mode & 07777) : NewFileMode()) != 0) s = absl::DataLossError(Errno());
   // Every byte on the disk before the rename: the rename must never publish a file whose data a
   // crash could still lose (a zero-length or truncated file under the final name).
