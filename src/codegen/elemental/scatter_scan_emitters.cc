@@ -10,6 +10,64 @@
 
 namespace hloc::codegen {
 
+absl::StatusOr<ScatterIndexing> ScatterIndexing::For(const ScatterDimensionNumbers& dn, const Shape& operand_shape,
+                                                     const Shape& indices_shape, const Shape& updates_shape) {
+  ScatterIndexing x;
+  x.dn = &dn;
+  x.operand_shape = &operand_shape;
+  x.indices_shape = &indices_shape;
+  x.updates_shape = &updates_shape;
+  for (int64_t d = 0; d < updates_shape.rank(); ++d)
+    if (std::find(dn.update_window_dims.begin(), dn.update_window_dims.end(), d) == dn.update_window_dims.end())
+      x.update_scatter_dims.push_back(d);
+  for (int64_t d = 0; d < operand_shape.rank(); ++d) {
+    auto in = [&](const std::vector<int64_t>& v) { return std::find(v.begin(), v.end(), d) != v.end(); };
+    if (!in(dn.inserted_window_dims) && !in(dn.input_batching_dims)) x.window_operand_dims.push_back(d);
+  }
+  if (x.window_operand_dims.size() != dn.update_window_dims.size())
+    return absl::InvalidArgumentError("scatter: update window does not match the operand");
+  x.implicit_index_dim = dn.index_vector_dim >= indices_shape.rank();
+  return x;
+}
+
+absl::StatusOr<ScatterIndexing::Place> ScatterIndexing::PlaceOf(llvm::IRBuilderBase& b,
+                                                                const ElementGenerator& indices_gen,
+                                                                const IrArray::Index& u) const {
+  const int64_t rank = operand_shape->rank();
+  // The index into `indices` without its index-vector dimension.
+  std::vector<llvm::Value*> ibase(indices_shape->rank(), b.getInt64(0));
+  size_t j = 0;
+  for (int64_t d = 0; d < indices_shape->rank(); ++d) {
+    if (!implicit_index_dim && d == dn->index_vector_dim) continue;
+    if (j < update_scatter_dims.size()) ibase[d] = u[update_scatter_dims[j++]];
+  }
+  std::vector<llvm::Value*> start(rank, b.getInt64(0));
+  for (size_t i = 0; i < dn->scatter_dims_to_operand_dims.size(); ++i) {
+    std::vector<llvm::Value*> at = ibase;
+    if (!implicit_index_dim) at[dn->index_vector_dim] = b.getInt64(i);
+    absl::StatusOr<llvm::Value*> v = indices_gen(IrArray::Index(at));
+    if (!v.ok()) return v.status();
+    start[dn->scatter_dims_to_operand_dims[i]] = IndexToI64(b, *v, indices_shape->element_type());
+  }
+  for (size_t q = 0; q < dn->input_batching_dims.size() && q < dn->scatter_indices_batching_dims.size(); ++q)
+    start[dn->input_batching_dims[q]] = ibase[dn->scatter_indices_batching_dims[q]];
+  std::vector<int64_t> window(rank, 1);
+  Place p;
+  p.at = start;
+  for (size_t w = 0; w < window_operand_dims.size(); ++w) {
+    const int64_t od = window_operand_dims[w];
+    window[od] = updates_shape->dimensions(dn->update_window_dims[w]);
+    p.at[od] = b.CreateAdd(start[od], u[dn->update_window_dims[w]]);
+  }
+  // A window that does not fit is skipped whole (XLA's semantics).
+  p.ok = b.getTrue();
+  for (int64_t d = 0; d < rank; ++d) {
+    p.ok = b.CreateAnd(p.ok, b.CreateICmpSGE(start[d], b.getInt64(0)));
+    p.ok = b.CreateAnd(p.ok, b.CreateICmpSLE(start[d], b.getInt64(operand_shape->dimensions(d) - window[d])));
+  }
+  return p;
+}
+
 absl::Status EmitSerialScatter(llvm::IRBuilderBase& b, ElementalIrEmitter& emitter, const HloInstruction& scatter,
                                const std::vector<IrArray>& outputs,
                                const std::function<ElementGenerator(int64_t)>& operand_gen,
@@ -49,54 +107,14 @@ absl::Status EmitSerialScatter(llvm::IRBuilderBase& b, ElementalIrEmitter& emitt
   std::vector<ElementGenerator> update_gens;
   for (int64_t i = 0; i < n; ++i) update_gens.push_back(operand_gen(n + 1 + i));
   if (!indices_gen) return absl::InternalError("scatter indices without a generator");
-  const int64_t rank = operand_shape.rank();
-  std::vector<int64_t> update_scatter_dims;
-  for (int64_t d = 0; d < updates_shape.rank(); ++d)
-    if (std::find(dn.update_window_dims.begin(), dn.update_window_dims.end(), d) == dn.update_window_dims.end())
-      update_scatter_dims.push_back(d);
-  // Operand dimensions covered by the update window, in order.
-  std::vector<int64_t> window_operand_dims;
-  for (int64_t d = 0; d < rank; ++d) {
-    auto in = [&](const std::vector<int64_t>& v) { return std::find(v.begin(), v.end(), d) != v.end(); };
-    if (!in(dn.inserted_window_dims) && !in(dn.input_batching_dims)) window_operand_dims.push_back(d);
-  }
-  if (window_operand_dims.size() != dn.update_window_dims.size())
-    return absl::InvalidArgumentError("scatter: update window does not match the operand");
-  const bool implicit_index_dim = dn.index_vector_dim >= indices_shape.rank();
+  absl::StatusOr<ScatterIndexing> indexing = ScatterIndexing::For(dn, operand_shape, indices_shape, updates_shape);
+  if (!indexing.ok()) return indexing.status();
 
   return EmitIndexLoops(b, updates_shape.dimensions(), "scatter.upd", [&](const IrArray::Index& u) -> absl::Status {
-    // The index into `indices` without its index-vector dimension.
-    std::vector<llvm::Value*> ibase(indices_shape.rank(), b.getInt64(0));
-    {
-      size_t j = 0;
-      for (int64_t d = 0; d < indices_shape.rank(); ++d) {
-        if (!implicit_index_dim && d == dn.index_vector_dim) continue;
-        if (j < update_scatter_dims.size()) ibase[d] = u[update_scatter_dims[j++]];
-      }
-    }
-    std::vector<llvm::Value*> start(rank, b.getInt64(0));
-    for (size_t i = 0; i < dn.scatter_dims_to_operand_dims.size(); ++i) {
-      std::vector<llvm::Value*> at = ibase;
-      if (!implicit_index_dim) at[dn.index_vector_dim] = b.getInt64(i);
-      absl::StatusOr<llvm::Value*> v = indices_gen(IrArray::Index(at));
-      if (!v.ok()) return v.status();
-      start[dn.scatter_dims_to_operand_dims[i]] = IndexToI64(b, *v, indices_shape.element_type());
-    }
-    for (size_t j = 0; j < dn.input_batching_dims.size() && j < dn.scatter_indices_batching_dims.size(); ++j)
-      start[dn.input_batching_dims[j]] = ibase[dn.scatter_indices_batching_dims[j]];
-    std::vector<int64_t> window(rank, 1);
-    std::vector<llvm::Value*> at(rank, nullptr);
-    for (int64_t d = 0; d < rank; ++d) at[d] = start[d];
-    for (size_t w = 0; w < window_operand_dims.size(); ++w) {
-      const int64_t od = window_operand_dims[w];
-      window[od] = updates_shape.dimensions(dn.update_window_dims[w]);
-      at[od] = b.CreateAdd(start[od], u[dn.update_window_dims[w]]);
-    }
-    llvm::Value* ok = b.getTrue();
-    for (int64_t d = 0; d < rank; ++d) {
-      ok = b.CreateAnd(ok, b.CreateICmpSGE(start[d], b.getInt64(0)));
-      ok = b.CreateAnd(ok, b.CreateICmpSLE(start[d], b.getInt64(operand_shape.dimensions(d) - window[d])));
-    }
+    absl::StatusOr<ScatterIndexing::Place> place = indexing->PlaceOf(b, indices_gen, u);
+    if (!place.ok()) return place.status();
+    llvm::Value* ok = place->ok;
+    const std::vector<llvm::Value*>& at = place->at;
     return EmitIf(b, ok, "scatter.in_bounds", [&]() -> absl::Status {
       std::vector<llvm::Value*> args;
       IrArray::Index oi(at);

@@ -20,6 +20,30 @@ namespace hloc::codegen {
 // there, then the updates combined in order, which is XLA's order exactly. `operand_gen` gives
 // operand i's generator, `operand_array` operand i's array when it is a kernel argument (for
 // the in-place check; null otherwise).
+// Where a scatter's update elements go (XLA's scatter semantics), shared by the serial scatter
+// and the GPU's scatter kernel: the operand index of update element `u` (its scatter indices
+// read through `indices_gen`, plus the window offset) and whether the whole window fits the
+// operand (a window that does not fit is skipped).
+struct ScatterIndexing {
+  struct Place {
+    llvm::Value* ok = nullptr;     // i1: the window fits
+    std::vector<llvm::Value*> at;  // the operand index (i64 per dimension)
+  };
+  // Checks that the update window matches the operand.
+  static absl::StatusOr<ScatterIndexing> For(const ScatterDimensionNumbers& dn, const Shape& operand_shape,
+                                             const Shape& indices_shape, const Shape& updates_shape);
+  absl::StatusOr<Place> PlaceOf(llvm::IRBuilderBase& b, const ElementGenerator& indices_gen,
+                                const IrArray::Index& u) const;
+
+  const ScatterDimensionNumbers* dn = nullptr;
+  const Shape* operand_shape = nullptr;
+  const Shape* indices_shape = nullptr;
+  const Shape* updates_shape = nullptr;
+  std::vector<int64_t> update_scatter_dims;  // update dimensions that are not window dimensions
+  std::vector<int64_t> window_operand_dims;  // operand dimensions the window covers, in order
+  bool implicit_index_dim = false;           // index_vector_dim is past the indices' rank
+};
+
 absl::Status EmitSerialScatter(llvm::IRBuilderBase& b, ElementalIrEmitter& emitter, const HloInstruction& scatter,
                                const std::vector<IrArray>& outputs,
                                const std::function<ElementGenerator(int64_t)>& operand_gen,

@@ -163,19 +163,8 @@ absl::Status EmitScatterKernel(GpuKernel& k, const HloInstruction& scatter,
     if (!s.ok()) return s;
     k.Barrier();
   }
-  const int64_t rank = operand_shape.rank();
-  std::vector<int64_t> update_scatter_dims;
-  for (int64_t d = 0; d < updates_shape.rank(); ++d)
-    if (std::find(dn.update_window_dims.begin(), dn.update_window_dims.end(), d) == dn.update_window_dims.end())
-      update_scatter_dims.push_back(d);
-  std::vector<int64_t> window_operand_dims;
-  for (int64_t d = 0; d < rank; ++d) {
-    auto in = [&](const std::vector<int64_t>& v) { return std::find(v.begin(), v.end(), d) != v.end(); };
-    if (!in(dn.inserted_window_dims) && !in(dn.input_batching_dims)) window_operand_dims.push_back(d);
-  }
-  if (window_operand_dims.size() != dn.update_window_dims.size())
-    return absl::InvalidArgumentError("scatter: update window does not match the operand");
-  const bool implicit_index_dim = dn.index_vector_dim >= indices_shape.rank();
+  absl::StatusOr<ScatterIndexing> indexing = ScatterIndexing::For(dn, operand_shape, indices_shape, updates_shape);
+  if (!indexing.ok()) return indexing.status();
   // One update element: where it goes, whether its window fits, and its value.
   struct Prepared {
     llvm::Value *ok, *value;
@@ -183,36 +172,11 @@ absl::Status EmitScatterKernel(GpuKernel& k, const HloInstruction& scatter,
   };
   auto prepare = [&](llvm::Value* ui) -> absl::StatusOr<Prepared> {
     IrArray::Index u = DelinearizeRowMajor(ui, updates_shape.dimensions(), b);
-    std::vector<llvm::Value*> ibase(indices_shape.rank(), b.getInt64(0));
-    size_t j = 0;
-    for (int64_t d = 0; d < indices_shape.rank(); ++d) {
-      if (!implicit_index_dim && d == dn.index_vector_dim) continue;
-      if (j < update_scatter_dims.size()) ibase[d] = u[update_scatter_dims[j++]];
-    }
-    std::vector<llvm::Value*> start(rank, b.getInt64(0));
-    for (size_t i = 0; i < dn.scatter_dims_to_operand_dims.size(); ++i) {
-      std::vector<llvm::Value*> at = ibase;
-      if (!implicit_index_dim) at[dn.index_vector_dim] = b.getInt64(i);
-      absl::StatusOr<llvm::Value*> v = indices_gen(IrArray::Index(at));
-      if (!v.ok()) return v.status();
-      start[dn.scatter_dims_to_operand_dims[i]] = IndexToI64(b, *v, indices_shape.element_type());
-    }
-    for (size_t q = 0; q < dn.input_batching_dims.size() && q < dn.scatter_indices_batching_dims.size(); ++q)
-      start[dn.input_batching_dims[q]] = ibase[dn.scatter_indices_batching_dims[q]];
-    std::vector<int64_t> window(rank, 1);
+    absl::StatusOr<ScatterIndexing::Place> place = indexing->PlaceOf(b, indices_gen, u);
+    if (!place.ok()) return place.status();
     Prepared p;
-    p.at = start;
-    for (size_t w = 0; w < window_operand_dims.size(); ++w) {
-      const int64_t od = window_operand_dims[w];
-      window[od] = updates_shape.dimensions(dn.update_window_dims[w]);
-      p.at[od] = b.CreateAdd(start[od], u[dn.update_window_dims[w]]);
-    }
-    // A window that does not fit is skipped whole (XLA's semantics).
-    p.ok = b.getTrue();
-    for (int64_t d = 0; d < rank; ++d) {
-      p.ok = b.CreateAnd(p.ok, b.CreateICmpSGE(start[d], b.getInt64(0)));
-      p.ok = b.CreateAnd(p.ok, b.CreateICmpSLE(start[d], b.getInt64(operand_shape.dimensions(d) - window[d])));
-    }
+    p.ok = place->ok;
+    p.at = std::move(place->at);
     // The update's value does not depend on where it goes (its reads are in bounds either way).
     absl::StatusOr<llvm::Value*> v = update_gen(u);
     if (!v.ok()) return v.status();
