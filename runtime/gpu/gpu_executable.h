@@ -114,6 +114,9 @@ class GpuExecutable {
   // What Load decided, one line each: device, allocations, workspace, kernels, each GEMM's and
   // convolution's algorithm and how it was chosen, command buffers.
   virtual std::string Describe() const = 0;
+  // Describe's last line alone: command buffers on or off, and how many were captured into CUDA
+  // graphs (each at its first call) or ran thunk by thunk.
+  virtual std::string DescribeCommandBuffers() const = 0;
   // Device memory this executable holds (allocations + workspace), in bytes.
   virtual int64_t device_bytes() const = 0;
 };

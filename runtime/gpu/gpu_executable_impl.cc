@@ -237,15 +237,16 @@ class GpuExecutableImpl : public GpuExecutable {
       absl::StrAppend(&out, "gpu: fft '", t->name, "': cuFFT ", f->description(), ", ", f->workspace_bytes(),
                       " workspace bytes", t->kernel_name.empty() ? "" : ", scaled by " + t->kernel_name, "\n");
     if (has_collectives_) absl::StrAppend(&out, "gpu: collectives: ", collectives_note_, "\n");
+    return out + DescribeCommandBuffers();
+  }
+
+  std::string DescribeCommandBuffers() const override {
+    if (!options_.command_buffers.enabled) return "gpu: command buffers: off\n";
     int captured = 0, failed = 0;
     for (const auto& [t, g] : graphs_) captured += g.exec != nullptr, failed += g.failed;
-    if (options_.command_buffers.enabled) {
-      absl::StrAppend(&out, "gpu: command buffers: on, ", captured, " captured into CUDA graphs, ", failed,
-                      " ran thunk by thunk (capture failed)\n");
-    } else {
-      absl::StrAppend(&out, "gpu: command buffers: off\n");
-    }
-    return out;
+    // A command buffer is captured at its first call: before any call, both counts are 0.
+    return absl::StrCat("gpu: command buffers: on, ", captured, " captured into CUDA graphs, ", failed,
+                        " ran thunk by thunk (capture failed)", calls_ == 0 ? " before the first call" : "", "\n");
   }
 
  private:
@@ -789,6 +790,7 @@ class GpuExecutableImpl : public GpuExecutable {
 
   // One call, waited for; a failure is attributed as precisely as the errors allow.
   absl::Status ExecuteAll(const char* what) {
+    ++calls_;
     GPU_RETURN_IF_ERROR(Execute(exe_.thunks));
     absl::Status s = HLOC_CU(*d_, cuStreamSynchronize, Where(what), stream_);
     if (!s.ok() && !options_.sync_each_thunk) {
@@ -1222,6 +1224,7 @@ class GpuExecutableImpl : public GpuExecutable {
   std::map<const ThunkSequence*, LanePlan> lane_plans_;
   std::deque<ForkLevel> fork_levels_;
   int fork_depth_ = 0;
+  int64_t calls_ = 0;  // ExecuteAll calls so far (Describe's command-buffer counts are from them)
   int64_t loop_depth_ = 0;
   // --per-thunk profiling: events around each leaf thunk of a call (a pool reused per call).
   struct Pending {

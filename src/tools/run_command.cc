@@ -334,15 +334,19 @@ Backend CpuBackend() {
 // --backend gpu: codegen/gpu/gpu_compiler.h (deviceless) and runtime/gpu/gpu_executable.h.
 class GpuRunner : public Runner {
  public:
-  GpuRunner(std::unique_ptr<runtime::GpuExecutable> exe, int64_t batches, std::string device, HardwareProfile hw)
-      : exe_(std::move(exe)), batches_(batches), device_(std::move(device)), hw_(std::move(hw)) {}
+  GpuRunner(std::unique_ptr<runtime::GpuExecutable> exe, int64_t batches, std::string device, HardwareProfile hw,
+            bool verbose)
+      : exe_(std::move(exe)), batches_(batches), device_(std::move(device)), hw_(std::move(hw)), verbose_(verbose) {}
   absl::StatusOr<std::string> PerThunk(const std::vector<runtime::HostBuffer>& args, int64_t calls) override {
     auto times = exe_->ProfileThunks(args, static_cast<int>(calls));
     if (!times.ok()) return times.status();
     return PerThunkReport(*times, calls, hw_);
   }
   absl::StatusOr<std::vector<runtime::HostBuffer>> Run(const std::vector<runtime::HostBuffer>& args) override {
-    return exe_->Run(args);
+    auto r = exe_->Run(args);
+    // --verbose described the executable at load, before its command buffers were captured.
+    if (r.ok() && verbose_ && ++runs_ == 1) std::cerr << exe_->DescribeCommandBuffers();
+    return r;
   }
   // DEVICE.md's method: `runs` back-to-back calls per batch, each batch's time per call.
   absl::StatusOr<std::vector<double>> Time(const std::vector<runtime::HostBuffer>& args, int64_t runs) override {
@@ -363,6 +367,8 @@ class GpuRunner : public Runner {
   int64_t batches_, calls_ = 0;
   std::string device_;
   HardwareProfile hw_;  // the executable's profile: bandwidth and peak for --per-thunk's floors
+  bool verbose_;
+  int64_t runs_ = 0;
 };
 
 // An executable for several devices on this host's GPUs (runtime/gpu/gpu_partitioned.h): each
@@ -475,7 +481,8 @@ Backend GpuBackend() {
     auto device = runtime::GpuDeviceDescription(options.device_ordinal);
     auto exe = runtime::GpuExecutable::Load(std::move(executable), options);
     if (!exe.ok()) return exe.status();
-    return std::unique_ptr<Runner>(new GpuRunner(std::move(*exe), batches, device.ok() ? *device : "?", std::move(hw)));
+    return std::unique_ptr<Runner>(
+        new GpuRunner(std::move(*exe), batches, device.ok() ? *device : "?", std::move(hw), options.verbose));
   };
   return b;
 }

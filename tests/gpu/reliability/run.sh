@@ -21,9 +21,17 @@ for m in $R/m4_topk_f4e2m1fn.hlo $T/m4_e8m0.hlo $R/g1_cumsum_f8e4m3fn.hlo $X/060
   if ! $H eval --seed 5 $m --outputs $T/$n.npz > /dev/null 2> $T/err; then
     echo "$n: eval failed: $(head -1 $T/err)"; fail=1; continue
   fi
-  line=$(timeout 300 $H run --profile h200 --seed 5 $m --expect $T/$n.npz 2>&1 | tail -1)
+  # G1's cumsum is a scan with is_associative=true: the GPU combines in a tree, the evaluator
+  # left to right, each step rounded to f8e4m3fn (3 mantissa bits, unit roundoff 6%). For these
+  # inputs a simulated tree order differs from the sequential one by 10% (relative norm), and
+  # the exact sum rounded once by 8%: the default 3e-2 for f8 cannot hold for any order but
+  # the evaluator's. The output is checked at 0.15; the other modules at the defaults.
+  tol=(); [ "$n" = g1_cumsum_f8e4m3fn ] && tol=(--tol 0.15)
+  out=$(timeout 300 $H run --profile h200 --seed 5 $m --expect $T/$n.npz "${tol[@]}" 2>&1)
+  line=$(echo "$out" | tail -1)
   echo "$n: $line"
-  case "$line" in *" outputs match"*) [[ "$line" =~ ^([0-9]+)\ of\ ([0-9]+) ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] || fail=1 ;; *) fail=1 ;; esac
+  case "$line" in *" match"*) echo "$out" | grep -E "error .* tol" | sed "s/^/  $n: /" ;; esac
+  case "$line" in *" outputs match"*) [[ "$line" =~ (^|:\ )([0-9]+)\ of\ ([0-9]+)\ outputs\ match$ ]] && [ "${BASH_REMATCH[2]}" = "${BASH_REMATCH[3]}" ] || fail=1 ;; *) fail=1 ;; esac
 done
 # XLA case 075 takes a tuple parameter, which `hloc run` cannot draw or read inputs for: here it
 # is only compiled (hloc_backend_tests [xla-cases] compares it on the CPU).
