@@ -41,6 +41,8 @@ void RegisterCopyInsertionPass(PassRegistry& registry);
 void RegisterSortMergerPass(PassRegistry& registry);
 // src/passes/sort/stable_sort_expander.cc: stable-sort-expander.
 void RegisterStableSortExpanderPass(PassRegistry& registry);
+// src/passes/sort/topk_decomposer.cc: topk-decomposer.
+void RegisterTopkDecomposerPass(PassRegistry& registry);
 // src/passes/sort/gpu_sort_rewriter.cc: gpu-sort-rewriter.
 void RegisterGpuSortRewriterPass(PassRegistry& registry);
 

@@ -19,6 +19,7 @@ void RegisterAllPasses(PassRegistry& registry) {
   RegisterCopyInsertionPass(registry);
   RegisterSortMergerPass(registry);
   RegisterStableSortExpanderPass(registry);
+  RegisterTopkDecomposerPass(registry);
   RegisterGpuSortRewriterPass(registry);
 }
 
