@@ -2,8 +2,11 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <cmath>
 #include <fstream>
+#include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <unistd.h>
 
@@ -14,6 +17,7 @@
 #include "ir/computation.h"
 #include "ir/instruction.h"
 #include "ir/opcode.h"
+#include "nlohmann/json.hpp"
 #include "support/file_io.h"
 
 namespace hloc {
@@ -114,7 +118,128 @@ std::string RenderDot(const std::string& dot) {
   return start == std::string::npos ? "" : svg.substr(start);
 }
 
+// Parses `text` without letting an exception escape; nesting is capped (a times file is three
+// levels deep) so a hostile file cannot make the parser or the destructor recurse deeply.
+absl::StatusOr<nlohmann::json> ParseJson(const std::string& text) {
+  constexpr int kMaxDepth = 16;
+  bool too_deep = false;
+  auto limit_depth = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
+    if (depth > kMaxDepth && (event == nlohmann::json::parse_event_t::object_start ||
+                              event == nlohmann::json::parse_event_t::array_start))
+      too_deep = true;
+    return !too_deep;
+  };
+  try {
+    nlohmann::json doc = nlohmann::json::parse(text, limit_depth, /*allow_exceptions=*/true);
+    if (too_deep) return absl::InvalidArgumentError(absl::StrCat("nested deeper than ", kMaxDepth, " levels"));
+    return doc;
+  } catch (const nlohmann::json::exception& e) {
+    // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 40: ...".
+    std::string what = e.what();
+    if (size_t p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    return absl::InvalidArgumentError(absl::StrCat("invalid JSON: ", what));
+  }
+}
+
+std::optional<std::string> StringField(const nlohmann::json& obj, const char* key) {
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
+// A finite number >= 0 (times, floors, runs per call).
+std::optional<double> NonNegativeField(const nlohmann::json& obj, const char* key) {
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_number()) return std::nullopt;
+  const double v = it->get<double>();
+  if (!std::isfinite(v) || v < 0) return std::nullopt;
+  return v;
+}
+
+// An integer >= 0 (positions, calls).
+std::optional<int64_t> CountField(const nlohmann::json& obj, const char* key) {
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_number_integer()) return std::nullopt;
+  if (it->is_number_unsigned()) {
+    const uint64_t v = it->get<uint64_t>();
+    return v > static_cast<uint64_t>(INT64_MAX) ? std::nullopt : std::optional<int64_t>(static_cast<int64_t>(v));
+  }
+  const int64_t v = it->get<int64_t>();
+  return v < 0 ? std::nullopt : std::optional<int64_t>(v);
+}
+
+// One entry of "thunks", as the page wants it, or what is wrong with it.
+absl::StatusOr<nlohmann::ordered_json> PageThunkTime(const nlohmann::json& t, size_t i) {
+  const std::string where = absl::StrCat("thunks[", i, "]");
+  if (!t.is_object()) return absl::InvalidArgumentError(absl::StrCat(where, " is not an object"));
+  const std::optional<int64_t> position = CountField(t, "position");
+  const std::optional<std::string> name = StringField(t, "name"), kind = StringField(t, "kind"),
+                                   kernel = StringField(t, "kernel");
+  const std::optional<double> us = NonNegativeField(t, "us_per_call"), floor_us = NonNegativeField(t, "floor_us"),
+                              runs = NonNegativeField(t, "runs_per_call");
+  const char* missing = !position   ? "position (an integer >= 0)"
+                        : !name     ? "name (a string)"
+                        : !kind     ? "kind (a string)"
+                        : !kernel   ? "kernel (a string)"
+                        : !us       ? "us_per_call (a number >= 0)"
+                        : !floor_us ? "floor_us (a number >= 0)"
+                        : !runs     ? "runs_per_call (a number >= 0)"
+                                    : nullptr;
+  if (missing != nullptr) return absl::InvalidArgumentError(absl::StrCat(where, ": missing or wrong ", missing));
+  return nlohmann::ordered_json{{"position", *position}, {"name", *name}, {"kind", *kind}, {"kernel", *kernel},
+                                {"us", *us}, {"floor_us", *floor_us}, {"runs", *runs}};
+}
+
+// JSON text that can sit inside <script>: '<', '>' and '&' occur only inside strings there,
+// where \u003c and friends mean the same characters.
+std::string ScriptSafeJson(const nlohmann::ordered_json& j) {
+  std::string out;
+  for (char c : j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) {
+    if (c == '<' || c == '>' || c == '&') out += absl::StrFormat("\\u%04x", static_cast<int>(c));
+    else out.push_back(c);
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string ThunkTimesFileName(int64_t module_id, const std::string& module_name) {
+  std::string name = DumpFileName(module_id, module_name, "thunk_times");
+  // DumpFileName gives module_NNNN.NAME.thunk_times.txt: the file is JSON.
+  if (name.size() > 4 && name.substr(name.size() - 4) == ".txt") name = name.substr(0, name.size() - 4);
+  return name + ".json";
+}
+
+absl::StatusOr<std::string> ReadThunkTimesForPage(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadWholeFile(path);
+  if (!text.ok()) return text.status();  // names `path`
+  auto bad = [&](const std::string& what) { return absl::InvalidArgumentError(absl::StrCat(path, ": ", what)); };
+  absl::StatusOr<nlohmann::json> doc = ParseJson(*text);
+  if (!doc.ok()) return bad(std::string(doc.status().message()));
+  if (!doc->is_object()) return bad("not a JSON object");
+  if (StringField(*doc, "format") != "hloc-thunk-times/1")
+    return bad("no \"format\": \"hloc-thunk-times/1\" (not written by hloc run --per-thunk --dump-to)");
+  const std::optional<std::string> device = StringField(*doc, "device");
+  const std::optional<int64_t> calls = CountField(*doc, "calls");
+  const std::optional<double> total = NonNegativeField(*doc, "total_us_per_call");
+  auto thunks = doc->find("thunks");
+  if (!device) return bad("missing or wrong device (a string)");
+  if (!calls || *calls == 0) return bad("missing or wrong calls (an integer >= 1)");
+  if (!total) return bad("missing or wrong total_us_per_call (a number >= 0)");
+  if (thunks == doc->end() || !thunks->is_array()) return bad("missing or wrong thunks (an array)");
+  nlohmann::ordered_json page = {{"file", path},
+                                 {"device", *device},
+                                 {"profile", StringField(*doc, "profile").value_or("")},
+                                 {"calls", *calls},
+                                 {"total_us", *total},
+                                 {"thunks", nlohmann::ordered_json::array()}};
+  for (size_t i = 0; i < thunks->size(); ++i) {
+    absl::StatusOr<nlohmann::ordered_json> t = PageThunkTime((*thunks)[i], i);
+    if (!t.ok()) return bad(std::string(t.status().message()));
+    page["thunks"].push_back(std::move(*t));
+  }
+  return ScriptSafeJson(page);
+}
 
 std::string RenderHtmlReport(const HloModule& module, const CompileRecorder& r, const HtmlReportExtras& extras) {
   std::string j = "{";
@@ -200,7 +325,8 @@ std::string RenderHtmlReport(const HloModule& module, const CompileRecorder& r, 
   const std::string dot = FusionGraphDot(module, 400);
   absl::StrAppend(&j, ",\"graph_svg\":", Json(RenderDot(dot)), ",\"graph_dot\":", Json(dot));
   absl::StrAppend(&j, ",\"buffer_assignment\":", Json(extras.buffer_assignment_text),
-                  ",\"thunk_sequence\":", Json(extras.thunk_sequence_text), "}");
+                  ",\"thunk_sequence\":", Json(extras.thunk_sequence_text), ",\"thunk_times\":",
+                  extras.thunk_times_json.empty() ? std::string("null") : extras.thunk_times_json, "}");
 
   std::string page = kHtmlReportPage;
   const std::string marker = "/*HLOC_DATA*/";
@@ -220,8 +346,21 @@ absl::Status WriteHtmlReport(const std::string& dump_to, int64_t module_id, cons
   if (name.size() > 4 && name.substr(name.size() - 4) == ".txt") name = name.substr(0, name.size() - 4);
   std::error_code ec;
   std::filesystem::create_directories(dump_to, ec);
-  return WriteFileAtomically((std::filesystem::path(dump_to) / name).string(),
-                             RenderHtmlReport(module, recorder, extras));
+  const std::string page_path = (std::filesystem::path(dump_to) / name).string();
+  if (extras.thunk_sequence_text.empty() || !extras.thunk_times_json.empty())
+    return WriteFileAtomically(page_path, RenderHtmlReport(module, recorder, extras));
+  // A bench run into the same folder left its times: show them (a bad file only loses them).
+  HtmlReportExtras with_times = extras;
+  const std::string times_path = (std::filesystem::path(dump_to) / ThunkTimesFileName(module_id, module.name())).string();
+  if (std::filesystem::exists(times_path, ec)) {
+    absl::StatusOr<std::string> times = ReadThunkTimesForPage(times_path);
+    if (times.ok()) {
+      with_times.thunk_times_json = *times;
+    } else {
+      std::cerr << "hloc: warning: " << times.status().message() << "; the page shows no per-thunk times\n";
+    }
+  }
+  return WriteFileAtomically(page_path, RenderHtmlReport(module, recorder, with_times));
 }
 
 }  // namespace hloc

@@ -1,6 +1,7 @@
 // The page of html_report.cc: inline CSS and JS, no network. "/*HLOC_DATA*/" is replaced by the
 // report's JSON and HLOC_TITLE by the module's name. Counts go into elements with ids (n-passes,
-// n-passes-changed, n-firings, n-fusions, n-vetoes, n-fusion-instructions, n-thunks, n-buffers)
+// n-passes-changed, n-firings, n-fusions, n-vetoes, n-fusion-instructions, n-thunks, n-buffers,
+// n-timed-thunks, n-thunk-us-total)
 // so a test can read them from `chromium --headless --dump-dom`; a script error is written into
 // #errors (and the console).
 #pragma once
@@ -32,6 +33,7 @@ pre{margin:0;font:12px/1.3 "DejaVu Sans Mono",monospace;white-space:pre-wrap}
 .scroll{max-height:480px;overflow:auto;display:inline-block}
 #graph svg{max-width:100%;height:auto;background:#fff;border:1px solid #ccd}
 #errors{color:#a40e26}
+.time{color:#1a4d8f;background:#eef4ff}.far{color:#a40e26;background:#ffebe9}
 .note{color:#666;font-style:italic}
 </style></head><body>
 <header><h1>hloc compilation report: HLOC_TITLE</h1>
@@ -60,7 +62,10 @@ pre{margin:0;font:12px/1.3 "DejaVu Sans Mono",monospace;white-space:pre-wrap}
 <th>name</th><th>kind</th><th>computation</th><th>ops</th></tr></thead><tbody></tbody></table></div></section>
 <section id="buffers"><h2>Buffer live ranges</h2><p class="note">From <span id="live-source">?</span>.</p>
 <div id="live"></div><details><summary>buffer assignment</summary><pre id="ba"></pre></details></section>
-<section id="thunks"><h2>Thunk sequence</h2><pre id="thunk-text"></pre></section>
+<section id="thunks"><h2>Thunk sequence</h2>
+<p class="note"><span id="thunk-times-source"></span> Timed thunks <b id="n-timed-thunks">?</b>, total
+<b id="n-thunk-us-total">?</b> us per call.<span id="thunk-times-mismatch"></span></p>
+<pre id="thunk-text"></pre></section>
 <script>
 window.addEventListener('error', function (e) {
   document.getElementById('errors').textContent += 'script error: ' + e.message + ' ';
@@ -233,6 +238,47 @@ window.addEventListener('error', function (e) {
   var thunks = (D.thunk_sequence.match(/^\s*\d+: k\w+/mg) || []).length;
   $('thunk-text').textContent = D.thunk_sequence || '(no thunk sequence: hloc opt stops after the pipeline)';
   $('n-thunks').textContent = thunks;
+  showThunkTimes(D.thunk_times);
+
+  // Per-thunk times of a bench run (thunk_times.json, joined by the thunk's number in the
+  // sequence; a kind that differs means the times came from another compilation).
+  function pad(s, n) { s = String(s); while (s.length < n) s = ' ' + s; return s; }
+  function showThunkTimes(T) {
+    if (!T) {
+      $('thunk-times-source').textContent = D.thunk_sequence ? 'no per-thunk times (run `hloc run FILE --backend gpu ' +
+          '--bench N --per-thunk --dump-to DIR` to add them)' : '';
+      $('n-timed-thunks').textContent = 0;
+      $('n-thunk-us-total').textContent = '-';
+      return;
+    }
+    var byPos = {}, timed = 0, pre = $('thunk-text');
+    T.thunks.forEach(function (t) { if (t.position > 0) byPos[t.position] = t; });
+    pre.textContent = '';
+    pre.appendChild(el('span', 'note', pad('us/call', 10) + pad('x floor', 9) + '  thunk\n'));
+    D.thunk_sequence.split('\n').forEach(function (line) {
+      var m = /^\s*(\d+): (k\w+)/.exec(line), t = m ? byPos[+m[1]] : null;
+      if (t && t.kind === m[2]) {
+        timed++;
+        var x = t.floor_us > 0 ? t.us / t.floor_us : 0;
+        var cell = el('span', x > 10 ? 'far' : 'time',
+                      pad(t.us.toFixed(2), 10) + pad(x > 0 ? x.toFixed(1) + 'x' : '-', 9) + '  ');
+        cell.title = t.name + (t.kernel ? ' (' + t.kernel + ')' : '') + ': ' + t.us.toFixed(3) + ' us per call, floor ' +
+            t.floor_us.toFixed(3) + ' us, ' + t.runs + ' runs per call';
+        pre.appendChild(cell);
+      } else {
+        pre.appendChild(document.createTextNode(pad('', 21)));
+      }
+      pre.appendChild(document.createTextNode(line + '\n'));
+    });
+    $('thunk-times-source').textContent = 'Per-thunk times from ' + T.file + ': device ' + T.device +
+        (T.profile ? ' (profile ' + T.profile + ')' : '') + ', ' + T.calls + ' calls; x floor: the time over the ' +
+        'thunk\'s argument bytes at the profile\'s bandwidth or its GEMM FLOPs at its peak.';
+    $('n-timed-thunks').textContent = timed;
+    $('n-thunk-us-total').textContent = T.total_us.toFixed(2);
+    if (timed < T.thunks.length)
+      $('thunk-times-mismatch').textContent = ' ' + (T.thunks.length - timed) + ' of ' + T.thunks.length +
+          ' times match no thunk of this sequence (number or kind differs): they came from another compilation.';
+  }
   document.body.setAttribute('data-ready', '1');
 })();
 </script></body></html>

@@ -1,11 +1,37 @@
 #include "tools/per_thunk.h"
 
 #include <algorithm>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "nlohmann/json.hpp"
 
 namespace hloc {
+namespace {
+
+// One thunk's numbers per call of the module (a while body's thunk runs several times a call).
+struct PerCall {
+  double us, floor_us, runs;
+};
+PerCall PerCallOf(const runtime::ThunkTime& t, int64_t calls, const HardwareProfile& hw) {
+  const double runs = static_cast<double>(t.executions) / static_cast<double>(calls);
+  return {t.total_us / static_cast<double>(calls), FloorOf(*t.thunk).floor_us(hw) * runs, runs};
+}
+
+// The numbers thunk_sequence.txt prints: pre-order across nested sequences, from 1, as
+// runtime/executable/thunk_sequence_text.cc numbers them (a bench run writes no dumps, so the
+// page can only join its times to a compile's thunk_sequence.txt by these numbers).
+void NumberThunks(const runtime::ThunkSequence& seq, int64_t* next, std::map<const runtime::Thunk*, int64_t>* out) {
+  for (const runtime::Thunk& t : seq) {
+    (*out)[&t] = ++*next;
+    NumberThunks(t.condition, next, out);
+    NumberThunks(t.body, next, out);
+    for (const runtime::ThunkSequence& b : t.branches) NumberThunks(b, next, out);
+  }
+}
+
+}  // namespace
 
 double ThunkFloor::floor_us(const HardwareProfile& hw) const {
   const double mem = hw.memory_bandwidth > 0 ? bytes / hw.memory_bandwidth : 0;
@@ -32,10 +58,9 @@ std::string PerThunkReport(const std::vector<runtime::ThunkTime>& times, int64_t
   std::vector<Row> rows;
   double total = 0;
   for (const runtime::ThunkTime& t : times) {
-    const double per_call = static_cast<double>(t.executions) / static_cast<double>(calls);
-    const double us = t.total_us / static_cast<double>(calls);
-    rows.push_back({&t, us, FloorOf(*t.thunk).floor_us(hw) * per_call, per_call});
-    total += us;
+    const PerCall p = PerCallOf(t, calls, hw);
+    rows.push_back({&t, p.us, p.floor_us, p.runs});
+    total += p.us;
   }
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.us > b.us; });
   std::string out = absl::StrFormat("per-thunk: %d thunks, %.1f us per call in all (%s: %.2f TB/s, %.0f TFLOP/s)\n",
@@ -57,6 +82,33 @@ std::string PerThunkReport(const std::vector<runtime::ThunkTime>& times, int64_t
                                           worst->floor_us));
   }
   return out;
+}
+
+std::string ThunkTimesJson(const std::vector<runtime::ThunkTime>& times, int64_t calls, const HardwareProfile& hw,
+                           const std::string& device, const std::string& module_name,
+                           const runtime::ThunkSequence& top) {
+  std::map<const runtime::Thunk*, int64_t> numbers;
+  int64_t next = 0;
+  NumberThunks(top, &next, &numbers);
+  nlohmann::ordered_json thunks = nlohmann::ordered_json::array();
+  double total = 0;
+  for (const runtime::ThunkTime& t : times) {
+    const PerCall p = PerCallOf(t, calls, hw);
+    auto it = numbers.find(t.thunk);
+    thunks.push_back({{"position", it == numbers.end() ? 0 : it->second},
+                      {"name", t.thunk->name},
+                      {"kind", std::string(runtime::ThunkKindName(t.thunk->kind))},
+                      {"kernel", t.thunk->kernel_name},
+                      {"us_per_call", p.us},
+                      {"floor_us", p.floor_us},
+                      {"runs_per_call", p.runs}});
+    total += p.us;
+  }
+  nlohmann::ordered_json doc = {{"format", "hloc-thunk-times/1"}, {"module", module_name}, {"device", device},
+                        {"profile", hw.name},           {"calls", calls},        {"total_us_per_call", total},
+                        {"thunks", std::move(thunks)}};
+  // Names are the compiler's, but a module's name is the user's: never throw on bad UTF-8.
+  return doc.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace hloc

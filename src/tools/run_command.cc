@@ -23,6 +23,7 @@
 #include "absl/strings/str_split.h"
 #include "codegen/cpu/cpu_compiler.h"
 #include "codegen/gpu/gpu_compiler.h"
+#include "engine/html_report.h"
 #include "engine/pipeline.h"
 #include "engine/profile_loader.h"
 #include "eval/compare.h"
@@ -107,6 +108,11 @@ Options:
                       CUDA events, printed slowest first beside its floor (its argument bytes
                       at the profile's bandwidth, a GEMM's FLOPs at its peak), and the
                       "worst thunk:" furthest above its floor
+  --dump-to DIR       with --per-thunk: also write the times as
+                      DIR/module_0000.NAME.thunk_times.json (each leaf thunk's number in
+                      thunk_sequence.txt, name, kind, kernel, us per call, floor, runs per call;
+                      the device, calls and total), which `hloc compile FILE --dump-to DIR
+                      --dump-html` then shows beside the thunk sequence
   --autotune-cache F  read and extend the GEMM/convolution autotuning cache file F
   --no-autotune       take the libraries' heuristic choice instead of timing candidates
   --command-buffers S on (default) or off: CUDA graphs for the command-buffer thunks
@@ -264,8 +270,12 @@ class Runner {
                                                  " (num_partitions x replica_count): use --backend cpu"));
   }
   virtual std::string bench_fields() const { return ""; }  // extra "key=value" for the bench line
-  // --per-thunk: each thunk's time per call beside its floor (tools/per_thunk.h).
-  virtual absl::StatusOr<std::string> PerThunk(const std::vector<runtime::HostBuffer>&, int64_t) {
+  // --per-thunk: each thunk's time per call beside its floor (tools/per_thunk.h), as the table
+  // printed and as thunk_times.json's text (written with --dump-to).
+  struct PerThunkTimes {
+    std::string table, times_json;
+  };
+  virtual absl::StatusOr<PerThunkTimes> PerThunk(const std::vector<runtime::HostBuffer>&, int64_t) {
     return absl::UnimplementedError("--per-thunk needs --backend gpu");
   }
 };
@@ -337,10 +347,13 @@ class GpuRunner : public Runner {
   GpuRunner(std::unique_ptr<runtime::GpuExecutable> exe, int64_t batches, std::string device, HardwareProfile hw,
             bool verbose)
       : exe_(std::move(exe)), batches_(batches), device_(std::move(device)), hw_(std::move(hw)), verbose_(verbose) {}
-  absl::StatusOr<std::string> PerThunk(const std::vector<runtime::HostBuffer>& args, int64_t calls) override {
+  absl::StatusOr<PerThunkTimes> PerThunk(const std::vector<runtime::HostBuffer>& args, int64_t calls) override {
     auto times = exe_->ProfileThunks(args, static_cast<int>(calls));
     if (!times.ok()) return times.status();
-    return PerThunkReport(*times, calls, hw_);
+    // The times point into the loaded executable's thunks, which number them as the dumps do.
+    const runtime::Executable& exe = exe_->executable();
+    return PerThunkTimes{PerThunkReport(*times, calls, hw_),
+                         ThunkTimesJson(*times, calls, hw_, device_, exe.module_name, exe.thunks)};
   }
   absl::StatusOr<std::vector<runtime::HostBuffer>> Run(const std::vector<runtime::HostBuffer>& args) override {
     auto r = exe_->Run(args);
@@ -562,6 +575,7 @@ int RunRun(const std::vector<std::string>& args) {
                            {"--seed", "", true},
                            {"--input-spec", "", true},
                            {"--per-thunk", "", false},
+                           {"--dump-to", "", true},
                            {"--threads", "", true},
                            {"--profile", "", true},
                            {"--no-passes", "", false},
@@ -637,6 +651,9 @@ int RunRun(const std::vector<std::string>& args) {
   }
   if (parsed->Has("--inputs") && parsed->Has("--input-spec")) {
     return UsageError("run", "--input-spec shapes random inputs; it cannot be combined with --inputs");
+  }
+  if (parsed->Has("--dump-to") && !(parsed->Has("--per-thunk") && parsed->Has("--bench"))) {
+    return UsageError("run", "--dump-to DIR writes the per-thunk times: it needs --bench N --per-thunk");
   }
   if (parsed->Has("--no-passes") && parsed->Has("--profile")) {
     return UsageError("run", "--no-passes and --profile cannot be combined");
@@ -853,7 +870,15 @@ int RunRun(const std::vector<std::string>& args) {
     if (parsed->Has("--per-thunk")) {
       auto report = (*runner)->PerThunk(arguments, bench);
       if (!report.ok()) return Fail(absl::StrCat(path, ": --per-thunk: ", report.status().message()));
-      std::cout << *report;
+      std::cout << report->table;
+      if (auto dir = parsed->Get("--dump-to")) {
+        // Module 0, as hloc compile numbers its dumps, so its page finds the file.
+        std::error_code ec;
+        std::filesystem::create_directories(*dir, ec);
+        const std::string out = (std::filesystem::path(*dir) / ThunkTimesFileName(0, module_name)).string();
+        if (absl::Status s = WriteFileAtomically(out, report->times_json); !s.ok())
+          return Fail(absl::StrCat("--dump-to: ", s.message()));
+      }
     }
   }
 

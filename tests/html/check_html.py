@@ -3,6 +3,7 @@
 
   python3 tests/html/check_html.py [--hloc build/hloc] [--module tests/corpus/X.small.before_optimizations.txt]
                                    [--keep DIR]
+  python3 tests/html/check_html.py --page DIR/module_0000.NAME.html [--expect-timed N]
 
 1. `hloc compile MODULE --profile h200 --dump-to D --dump-html -v` and
    `hloc opt MODULE --profile h200 --trace-rules --dump-to D2 --dump-html -v`;
@@ -13,6 +14,10 @@
    "priority-fusion: X into" trace lines, thunks = lines of thunk_sequence.txt, fusion
    instructions = fusion instructions in after_optimizations.txt;
 3. takes a screenshot (`--screenshot`) and checks that it is a PNG.
+With --page, checks one page a compile already wrote (its thunks against the thunk_sequence.txt
+beside it) instead; --expect-timed N: the thunk sequence shows a time beside exactly N thunks
+(per-thunk times from a thunk_times.json in the dump folder), or, for 0, says there are none and
+how to add them. It prints the page's line on the times' source ("check_html: times: ...").
 Prints "check_html: ok" at the end, or "check_html: SKIP (...)" and exits 0 when Chromium is not
 installed (scripts/setup installs it). Exits 1 on the first failed check.
 """
@@ -93,13 +98,51 @@ def check_page(browser, work, html, expected, label):
     return dom
 
 
+NO_TIMES = ("no per-thunk times (run `hloc run FILE --backend gpu --bench N --per-thunk --dump-to DIR` "
+            "to add them)")
+
+
+def element_text(dom, elem_id):
+    m = re.search(r'id="' + elem_id + r'"[^>]*>(.*?)</', dom, re.S)
+    return m.group(1) if m else None
+
+
+def check_existing_page(browser, work, html, expect_timed):
+    """--page: one page a compile wrote, its thunks and (--expect-timed) its per-thunk times."""
+    seq = glob.glob(os.path.join(os.path.dirname(html), "*.thunk_sequence.txt"))
+    if len(seq) != 1:
+        fail(f"expected one thunk_sequence.txt beside {html}, found {seq}")
+    thunks = len(re.findall(r"^\s*\d+: k\w+", open(seq[0]).read(), re.M))
+    expected = {"n-thunks": thunks}
+    if expect_timed is not None:
+        expected["n-timed-thunks"] = expect_timed
+    dom = check_page(browser, work, html, expected, "page")
+    if expect_timed is None:
+        return
+    # The times are drawn, one cell per timed thunk, not only counted.
+    cells = len(re.findall(r'<span class="(time|far)"', dom))
+    if cells != expect_timed:
+        fail(f"page: {cells} time cells beside the thunks, expected {expect_timed}")
+    source = element_text(dom, "thunk-times-source") or ""
+    mismatch = element_text(dom, "thunk-times-mismatch") or ""
+    if expect_timed == 0 and source != NO_TIMES:
+        fail(f"page: without times the thunk section says {source!r}, expected {NO_TIMES!r}")
+    if expect_timed > 0 and not source.startswith("Per-thunk times from "):
+        fail(f"page: the thunk section does not say where its times came from: {source!r}")
+    print(f"check_html: times: {source}{mismatch}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--hloc", default=os.environ.get("HLOC_BIN", os.path.join(ROOT, "build", "hloc")))
     ap.add_argument("--module", default=os.path.join(ROOT, "tests", "corpus",
                                                      "attention_bf16.small.before_optimizations.txt"))
     ap.add_argument("--keep", help="write the dumps and the screenshot here (kept)")
+    ap.add_argument("--page", help="check this page of an earlier compile instead of compiling")
+    ap.add_argument("--expect-timed", type=int, help="with --page: thunks the page shows a time for")
     args = ap.parse_args()
+    if args.expect_timed is not None and not args.page:
+        ap.error("--expect-timed needs --page")
 
     browser = chromium_binary()
     if browser is None:
@@ -107,6 +150,12 @@ def main():
         return 0
     work = args.keep or tempfile.mkdtemp(prefix="hloc-html-")
     os.makedirs(work, exist_ok=True)
+    if args.page:
+        check_existing_page(browser, work, args.page, args.expect_timed)
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        print("check_html: ok")
+        return 0
 
     # compile: passes, thunks, final fusions.
     cdir = os.path.join(work, "compile")
