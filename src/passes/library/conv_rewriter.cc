@@ -303,6 +303,17 @@ absl::StatusOr<bool> RewriteConv(HloInstruction* conv, HloComputation* comp, Nam
 
 }  // namespace
 
+bool IsDepthwiseConvolution(const HloInstruction& conv) {
+  if (conv.opcode() != HloOpcode::kConvolution || conv.operand_count() != 2 ||
+      !conv.attrs().convolution_dimension_numbers || conv.attrs().feature_group_count <= 1 ||
+      conv.attrs().batch_group_count != 1)
+    return false;
+  const ConvolutionDimensionNumbers& d = *conv.attrs().convolution_dimension_numbers;
+  const Shape& rhs = conv.operand(1)->shape();
+  return rhs.IsArray() && d.kernel_input_feature_dimension < rhs.rank() &&
+         rhs.dimensions(d.kernel_input_feature_dimension) == 1;
+}
+
 absl::StatusOr<bool> ConvRewriter::Run(HloModule& module, PassContext& context) {
   if (!library::TargetsGpu(context)) return false;
   NameUniquer names = InstructionNameUniquer(module);
@@ -311,7 +322,8 @@ absl::StatusOr<bool> ConvRewriter::Run(HloModule& module, PassContext& context) 
     if (comp->IsFusionComputation()) continue;
     std::vector<HloInstruction*> convs;
     for (const auto& i : comp->instructions())
-      if (i->opcode() == HloOpcode::kConvolution) convs.push_back(i.get());
+      if (i->opcode() == HloOpcode::kConvolution && (depthwise_to_cudnn_ || !IsDepthwiseConvolution(*i)))
+        convs.push_back(i.get());
     for (HloInstruction* conv : convs) {
       absl::StatusOr<bool> r = RewriteConv(conv, comp, names);
       if (!r.ok()) return r.status();

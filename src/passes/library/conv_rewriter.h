@@ -14,10 +14,23 @@
 
 namespace hloc {
 
+// Option depthwise_to_cudnn (default true, XLA's choice): false leaves depthwise convolutions
+// (feature_group_count > 1 with one input feature per group, batch_group_count 1: the forward
+// pass and its input gradient) as HLO convolutions, which the fusion passes make loop kernels
+// (the elemental convolution, one thread per output element, feature dimension minor), fused
+// with their producers and consumers. Their filter gradients (batch_group_count > 1) still go
+// to cuDNN: as a loop each output element would sum a whole batch.
 class ConvRewriter : public HloPass {
  public:
   static constexpr const char* kName = "conv-rewriter";
+  explicit ConvRewriter(bool depthwise_to_cudnn = true) : depthwise_to_cudnn_(depthwise_to_cudnn) {}
   absl::StatusOr<bool> Run(HloModule& module, PassContext& context) override;
+
+ private:
+  bool depthwise_to_cudnn_;
 };
+
+// A convolution whose every feature group holds one input feature (depthwise), batch groups 1.
+bool IsDepthwiseConvolution(const HloInstruction& conv);
 
 }  // namespace hloc

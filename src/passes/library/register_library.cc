@@ -92,8 +92,12 @@ void RegisterLibraryPasses(PassRegistry& registry) {
   registry.Register(PassInfo{
       ConvRewriter::kName,
       "convolution -> cuDNN forward / backward-input / backward-filter custom-calls (GPU profiles)",
-      {},
-      [](const PassOptions&) -> std::unique_ptr<HloPass> { return std::make_unique<ConvRewriter>(); }});
+      {{"depthwise_to_cudnn", OptionType::kBool, OptionValue(true),
+        "false: depthwise convolutions (one input feature per group) and their input gradients stay "
+        "convolutions, emitted as fused loop kernels; filter gradients still go to cuDNN"}},
+      [](const PassOptions& o) -> std::unique_ptr<HloPass> {
+        return std::make_unique<ConvRewriter>(BoolOption(o, "depthwise_to_cudnn", true));
+      }});
 
   registry.Register(PassInfo{
       OneDnnConvolutionRewriter::kName,
