@@ -53,20 +53,45 @@ FusionEmitterKind RootKind(const HloInstruction& root, const std::vector<Shape>&
   }
 }
 
+FusionEmitterChoice Planned(FusionEmitterKind kind, const runtime::LaunchDimensions& l) {
+  return FusionEmitterChoice{kind, {l.block_x, l.block_y, l.block_z}, {l.grid_x, l.grid_y, l.grid_z}};
+}
+
+// The kind's launch plan where it is known before IR; the loop kernel's and the transposes' by
+// the functions their emitters call (gpu_emitter_conditions.h).
+FusionEmitterChoice WithLaunch(FusionEmitterKind kind, const HloInstruction& root, const HloComputation& fused,
+                               const std::vector<Shape>& outputs, const GpuDeviceInfo& dev) {
+  switch (kind) {
+    case FusionEmitterKind::kLoop:
+      return Planned(kind, PlanLoopKernel(outputs, /*output_offsets=*/{}, dev).launch);
+    case FusionEmitterKind::kTranspose:
+      if (std::optional<runtime::LaunchDimensions> l = TransposeFusionLaunch(fused, outputs, dev))
+        return Planned(kind, *l);
+      break;
+    case FusionEmitterKind::kTiledTranspose:
+      if (std::optional<runtime::LaunchDimensions> l = TiledTransposeLaunch(root, outputs, dev))
+        return Planned(kind, *l);
+      break;
+    default:
+      break;
+  }
+  return FusionEmitterChoice{kind};
+}
+
 FusionEmitterChoice Split(SplitPlan plan, const HloInstruction& fusion, const HloComputation& fused,
                           const std::vector<Shape>& outputs, const GpuDeviceInfo& dev) {
   std::vector<Shape> operands;
   for (const HloInstruction* op : fusion.operands()) AppendLeaves(op->shape(), operands);
   const SplitLaunchPlan lp = ComputeSplitLaunchPlan(plan, fused, operands, outputs.size(), dev);
-  return FusionEmitterChoice{FusionEmitterKind::kSplitReduction, lp.block, lp.grid};
+  return FusionEmitterChoice{FusionEmitterKind::kSplitReduction, {lp.block, 1, 1}, {lp.grid, 1, 1}};
 }
 
 FusionEmitterRecord AnalyzeForPass(const HloInstruction& fusion, const HardwareProfile* profile) {
   const FusionEmitterChoice c = ChooseFusionEmitter(fusion, GpuDeviceInfoFromProfile(profile));
   FusionEmitterRecord r;
   r.kind = std::string(FusionEmitterKindName(c.kind));
-  if (c.block > 0) r.block = {c.block, 1, 1};
-  if (c.grid > 0) r.grid = {c.grid, 1, 1};
+  r.block = c.block;
+  r.grid = c.grid;
   return r;
 }
 
@@ -109,20 +134,22 @@ FusionEmitterChoice ChooseFusionEmitter(const HloInstruction& hlo, const GpuDevi
   } else if (rows->outputs.size() == outputs.size() && rows->rows > 0 && rows->row_len > 0) {
     const RowLaunchPlan launch = ComputeRowLaunchPlan(*rows, *fused, dev);
     if (!RowDefersToSplit(*rows, launch, *fused, dev))
-      return FusionEmitterChoice{FusionEmitterKind::kRowReduction, launch.block, launch.grid};
+      return FusionEmitterChoice{FusionEmitterKind::kRowReduction, {launch.block, 1, 1}, {launch.grid, 1, 1}};
     if (std::optional<SplitPlan> split = SplitReductionFor(*fused, outputs.size()))
       return Split(std::move(*split), hlo, *fused, outputs, dev);
   }
-  if (TransposeFusionApplies(*fused, outputs, dev)) return FusionEmitterChoice{FusionEmitterKind::kTranspose};
+  if (std::optional<runtime::LaunchDimensions> l = TransposeFusionLaunch(*fused, outputs, dev))
+    return Planned(FusionEmitterKind::kTranspose, *l);
   const HloInstruction* root = fused->root_instruction();
   if (root->opcode() == HloOpcode::kTuple) {
     const bool all_dus =
         root->operand_count() > 0 &&
         std::all_of(root->operands().begin(), root->operands().end(),
                     [](const HloInstruction* o) { return o->opcode() == HloOpcode::kDynamicUpdateSlice; });
-    return FusionEmitterChoice{all_dus ? FusionEmitterKind::kDynamicUpdateSlice : FusionEmitterKind::kLoop};
+    return WithLaunch(all_dus ? FusionEmitterKind::kDynamicUpdateSlice : FusionEmitterKind::kLoop, *root, *fused,
+                      outputs, dev);
   }
-  return FusionEmitterChoice{RootKind(*root, outputs)};
+  return WithLaunch(RootKind(*root, outputs), *root, *fused, outputs, dev);
 }
 
 absl::StatusOr<std::optional<FusionEmitterKind>> RecordedFusionEmitterKind(const HloInstruction& hlo) {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "codegen/gpu/gpu_kernel_util.h"
 #include "ir/instruction.h"
@@ -37,9 +38,11 @@ enum class FusionEmitterKind {
 
 struct FusionEmitterChoice {
   FusionEmitterKind kind = FusionEmitterKind::kLoop;
-  // Threads per block and blocks (x; y and z are 1) where the kind's emitter plans them before
-  // any IR (row and split reductions); 0: decided while emitting.
-  int64_t block = 0, grid = 0;
+  // Threads per block and blocks (x, y, z) where the kind's emitter plans them before any IR,
+  // from the same plan functions the emitter calls (row and split reductions, the loop kernel,
+  // the transpose tiles); empty: decided while emitting (dynamic-update-slice, scatter,
+  // cumulative reduce-window) or for an unfused instruction.
+  std::vector<int64_t> block, grid;
 };
 
 // "__hloc_loop", "__hloc_row_reduction", ...: the kind as recorded in backend_config.

@@ -1,11 +1,12 @@
-// The pure applicability conditions of the GPU emitters that are not launch-plan files of their
-// own (gpu_reduction_row_plan.h and gpu_reduction_split.h are): shapes and the device only, no
-// IR and no buffers. Each is the whole of its emitter's Try* check except what buffer
+// The pure applicability conditions and launch plans of the GPU emitters that are not launch-plan
+// files of their own (gpu_reduction_row_plan.h and gpu_reduction_split.h are): shapes and the
+// device only, no IR and no buffers. Each is the whole of its emitter's Try* check except what buffer
 // assignment decides later (OutputsOverlapOperands) and generator failures, so that the fusion
 // emitter analysis (fusion_emitter_kind.h) and the emitters cannot disagree.
 // `outputs`: the kernel's result shapes, the array leaves of the instruction's shape, each with
 // its layout (the default one where it has none), as KernelArguments gives them.
 #pragma once
+#include <optional>
 #include <vector>
 
 #include "codegen/gpu/gpu_kernel_util.h"
@@ -17,6 +18,29 @@ namespace hloc::codegen::gpu {
 bool TransposeFusionApplies(const HloComputation& fused, const std::vector<Shape>& outputs, const GpuDeviceInfo& dev);
 // gpu_transpose_emitter.cc: a transpose root TryEmitTiledTranspose tiles.
 bool TiledTransposeApplies(const HloInstruction& transpose, const std::vector<Shape>& outputs);
+// The launch of the tiles those two emit (blocks of 32x8 threads, a grid-stride loop over the
+// tiles); nullopt where the emitter does not apply.
+std::optional<runtime::LaunchDimensions> TransposeFusionLaunch(const HloComputation& fused,
+                                                               const std::vector<Shape>& outputs,
+                                                               const GpuDeviceInfo& dev);
+std::optional<runtime::LaunchDimensions> TiledTransposeLaunch(const HloInstruction& transpose,
+                                                              const std::vector<Shape>& outputs,
+                                                              const GpuDeviceInfo& dev);
+
+// gpu_loop_emitter.cc: the loop kernel's plan for the outputs it writes (`outputs`, in its
+// order): outputs of equal dimensions and layout share a grid-stride loop, each loop's threads
+// take `vec` consecutive elements (one store of up to 16 bytes) where the minor dimension, the
+// size and the slices' byte offsets allow, and the launch covers the largest loop.
+// `output_offsets`: the byte offsets of the outputs' slices, as buffer assignment placed them;
+// empty (the fusion emitter analysis, before buffers) takes them as aligned, which GPU buffer
+// assignment makes them (every slice at a multiple of 256 bytes, the widest store is 16).
+struct LoopKernelPlan {
+  std::vector<std::vector<size_t>> groups;  // indices into `outputs`, one loop each
+  std::vector<int64_t> vec;                 // elements per thread, per group
+  runtime::LaunchDimensions launch;
+};
+LoopKernelPlan PlanLoopKernel(const std::vector<Shape>& outputs, const std::vector<int64_t>& output_offsets,
+                              const GpuDeviceInfo& dev);
 // gpu_scan_emitter.cc: a reduce-window root that is a cumulative reduction.
 bool CumulativeReduceWindowApplies(const HloInstruction& reduce_window, const std::vector<Shape>& outputs);
 

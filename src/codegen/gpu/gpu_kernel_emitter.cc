@@ -201,8 +201,9 @@ class KernelBuilder {
         "kind (where it did, that is a bug in codegen/gpu/fusion_emitter_kind.cc)"));
   }
 
-  // The launch plan recorded with the kind (row and split reductions) is the one the emitter
-  // planned: both come from the same plan functions, so a difference is a bug (or a hand edit).
+  // The launch plan recorded with the kind (row and split reductions, the loop kernel, the
+  // transpose tiles) is the one the emitter planned: both come from the same plan functions, so
+  // a difference is a bug (or a hand edit).
   absl::Status CheckRecordedLaunch() const {
     if (!kind_recorded_) return absl::OkStatus();
     const FusionLaunchRecord rec = FusionBackendConfigLaunch(hlo_.attrs().backend_config);
@@ -253,8 +254,9 @@ class KernelBuilder {
         // False: outputs sharing bytes with operands, or a generator the loop path reports.
         absl::StatusOr<bool> transpose = TryEmitTransposeFusion(k_, *fused, parameter);
         if (!transpose.ok()) return transpose.status();
-        if (*transpose) return Emitted(kind);
-        break;
+        if (!*transpose) break;
+        if (absl::Status s = CheckRecordedLaunch(); !s.ok()) return s;
+        return Emitted(kind);
       }
       default:
         break;
@@ -294,11 +296,20 @@ class KernelBuilder {
           },
           param_leaf);
     }
+    absl::Status emitted;
     if (root->opcode() == HloOpcode::kTuple) {
       if (!EndsInLoop(kind)) return NotEmitted(kind);
-      return EmitMultiOutput(*root, **gens);
+      emitted = EmitMultiOutput(*root, **gens);
+    } else {
+      emitted = EmitRoot(*root, **gens, [&](int64_t i) { return param_leaf(root->operand(i)); }, kind);
     }
-    return EmitRoot(*root, **gens, [&](int64_t i) { return param_leaf(root->operand(i)); }, kind);
+    if (!emitted.ok()) return emitted;
+    // The recorded plan is the recorded kind's: checked where that emitter ran (a transpose whose
+    // outputs buffer assignment made share bytes with its operands ran as the loop kernel).
+    const bool ran_recorded_kind = kind == FusionEmitterKind::kLoop
+                                       ? k_.emitter_name.empty()
+                                       : k_.emitter_name == FusionEmitterThunkName(kind);
+    return ran_recorded_kind ? CheckRecordedLaunch() : absl::OkStatus();
   }
 
   // The fusion's root, or an unfused instruction, by the emitter `kind` names.

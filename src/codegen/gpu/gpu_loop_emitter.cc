@@ -6,21 +6,23 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "codegen/gpu/gpu_emitter_conditions.h"
 #include "codegen/gpu/gpu_emitters.h"
 
 namespace hloc::codegen::gpu {
 namespace {
 
-// Elements per thread for a group of outputs sharing dimensions.
-int64_t VectorWidth(const GpuKernel& k, const std::vector<LoopOutput>& group) {
-  const Shape& s0 = k.outputs[group[0].output].shape();
+// Elements per thread for a group of outputs sharing dimensions (indices into `shapes`).
+int64_t VectorWidth(const std::vector<Shape>& shapes, const std::vector<int64_t>& offsets,
+                    const std::vector<size_t>& group) {
+  const Shape& s0 = shapes[group[0]];
   const int64_t n = s0.num_elements();
   if (s0.rank() == 0 || n < 1024) return 1;
   const std::vector<int64_t> m2m = MinorToMajorOf(s0);
   const int64_t minor = s0.dimensions(m2m[0]);
   int64_t widest = 1;
-  for (const LoopOutput& o : group) {
-    const Shape& s = k.outputs[o.output].shape();
+  for (size_t o : group) {
+    const Shape& s = shapes[o];
     if (MinorToMajorOf(s) != m2m) return 1;
     const PrimitiveType t = s.element_type();
     if (IsComplex(t) || BitWidth(t) < 8) return 1;
@@ -30,9 +32,10 @@ int64_t VectorWidth(const GpuKernel& k, const std::vector<LoopOutput>& group) {
     if (v * widest > 16) continue;
     if (minor % v != 0 || n % v != 0) continue;
     bool aligned = true;
-    for (const LoopOutput& o : group)
-      if (k.output_slices[o.output].offset % (v * ByteWidth(k.outputs[o.output].shape().element_type())) != 0)
-        aligned = false;
+    for (size_t o : group) {
+      const int64_t offset = o < offsets.size() ? offsets[o] : 0;
+      if (offset % (v * ByteWidth(shapes[o].element_type())) != 0) aligned = false;
+    }
     if (aligned) return v;
   }
   return 1;
@@ -95,35 +98,50 @@ absl::Status EmitGroup(GpuKernel& k, const std::vector<LoopOutput>& group, int64
 
 }  // namespace
 
-absl::Status EmitLoopKernel(GpuKernel& k, const std::vector<LoopOutput>& outputs) {
-  if (outputs.empty()) return absl::InternalError("a loop kernel without outputs");
-  llvm::IRBuilderBase& b = *k.b;
-  // Outputs of equal dimensions share a loop.
-  std::vector<std::vector<LoopOutput>> groups;
-  for (const LoopOutput& o : outputs) {
+LoopKernelPlan PlanLoopKernel(const std::vector<Shape>& outputs, const std::vector<int64_t>& output_offsets,
+                              const GpuDeviceInfo& dev) {
+  LoopKernelPlan plan;
+  // Outputs of equal dimensions (and layout) share a loop.
+  for (size_t o = 0; o < outputs.size(); ++o) {
     bool placed = false;
-    for (auto& g : groups) {
-      if (k.outputs[g[0].output].shape().dimensions() == k.outputs[o.output].shape().dimensions() &&
-          MinorToMajorOf(k.outputs[g[0].output].shape()) == MinorToMajorOf(k.outputs[o.output].shape())) {
+    for (auto& g : plan.groups) {
+      if (outputs[g[0]].dimensions() == outputs[o].dimensions() &&
+          MinorToMajorOf(outputs[g[0]]) == MinorToMajorOf(outputs[o])) {
         g.push_back(o);
         placed = true;
         break;
       }
     }
-    if (!placed) groups.push_back({o});
+    if (!placed) plan.groups.push_back({o});
   }
-  std::vector<int64_t> vec(groups.size());
+  plan.vec.resize(plan.groups.size());
   int64_t work = 1;
-  for (size_t g = 0; g < groups.size(); ++g) {
-    vec[g] = VectorWidth(k, groups[g]);
-    work = std::max(work, k.outputs[groups[g][0].output].shape().num_elements() / vec[g]);
+  for (size_t g = 0; g < plan.groups.size(); ++g) {
+    plan.vec[g] = VectorWidth(outputs, output_offsets, plan.groups[g]);
+    work = std::max(work, outputs[plan.groups[g][0]].num_elements() / plan.vec[g]);
   }
-  k.launch = GridStrideLaunch(work, k.device->threads_per_block, *k.device);
+  plan.launch = GridStrideLaunch(work, dev.threads_per_block, dev);
+  return plan;
+}
+
+absl::Status EmitLoopKernel(GpuKernel& k, const std::vector<LoopOutput>& outputs) {
+  if (outputs.empty()) return absl::InternalError("a loop kernel without outputs");
+  llvm::IRBuilderBase& b = *k.b;
+  std::vector<Shape> shapes;
+  std::vector<int64_t> offsets;
+  for (const LoopOutput& o : outputs) {
+    shapes.push_back(k.outputs[o.output].shape());
+    offsets.push_back(k.output_slices[o.output].offset);
+  }
+  const LoopKernelPlan plan = PlanLoopKernel(shapes, offsets, *k.device);
+  k.launch = plan.launch;
   llvm::Value* thread = b.CreateAdd(b.CreateMul(k.BlockIdX(), b.getInt64(k.launch.block_x)), k.ThreadIdX(), "thread",
                                     true, true);
   llvm::Value* stride = b.getInt64(k.launch.block_x * k.launch.grid_x);
-  for (size_t g = 0; g < groups.size(); ++g) {
-    if (absl::Status s = EmitGroup(k, groups[g], vec[g], thread, stride); !s.ok()) return s;
+  for (size_t g = 0; g < plan.groups.size(); ++g) {
+    std::vector<LoopOutput> group;
+    for (size_t i : plan.groups[g]) group.push_back(outputs[i]);
+    if (absl::Status s = EmitGroup(k, group, plan.vec[g], thread, stride); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

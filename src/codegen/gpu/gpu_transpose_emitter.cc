@@ -198,6 +198,27 @@ absl::Status EmitChecked(llvm::IRBuilderBase& b, llvm::Value* full, const std::s
   return EmitIfElse(b, full, name, [&] { return body(false); }, [&] { return body(true); });
 }
 
+// Tiles of kTileY x kTileX over the hero's normalized form.
+int64_t TileCount(const NormalizedTranspose& form) {
+  const int64_t n = static_cast<int64_t>(form.dims.size());
+  const int64_t xd = form.x(), yd = form.y();
+  int64_t batch = 1;
+  for (int64_t d = 0; d < n; ++d)
+    if (d != xd && d != yd) batch *= form.dims[d];
+  return batch * ((form.dims[xd] + kTileX - 1) / kTileX) * ((form.dims[yd] + kTileY - 1) / kTileY);
+}
+
+// The tiles' launch plan: blocks of kTileX x kRows threads, a grid-stride loop over the tiles
+// of at most `waves` waves of resident blocks.
+runtime::LaunchDimensions TileLaunch(const NormalizedTranspose& form, const GpuDeviceInfo& dev) {
+  runtime::LaunchDimensions l;
+  l.block_x = kTileX;
+  l.block_y = kRows;
+  const int64_t resident = std::max<int64_t>(1, dev.max_threads_per_sm / (kTileX * kRows)) * dev.sm_count;
+  l.grid_x = std::max<int64_t>(1, std::min(TileCount(form), resident * dev.waves));
+  return l;
+}
+
 absl::Status EmitTiles(GpuKernel& k, TilePlan& plan) {
   llvm::IRBuilderBase& b = *k.b;
   const NormalizedTranspose& form = plan.heroes[0].form;
@@ -211,16 +232,10 @@ absl::Status EmitTiles(GpuKernel& k, TilePlan& plan) {
       batch_dims.push_back(d);
       batch_sizes.push_back(form.dims[d]);
     }
-  int64_t batch = 1;
-  for (int64_t s : batch_sizes) batch *= s;
   const int64_t tiles_x = (X + kTileX - 1) / kTileX, tiles_y = (Y + TY - 1) / TY;
-  const int64_t tiles = batch * tiles_x * tiles_y;
+  const int64_t tiles = TileCount(form);
 
-  k.launch = runtime::LaunchDimensions{};
-  k.launch.block_x = kTileX;
-  k.launch.block_y = R;
-  const int64_t resident = std::max<int64_t>(1, k.device->max_threads_per_sm / (kTileX * R)) * k.device->sm_count;
-  k.launch.grid_x = std::max<int64_t>(1, std::min(tiles, resident * k.device->waves));
+  k.launch = TileLaunch(form, *k.device);
 
   std::vector<llvm::Type*> tile_types;
   for (size_t i = 0; i < plan.heroes.size(); ++i) {
@@ -571,6 +586,22 @@ bool TiledTransposeApplies(const HloInstruction& transpose, const std::vector<Sh
 
 bool TransposeFusionApplies(const HloComputation& fused, const std::vector<Shape>& outputs, const GpuDeviceInfo& dev) {
   return ChooseTransposeFusion(fused, outputs, dev).has_value();
+}
+
+std::optional<runtime::LaunchDimensions> TransposeFusionLaunch(const HloComputation& fused,
+                                                               const std::vector<Shape>& outputs,
+                                                               const GpuDeviceInfo& dev) {
+  std::optional<TransposeFusionChoice> choice = ChooseTransposeFusion(fused, outputs, dev);
+  if (!choice) return std::nullopt;
+  return TileLaunch(choice->heroes[0].form, dev);  // EmitTiles tiles by the first hero's form
+}
+
+std::optional<runtime::LaunchDimensions> TiledTransposeLaunch(const HloInstruction& transpose,
+                                                              const std::vector<Shape>& outputs,
+                                                              const GpuDeviceInfo& dev) {
+  std::optional<NormalizedTranspose> form = TiledTransposeForm(transpose, outputs);
+  if (!form) return std::nullopt;
+  return TileLaunch(*form, dev);
 }
 
 absl::StatusOr<bool> TryEmitTiledTranspose(GpuKernel& k, const HloInstruction& transpose, const ElementGenerator& operand) {
