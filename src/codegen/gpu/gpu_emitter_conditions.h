@@ -14,9 +14,8 @@
 
 namespace hloc::codegen::gpu {
 
-// gpu_transpose_emitter.cc: TryEmitTransposeFusion's heroes and roots fit its tiles.
-bool TransposeFusionApplies(const HloComputation& fused, const std::vector<Shape>& outputs, const GpuDeviceInfo& dev);
-// gpu_transpose_emitter.cc: a transpose root TryEmitTiledTranspose tiles.
+// gpu_transpose_emitter.cc: a transpose root TryEmitTiledTranspose tiles. (Whether a transpose
+// fusion's heroes and roots fit TryEmitTransposeFusion's tiles: TransposeFusionLaunch below.)
 bool TiledTransposeApplies(const HloInstruction& transpose, const std::vector<Shape>& outputs);
 // The launch of the tiles those two emit (blocks of 32x8 threads, a grid-stride loop over the
 // tiles); nullopt where the emitter does not apply.

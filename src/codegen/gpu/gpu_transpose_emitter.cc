@@ -584,10 +584,6 @@ bool TiledTransposeApplies(const HloInstruction& transpose, const std::vector<Sh
   return TiledTransposeForm(transpose, outputs).has_value();
 }
 
-bool TransposeFusionApplies(const HloComputation& fused, const std::vector<Shape>& outputs, const GpuDeviceInfo& dev) {
-  return ChooseTransposeFusion(fused, outputs, dev).has_value();
-}
-
 std::optional<runtime::LaunchDimensions> TransposeFusionLaunch(const HloComputation& fused,
                                                                const std::vector<Shape>& outputs,
                                                                const GpuDeviceInfo& dev) {
