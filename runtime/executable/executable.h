@@ -223,6 +223,10 @@ absl::Status ValidateExecutable(const Executable& executable, const std::string&
 
 // thunk_sequence.txt, in the form of XLA's dumps: one line per thunk, nested sequences indented.
 std::string ThunkSequenceToString(const ThunkSequence& thunks);
+// The numbers thunk_sequence.txt gives the thunks (pre-order across nested sequences, from 1),
+// as (thunk address, number) sorted by address, for joining other records (per-thunk times) to
+// its lines.
+std::vector<std::pair<const Thunk*, int64_t>> NumberThunks(const ThunkSequence& thunks);
 // The same for a whole executable: an executable for several devices starts with the line
 // "devices: num_partitions=P replica_count=R" (a one-device one prints exactly as above).
 std::string ExecutableThunksToString(const Executable& executable);

@@ -109,8 +109,7 @@ class UseIndex {
   absl::flat_hash_map<int64_t, std::vector<std::pair<size_t, const Use*>>> by_allocation_;
 };
 
-// Pre-order numbers of every thunk, keyed by address (the sequence is not modified while printing).
-void Number(const ThunkSequence& seq, int* next, std::vector<std::pair<const Thunk*, int>>* numbers) {
+void Number(const ThunkSequence& seq, int64_t* next, std::vector<std::pair<const Thunk*, int64_t>>* numbers) {
   for (const Thunk& t : seq) {
     numbers->push_back({&t, ++*next});
     Number(t.condition, next, numbers);
@@ -121,15 +120,11 @@ void Number(const ThunkSequence& seq, int* next, std::vector<std::pair<const Thu
 
 class Printer {
  public:
-  explicit Printer(const ThunkSequence& top) {
-    int next = 0;
-    Number(top, &next, &numbers_);
-    std::sort(numbers_.begin(), numbers_.end());
-  }
+  explicit Printer(const ThunkSequence& top) : numbers_(NumberThunks(top)) {}
 
   int NumberOf(const Thunk* t) const {
-    auto it = std::lower_bound(numbers_.begin(), numbers_.end(), std::make_pair(t, 0));
-    return it != numbers_.end() && it->first == t ? it->second : 0;
+    auto it = std::lower_bound(numbers_.begin(), numbers_.end(), std::make_pair(t, int64_t{0}));
+    return it != numbers_.end() && it->first == t ? static_cast<int>(it->second) : 0;
   }
 
   // The sequence's lines joined by '\n' (no trailing newline), each indented by 2*indent.
@@ -227,10 +222,18 @@ class Printer {
     }
   }
 
-  std::vector<std::pair<const Thunk*, int>> numbers_;
+  std::vector<std::pair<const Thunk*, int64_t>> numbers_;
 };
 
 }  // namespace
+
+std::vector<std::pair<const Thunk*, int64_t>> NumberThunks(const ThunkSequence& thunks) {
+  std::vector<std::pair<const Thunk*, int64_t>> numbers;
+  int64_t next = 0;
+  Number(thunks, &next, &numbers);
+  std::sort(numbers.begin(), numbers.end());
+  return numbers;
+}
 
 std::string ThunkSequenceToString(const ThunkSequence& thunks) {
   Printer printer(thunks);

@@ -19,18 +19,6 @@ PerCall PerCallOf(const runtime::ThunkTime& t, int64_t calls, const HardwareProf
   return {t.total_us / static_cast<double>(calls), FloorOf(*t.thunk).floor_us(hw) * runs, runs};
 }
 
-// The numbers thunk_sequence.txt prints: pre-order across nested sequences, from 1, as
-// runtime/executable/thunk_sequence_text.cc numbers them (a bench run writes no dumps, so the
-// page can only join its times to a compile's thunk_sequence.txt by these numbers).
-void NumberThunks(const runtime::ThunkSequence& seq, int64_t* next, std::map<const runtime::Thunk*, int64_t>* out) {
-  for (const runtime::Thunk& t : seq) {
-    (*out)[&t] = ++*next;
-    NumberThunks(t.condition, next, out);
-    NumberThunks(t.body, next, out);
-    for (const runtime::ThunkSequence& b : t.branches) NumberThunks(b, next, out);
-  }
-}
-
 }  // namespace
 
 double ThunkFloor::floor_us(const HardwareProfile& hw) const {
@@ -87,9 +75,9 @@ std::string PerThunkReport(const std::vector<runtime::ThunkTime>& times, int64_t
 std::string ThunkTimesJson(const std::vector<runtime::ThunkTime>& times, int64_t calls, const HardwareProfile& hw,
                            const std::string& device, const std::string& module_name,
                            const runtime::ThunkSequence& top) {
-  std::map<const runtime::Thunk*, int64_t> numbers;
-  int64_t next = 0;
-  NumberThunks(top, &next, &numbers);
+  // Joined to a compile's thunk_sequence.txt by these numbers (a bench run writes no dumps).
+  const std::vector<std::pair<const runtime::Thunk*, int64_t>> sorted = runtime::NumberThunks(top);
+  const std::map<const runtime::Thunk*, int64_t> numbers(sorted.begin(), sorted.end());
   nlohmann::ordered_json thunks = nlohmann::ordered_json::array();
   double total = 0;
   for (const runtime::ThunkTime& t : times) {
