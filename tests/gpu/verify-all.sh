@@ -10,6 +10,8 @@
 #   faults       tests/gpu/faults/run.sh (memory cap, damaged autotune cache, interrupts; the
 #                backend-test part needs build/tests/hloc_backend_tests and fails without it)
 #   wave1/wave2  scripts/gpu-check --small on both public waves
+#   depthwise    tests/gpu/depthwise/run.sh: depthwise convolutions on cuDNN against hloc's loop
+#                kernel (conv-rewriter depthwise_to_cudnn: false), XLA's sweep time beside
 #   jax          tests/python/jax_gpu_check.py: hloc.jax.jit beside jax.jit on five programs, through
 #                libhloc.so from .carry/pylib.tar.xz (scripts/build-python-carry; carry it too)
 # Usage: tests/gpu/verify-all.sh HLOC [PART ...]     (default: every part)
@@ -17,7 +19,7 @@
 set -u
 H=${1:?usage: verify-all.sh HLOC [PART ...]}
 shift
-PARTS=${*:-reliability collectives complex topk linalg candidates faults wave1 wave2 jax}
+PARTS=${*:-reliability collectives complex topk linalg candidates faults wave1 wave2 depthwise jax}
 O="${OUT:-/tmp}/verify"
 mkdir -p "$O"
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
@@ -71,6 +73,7 @@ for p in $PARTS; do
     faults) run_part $p 150 bash tests/gpu/faults/run.sh "$H" ;;
     wave1) run_part $p 200 env OUT="$O/wave1" scripts/gpu-check --hloc "$H" --small ;;
     wave2) run_part $p 200 env OUT="$O/wave2" scripts/gpu-check --hloc "$H" --small --corpus tests/corpus/public2 ;;
+    depthwise) run_part $p 300 bash tests/gpu/depthwise/run.sh "$H" ;;
     jax) run_part $p 300 bash -c 'P=$(mktemp -d) && tar xJf .carry/pylib.tar.xz -C "$P" &&
            HLOC_LIBRARY="$P/libhloc.so" LD_LIBRARY_PATH="$P:$LD_LIBRARY_PATH" PYTHONPATH=python \
            python3 tests/python/jax_gpu_check.py --batches 5 --calls 10' ;;
