@@ -10,6 +10,7 @@
 
 #include "gen_common.h"
 #include "llvm/Support/raw_ostream.h"
+#include "passes/layout/layout_kinds.h"  // only the HLOC_LAYOUT_KINDS X-macro: no hloc library is linked
 #include "llvm/TableGen/Error.h"
 #include "llvm/TableGen/Record.h"
 
@@ -83,6 +84,34 @@ bool ClaimOps(const Record* r, const std::vector<std::string>& opcodes, std::map
     llvm::PrintError(r->getLoc(), std::string(table) + " '" + r->getName().str() + "' gives '" + op +
                                       "' a second row; it already has one from '" + it->second->getName().str() + "'");
     llvm::PrintNote(it->second->getLoc(), "the first row is here");
+    ok = false;
+  }
+  return ok;
+}
+
+// The LayoutKind records the layout-assignment engine computes (src/passes/layout/layout_kinds.h).
+bool IsKnownLayoutKind(llvm::StringRef name) {
+  static const char* const kKinds[] = {
+#define HLOC_GEN_LAYOUT_KIND(kind) #kind,
+      HLOC_LAYOUT_KINDS(HLOC_GEN_LAYOUT_KIND)
+#undef HLOC_GEN_LAYOUT_KIND
+  };
+  for (const char* k : kKinds)
+    if (name == k) return true;
+  return false;
+}
+
+// Every LayoutKind record read (this file's and those it includes) must be one the C++ computes:
+// a kind the engine does not know would make its rows do nothing. False after an error.
+bool CheckLayoutKinds(const llvm::RecordKeeper& records) {
+  if (!records.getClass("LayoutKind")) return true;
+  bool ok = true;
+  for (const Record* k : records.getAllDerivedDefinitions("LayoutKind")) {
+    if (IsKnownLayoutKind(k->getName())) continue;
+    llvm::PrintError(k->getLoc(), "LayoutKind '" + k->getName().str() +
+                                      "' is not computed by the layout-assignment engine: add it to HLOC_LAYOUT_KINDS "
+                                      "(src/passes/layout/layout_kinds.h) and its case to ComputeKind "
+                                      "(src/passes/layout/layout_constraints.cc)");
     ok = false;
   }
   return ok;
@@ -189,8 +218,16 @@ bool EmitLayout(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
   const std::string stem = FileStem(records);
   bool failed = false;
   std::string arrays, rows;
+  if (!CheckLayoutKinds(records)) failed = true;
   for (const Record* r : MainFileRecords(records, "LayoutConstraint")) {
     std::string opcode = OpcodeExpr(r);
+    const Record* kind = r->getValueAsDef("Layout");
+    if (!IsKnownLayoutKind(kind->getName())) {
+      llvm::PrintError(r->getLoc(), "layout constraint '" + r->getName().str() + "' names LayoutKind '" +
+                                        kind->getName().str() + "', which the layout-assignment engine does not compute");
+      failed = true;
+      continue;
+    }
     int64_t operand = r->getValueAsInt("Operand");
     if (operand < -2) {
       llvm::PrintError(r->getLoc(), "Operand " + std::to_string(operand) +
@@ -206,10 +243,12 @@ bool EmitLayout(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
             CppString(r->getValueAsDef("Layout")->getName()) + ", " + (r->getValueAsBit("Required") ? "true" : "false") +
             ", " + std::to_string(r->getValueAsInt("Priority")) + ", " + req + ", " +
             std::to_string(RequirementNames(r).size()) + ",\n     " + CppString(SummaryOf(r)) + ", " +
-            CppString(RecordFile(r)) + ", " + std::to_string(RecordLine(r)) + "},\n";
+            CppString(RecordFile(r)) + ", " + std::to_string(RecordLine(r)) +
+            ", static_cast<int>(layout::LayoutKind::k" + kind->getName().str() + ")},\n";
   }
   if (failed) return true;
-  os << "#include <cstdint>\n\n#include \"engine/rule_tables.h\"\n#include \"ir/opcode.h\"\n\nnamespace hloc {\nnamespace {\n"
+  os << "#include <cstdint>\n\n#include \"engine/rule_tables.h\"\n#include \"ir/opcode.h\"\n"
+        "#include \"passes/layout/layout_kinds.h\"\n\nnamespace hloc {\nnamespace {\n"
      << arrays;
   if (!rows.empty()) os << "const LayoutConstraintInfo kLayoutConstraints[] = {\n" << rows << "};\n";
   os << "}  // namespace\n\n";

@@ -3,7 +3,9 @@
 // Layout assignment reads these as data: which layout an opcode's operand (or its result)
 // must have, or would like to have. hloc-tblgen --gen-layout turns every LayoutConstraint
 // record of a rules/layout/*.td file into a row of a LayoutConstraintInfo table
-// (src/engine/rule_tables.h); the propagation engine in C++ interprets the LayoutKind by name.
+// (src/engine/rule_tables.h); the propagation engine in C++ computes the LayoutKind, switching
+// over its enumerator (src/passes/layout/layout_kinds.h lists the kinds it knows; hloc-tblgen
+// refuses a LayoutKind record that is not there).
 //
 //   // A dot's operands with the contracting dimension most minor.
 //   def DotLhsContractingMinor : LayoutConstraint<Dot, 0, ContractingMinor>;

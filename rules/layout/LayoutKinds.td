@@ -2,8 +2,9 @@
 //
 // rules/base/Layout.td defines the generic kinds (DefaultLayout, ContractingMinor, BatchMajor,
 // ChannelsLast, SameAsOperand0, SameAsResult). The kinds below are the ones the layout stage
-// adds; src/passes/layout/layout_constraints.cc computes each one by name, and an unknown
-// name is an error when layout-assignment runs. The requirements are profile capabilities
+// adds; src/passes/layout/layout_constraints.cc computes each one (a switch over the
+// enumerators of src/passes/layout/layout_kinds.h), and hloc-tblgen refuses a LayoutKind record
+// that header does not list. The requirements are profile capabilities, looked up by name
 // (src/engine/profile_loader.cc derives them from configs/*.yaml).
 //===----------------------------------------------------------------------===//
 

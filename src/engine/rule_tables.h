@@ -30,6 +30,7 @@ struct LayoutConstraintInfo {
   const char* summary;
   const char* file;
   int line;
+  int kind;                 // static_cast<int>(layout::LayoutKind) (src/passes/layout/layout_kinds.h)
 };
 
 // The fusion kinds (XLA's: kLoop, kInput, kOutput, kCustom) an opcode may take part in.

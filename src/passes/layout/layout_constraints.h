@@ -10,6 +10,7 @@
 #include "engine/pass.h"
 #include "engine/rule_tables.h"
 #include "ir/instruction.h"
+#include "passes/layout/layout_kinds.h"
 
 namespace hloc::layout {
 
@@ -44,10 +45,11 @@ struct SlotDecision {
 // assigned so far (the operand's or the result's), or null while propagating (then kinds that
 // only check the current layout, BatchMajor, say nothing). `operand0` / `result` give
 // SameAsOperand0 / SameAsResult their reference (null: not known yet). Returns nullopt when the
-// kind does not constrain this slot; an error for a kind the engine does not know.
+// kind does not constrain this slot. Every LayoutKind has its case (hloc-tblgen refuses a
+// LayoutKind record that is not in layout_kinds.h).
 // For a tuple-shaped result (a cuDNN convolution call's (result, scratch)) the layout is the
 // one of tuple element 0.
-absl::StatusOr<std::optional<Layout>> ComputeKind(const std::string& kind, const HloInstruction& inst, int slot,
+absl::StatusOr<std::optional<Layout>> ComputeKind(LayoutKind kind, const HloInstruction& inst, int slot,
                                                   const Shape* current, const Shape* operand0,
                                                   const Shape* result);
 
