@@ -523,6 +523,53 @@ bool RuleOpSet(const Record* rule, const Record*& set) {
   return false;
 }
 
+// The Tag records (rules/base/Dsl.td) of the input and its includes, in definition order: each
+// one's YAML name is lower_snake_case and no other tag has it. Errors are printed at the tag's
+// def; returns false after one.
+bool CollectTags(const llvm::RecordKeeper& records, std::vector<const Record*>& tags) {
+  if (!records.getClass("Tag")) return true;
+  for (const Record* t : records.getAllDerivedDefinitions("Tag")) tags.push_back(t);
+  std::stable_sort(tags.begin(), tags.end(), [](const Record* a, const Record* b) { return a->getID() < b->getID(); });
+  bool ok = true;
+  std::map<std::string, const Record*> by_name;
+  for (const Record* t : tags) {
+    const std::string name = t->getValueAsString("Name").str();
+    const std::string def = t->isAnonymous() ? std::string("Tag<\"") + name + "\", ...>" : t->getName().str();
+    bool snake = !name.empty() && name[0] >= 'a' && name[0] <= 'z';
+    for (char c : name) snake = snake && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_');
+    if (!snake) {
+      llvm::PrintError(t->getLoc(), "tag '" + def + "' has the name '" + name +
+                                        "'; a tag's name (what YAML writes after `tag:`) is lower_snake_case, "
+                                        "e.g. \"inexact_like_xla\"");
+      ok = false;
+      continue;
+    }
+    auto [it, inserted] = by_name.emplace(name, t);
+    if (!inserted) {
+      llvm::PrintError(t->getLoc(), "tag '" + def + "' has the name '" + name + "', which tag '" +
+                                        it->second->getName().str() + "' already has");
+      llvm::PrintNote(it->second->getLoc(), "the first tag named '" + name + "' is defined here");
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+// The YAML names of a rule's Tags; false (after an error at the rule) when one is listed twice.
+bool RuleTags(const Record* rule, std::vector<std::string>& names) {
+  names.clear();
+  for (const Record* t : rule->getValueAsListOfDefs("Tags")) {
+    const std::string name = t->getValueAsString("Name").str();
+    if (std::find(names.begin(), names.end(), name) != names.end()) {
+      llvm::PrintError(rule->getLoc(), "in rule '" + rule->getName().str() + "': it lists the tag '" +
+                                           t->getName().str() + "' (" + name + ") twice");
+      return false;
+    }
+    names.push_back(name);
+  }
+  return true;
+}
+
 std::string Summary(const Record* rule) {
   std::string s = rule->getValueAsString("Summary").str();
   if (s.empty()) s = CommentAbove(rule);
@@ -549,7 +596,8 @@ bool EmitRules(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
     for (const Record* r : records.getAllDerivedDefinitions("RewritePass"))
       declared_passes.insert(r->getValueAsString("Name").str());
 
-  bool failed = false;
+  std::vector<const Record*> tags;
+  bool failed = !CollectTags(records, tags);
   size_t rows = 0;
   std::string functions, table, names;
   for (const Record* rule : rules) {
@@ -570,6 +618,8 @@ bool EmitRules(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
       roots.push_back(emitter.root_opcode());
       rule_failed |= emitter.failed();
     }
+    std::vector<std::string> rule_tags;
+    if (!RuleTags(rule, rule_tags)) rule_failed = true;
     if (rule_failed) {
       failed = true;
       continue;
@@ -587,12 +637,20 @@ bool EmitRules(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
       for (size_t i = 0; i < reqs.size(); ++i) functions += (i ? ", " : "") + CppString(reqs[i]->getName());
       functions += "};\n\n";
     }
+    std::string tags_var = "nullptr";
+    if (!rule_tags.empty()) {
+      tags_var = "kTags_" + CppIdent(rule->getName());
+      functions += "static const char* const " + tags_var + "[] = {";
+      for (size_t i = 0; i < rule_tags.size(); ++i) functions += (i ? ", " : "") + CppString(rule_tags[i]);
+      functions += "};\n\n";
+    }
     for (size_t m = 0; m < members.size(); ++m, ++rows)
       table += "    {" + CppString(rule->getName()) + ", " + CppString(rule->getValueAsString("Pass")) + ", " +
                CppString(rule->getValueAsString("Group")) + ", " + std::to_string(rule->getValueAsInt("Priority")) +
                ", " + CppString(RecordFile(rule)) + ", " + std::to_string(RecordLine(rule)) + ", " +
                (roots[m].empty() ? std::string("-1") : "static_cast<int>(" + roots[m] + ")") + ", " + requires_var +
-               ", " + std::to_string(reqs.size()) + ",\n     " + CppString(Summary(rule)) + ", " + fns[m] + "},\n";
+               ", " + std::to_string(reqs.size()) + ",\n     " + CppString(Summary(rule)) + ", " + fns[m] + ", " + tags_var + ", " +
+               std::to_string(rule_tags.size()) + "},\n";
   }
   if (failed) return true;
 
@@ -605,13 +663,23 @@ bool EmitRules(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
   }
   os << "\nnamespace hloc {\nnamespace {\n\n" << functions;
   if (!rules.empty()) os << "const RuleInfo kRules[] = {\n" << table << "};\n\n";
+  // The declared tags this file sees (the registry keeps one per name), so YAML can name a tag
+  // that is declared even where no rule carries it yet.
+  if (!tags.empty()) {
+    os << "const TagInfo kDeclaredTags[] = {\n";
+    for (const Record* t : tags)
+      os << "    {" << CppString(t->getValueAsString("Name")) << ", " << CppString(t->getValueAsString("Summary"))
+         << "},\n";
+    os << "};\n\n";
+  }
   os << "}  // namespace\n\n";
   os << "// " << rules.size() << " rule(s)";
   if (rows != rules.size()) os << ", " << rows << " after expanding op sets";
   os << ".\n";
   os << "void RegisterRules_" << stem << "(RuleRegistry& registry) {\n";
-  if (rules.empty()) os << "  (void)registry;\n";
-  else os << "  for (const RuleInfo& rule : kRules) registry.Register(&rule);\n";
+  if (rules.empty() && tags.empty()) os << "  (void)registry;\n";
+  if (!tags.empty()) os << "  for (const TagInfo& tag : kDeclaredTags) registry.RegisterTag(&tag);\n";
+  if (!rules.empty()) os << "  for (const RuleInfo& rule : kRules) registry.Register(&rule);\n";
   os << "}\n\n}  // namespace hloc\n";
   return false;
 }

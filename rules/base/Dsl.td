@@ -135,6 +135,21 @@ class RewritePass<string name> {
 }
 def : RewritePass<"algsimp">;
 
+// A property of a rule that YAML selects rules by (a rule's `Tags`): a pipeline's
+// `rules: {disable: [tag:NAME]}` switches off every rule of the pass carrying it, and
+// `enable: [tag:NAME]` keeps only those. A tag is declared once, here, with its name in YAML
+// and what it means; a rule names the record, so an undeclared tag is an error at the rule
+// (TableGen's "Variable not defined"), and hloc-tblgen rejects a name that is not lower_snake
+// case, two tags with one name, and a rule that lists a tag twice.
+//   def AddZero : Rule<(Add $a, Zero), (replaceWith $a)> { let Tags = [InexactLikeXla]; }
+class Tag<string name, string summary> {
+  string Name = name;
+  string Summary = summary;
+}
+// XLA applies the rule although it is not exact for every float input (the rule's comment says
+// where it differs: a signed zero, an overflow, a rounding). Off: `disable: [tag:inexact_like_xla]`.
+def InexactLikeXla : Tag<"inexact_like_xla", "XLA applies this although it is inexact for some floats">;
+
 class Rule<dag pattern, dag result, list<dag> constraints = []> {
   dag Pattern = pattern;
   dag Result = result;
@@ -143,6 +158,7 @@ class Rule<dag pattern, dag result, list<dag> constraints = []> {
   string Group = "";          // YAML enables/disables rules by name or by group
   int Priority = 0;           // higher tries first; declaration order breaks ties
   list<Requirement> Requires = [];
+  list<Tag> Tags = [];        // YAML selects rules by tag: `rules: {disable: [tag:inexact_like_xla]}`
   bit Commutative = 0;        // also match with the root's two operands swapped
   string Summary = "";        // defaults to the comment above the def, else the pattern text
   string Native = "";         // set by NativeRule

@@ -6,8 +6,9 @@
 // and dot in AlgsimpReduceDot.td.
 //
 // Floating-point honesty: every rule here is exact for every element type it accepts, except
-// those carrying (InexactLikeXla), which XLA applies anyway; their comment says where they
-// differ. Rules exact only for integers say so with (IsIntegral ...).
+// those tagged InexactLikeXla (`let Tags = [InexactLikeXla]`), which XLA applies anyway; their
+// comment says where they differ, and a pipeline drops them all with
+// `rules: {disable: [tag:inexact_like_xla]}`. Rules exact only for integers say so with (IsIntegral ...).
 //===----------------------------------------------------------------------===//
 
 include "base/Common.td"
@@ -18,7 +19,7 @@ let Pass = "algsimp" in {
 //===- additive and multiplicative identities ------------------------------===//
 let Group = "identities" in {
 // A + 0 => A (XLA does this for floats too, although -0 + 0 = +0)
-def AddZero : Rule<(Add $a, Zero), (replaceWith $a), [(InexactLikeXla)]> { let Commutative = 1; }
+def AddZero : Rule<(Add $a, Zero), (replaceWith $a)> { let Commutative = 1; let Tags = [InexactLikeXla]; }
 // A - 0 => A (exact: -0 - 0 = -0)
 def SubZero : Rule<(Subtract $a, Zero), (replaceWith $a)>;
 // A - A => 0 for integers (NaN - NaN and inf - inf are NaN for floats)
@@ -37,8 +38,9 @@ def DivMinusOne : Rule<(Divide $a, MinusOne), (Negate $a), [(Unless (IsComplex $
 // A / C => A * (1/C) for a floating-point constant C holding one value (XLA's HandleDivide:
 // "A / Const => A * InvertConstant(Const)"); inexact where 1/C rounds, as in XLA.
 def DivByConstant : Rule<(Divide $a, $c), (Multiply $a, (ReciprocalOf $c)),
-                         [(IsFloat $a), (IsEffectiveConstant $c), (Unless (IsEffectiveConstant $a)),
-                          (InexactLikeXla)]>;
+                         [(IsFloat $a), (IsEffectiveConstant $c), (Unless (IsEffectiveConstant $a))]> {
+  let Tags = [InexactLikeXla];
+}
 // (-A) * (-B) => A * B
 def MulNegNeg : Rule<(Multiply (Negate $a), (Negate $b)), (Multiply $a, $b)>;
 // A + (-B) => A - B
@@ -150,7 +152,7 @@ def PowTwo : Rule<(Power $a, (ScalarConstant 2)), (Multiply $a, $a)>;
 // pow(A, -1) => 1 / A for floats (integer pow(0, -1) = 0 but 1 / 0 = -1)
 def PowMinusOne : Rule<(Power $a, MinusOne), (Divide (OneLike $a), $a), [(IsFloat $a)]>;
 // log(exp(A)) => A (XLA does this; exp overflows to inf for large A, where log(exp(A)) = inf)
-def LogExp : Rule<(Log (Exp $a)), (replaceWith $a), [(IsFloat $a), (InexactLikeXla)]>;
+def LogExp : Rule<(Log (Exp $a)), (replaceWith $a), [(IsFloat $a)]> { let Tags = [InexactLikeXla]; }
 }
 
 }  // let Pass = "algsimp"

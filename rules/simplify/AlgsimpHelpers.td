@@ -30,11 +30,6 @@ def FullDynamicUpdateSlice : Matcher<"a dynamic-update-slice whose update covers
                                      "algsimp::IsFullDynamicUpdateSlice">;
 
 //===- Constraints ------------------------------------------------------------===//
-// Always holds; it marks a rule that XLA applies although it is not exact for every float
-// input (the rule's comment says where it differs), so `hloc opt --trace-rules` and the rule
-// table show it and YAML can disable the group.
-def InexactLikeXla : Constraint<"XLA applies this although it is inexact for some floats",
-                                "algsimp::InexactLikeXla">;
 def IsEffectiveConstant : Constraint<"$x is a constant or a broadcast of one",
                                      "algsimp::IsEffectiveConstant">;
 def IsKnownNonNegative : Constraint<"every element of $x is >= +0 or NaN",

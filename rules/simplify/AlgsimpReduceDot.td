@@ -14,10 +14,14 @@ let Pass = "algsimp" in {
 let Group = "reduce" in {
 // reduce(A, init, dimensions={}) => A when init is the reducer's identity
 def ReduceNoDimensions : Rule<(Reduce:$r $a, ?), (replaceWith $a),
-                              [(ReducesNoDimensions $r), (ReduceInitIsIdentity $r), (SameShape $r, $a), (InexactLikeXla)]>;
+                              [(ReducesNoDimensions $r), (ReduceInitIsIdentity $r), (SameShape $r, $a)]> {
+  let Tags = [InexactLikeXla];
+}
 // reduce(A, init) over size-1 dimensions => reshape(A) when init is the reducer's identity
 def ReduceSizeOneDimensions : Rule<(Reduce:$r $a, ?), (Reshape $a, (ShapeOf $r)),
-                                   [(ReducesOnlySizeOneDimensions $r), (ReduceInitIsIdentity $r), (InexactLikeXla)]>;
+                                   [(ReducesOnlySizeOneDimensions $r), (ReduceInitIsIdentity $r)]> {
+  let Tags = [InexactLikeXla];
+}
 // reduce(A, init) of an empty A => broadcast(init): every output is the empty reduction
 def ReduceOfEmpty : Rule<(Reduce:$r $a, $init), (Broadcast $init, (ShapeOf $r), (Dimensions "")),
                          [(IsEmptyArray $a), (IsScalar $init), (IsArray $r)]>;

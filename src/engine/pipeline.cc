@@ -453,9 +453,23 @@ absl::Status CheckRuleNamesForPass(const yaml::Reader& reader, const YAML::Node&
   }
   if (const PassInfo* info = registries.pass_registry().Find(pass); info != nullptr && info->records)
     for (std::string& r : info->records()) known.push_back(std::move(r));
+  const bool has_rules = !registries.rule_registry().RulesForPass(pass).empty();
   for (size_t i = 0; i < names.size(); ++i) {
-    if (std::find(known.begin(), known.end(), names[i]) != known.end()) continue;
     YAML::Node at = node.IsSequence() && i < node.size() ? node[i] : node;
+    if (names[i].starts_with(kRuleTagPrefix)) {
+      // "tag:NAME": the pass's rewrite rules carrying a declared Tag (rules/base/Dsl.td).
+      const std::string tag = names[i].substr(kRuleTagPrefix.size());
+      if (!has_rules)
+        return reader.Error(at, absl::StrCat("pass '", pass, "' has no rewrite rules, so '", names[i],
+                                             "' selects nothing (tags are on rewrite rules)"));
+      if (registries.rule_registry().FindTag(tag) != nullptr) continue;
+      std::vector<std::string> tags;
+      for (const TagInfo* t : registries.rule_registry().tags()) tags.push_back(t->name);
+      return reader.Error(at, absl::StrCat("unknown tag '", tag, "' in 'tag:", tag, "': no Tag record (rules/base/Dsl.td) "
+                                           "declares it", yaml::DidYouMean(tag, tags),
+                                           tags.empty() ? "" : absl::StrCat(" (declared: ", absl::StrJoin(tags, ", "), ")")));
+    }
+    if (std::find(known.begin(), known.end(), names[i]) != known.end()) continue;
     if (known.empty()) {
       return reader.Error(at, absl::StrCat("pass '", pass, "' has no rewrite rules or other decision records, so it "
                                            "has no rule '", names[i], "' to enable or disable"));

@@ -178,6 +178,28 @@ void RuleRegistry::Register(const RuleInfo* rule) {
   if (std::find(rules_.begin(), rules_.end(), rule) == rules_.end()) rules_.push_back(rule);
 }
 
+void RuleRegistry::RegisterTag(const TagInfo* tag) {
+  if (FindTag(tag->name) == nullptr) tags_.push_back(tag);
+}
+
+const TagInfo* RuleRegistry::FindTag(std::string_view name) const {
+  for (const TagInfo* t : tags_)
+    if (name == t->name) return t;
+  return nullptr;
+}
+
+bool RuleHasTag(const RuleInfo& rule, std::string_view tag) {
+  for (int i = 0; i < rule.num_tags; ++i)
+    if (tag == rule.tags[i]) return true;
+  return false;
+}
+
+bool RuleNamedBy(const std::string& entry, const RuleInfo& rule) {
+  if (entry == rule.name || (rule.group[0] != '\0' && entry == rule.group)) return true;
+  return entry.starts_with(kRuleTagPrefix) &&
+         RuleHasTag(rule, std::string_view(entry).substr(kRuleTagPrefix.size()));
+}
+
 std::vector<const RuleInfo*> RuleRegistry::RulesForPass(const std::string& pass) const {
   std::vector<const RuleInfo*> out;
   for (const RuleInfo* r : rules_)
@@ -192,12 +214,12 @@ namespace {
 
 bool Named(const std::vector<std::string>& names, const RuleInfo* rule) {
   for (const std::string& n : names)
-    if (n == rule->name || (rule->group[0] != '\0' && n == rule->group)) return true;
+    if (RuleNamedBy(n, *rule)) return true;
   return false;
 }
 
-// Every name in an enable/disable list must be some rule's name or group (any pass), or a typo
-// would silently change nothing.
+// Every name in an enable/disable list must be some rule's name or group (any pass), or
+// "tag:" a declared tag, or a typo would silently change nothing.
 absl::Status CheckRuleNames(const RuleRegistry& registry, const std::vector<std::string>& names, const char* what) {
   std::set<std::string> known;
   for (const RuleInfo* r : registry.all()) {
@@ -205,6 +227,12 @@ absl::Status CheckRuleNames(const RuleRegistry& registry, const std::vector<std:
     if (r->group[0] != '\0') known.insert(r->group);
   }
   for (const std::string& n : names) {
+    if (n.starts_with(kRuleTagPrefix)) {
+      if (registry.FindTag(std::string_view(n).substr(kRuleTagPrefix.size())) == nullptr)
+        return absl::InvalidArgumentError(absl::StrCat("unknown tag '", n.substr(kRuleTagPrefix.size()), "' in the ",
+                                                       what, " rules: no Tag record (rules/base/Dsl.td) has that name"));
+      continue;
+    }
     if (known.count(n) == 0)
       return absl::InvalidArgumentError(absl::StrCat("unknown rule or rule group '", n, "' in the ", what,
                                                      " rules: no generated rule has that name or group"));
@@ -262,11 +290,19 @@ void RemoveDeadLeftovers(HloComputation* computation, const std::vector<HloInstr
 
 HloPrintOptions TraceOptions() { return RuleTraceOptions(); }
 
+// " [tags: a, b]" after a traced rule's file:line, or "" for a rule without tags.
+std::string TagsText(const RuleInfo& rule) {
+  if (rule.num_tags == 0) return "";
+  std::string out = " [tags: ";
+  for (int i = 0; i < rule.num_tags; ++i) absl::StrAppend(&out, i ? ", " : "", rule.tags[i]);
+  return out + "]";
+}
+
 // --trace-rules=all: a candidate rule that did not fire, with the first condition that failed.
 void TraceRefusal(std::ostream& trace, const std::string& pass, const RuleInfo& rule, const std::string& why,
                   const std::string& inst) {
-  trace << "[" << pass << "] refused " << rule.name << " (" << rule.file << ":" << rule.line << "): "
-        << (why.empty() ? "its C++ function declined or the result could not be built" : why) << "\n";
+  trace << "[" << pass << "] refused " << rule.name << " (" << rule.file << ":" << rule.line << ")" << TagsText(rule)
+        << ": " << (why.empty() ? "its C++ function declined or the result could not be built" : why) << "\n";
   trace << "  on: " << inst << "\n";
 }
 
@@ -322,7 +358,8 @@ ComputationRun RewriteComputation(HloComputation* computation, const std::string
         run.changed = true;
         if (stats != nullptr) ++stats->firings[rule->name];
         if (context.trace_rules) {
-          trace << "[" << pass << "] " << rule->name << " (" << rule->file << ":" << rule->line << ")\n";
+          trace << "[" << pass << "] " << rule->name << " (" << rule->file << ":" << rule->line << ")" << TagsText(*rule)
+                << "\n";
           trace << "  before: " << before << "\n";
           if (ctx.replaced().empty()) {
             trace << "  after:  " << PrintInstruction(*inst, TraceOptions()) << "\n";

@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <utility>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -108,7 +109,21 @@ struct RuleInfo {
   int num_requires;
   const char* summary;     // the rule's summary: its comment or its pattern text
   RuleFn fn;
+  const char* const* tags = nullptr;  // the YAML names of its Tag records ("inexact_like_xla")
+  int num_tags = 0;
 };
+
+// A Tag record (rules/base/Dsl.td): a property rules carry that YAML selects them by.
+struct TagInfo {
+  const char* name;     // "inexact_like_xla"
+  const char* summary;  // what it means
+};
+
+// In a `rules:` enable/disable list, "tag:NAME" selects the rules carrying tag NAME.
+inline constexpr std::string_view kRuleTagPrefix = "tag:";
+bool RuleHasTag(const RuleInfo& rule, std::string_view tag);
+// Whether a `rules:` list entry names the rule: its name, its group, or "tag:" one of its tags.
+bool RuleNamedBy(const std::string& entry, const RuleInfo& rule);
 
 // All generated rules of the build, registered once (generated code calls RegisterRule).
 class RuleRegistry {
@@ -118,9 +133,14 @@ class RuleRegistry {
   // Rules of one rewrite pass, sorted by priority (desc) then declaration order.
   std::vector<const RuleInfo*> RulesForPass(const std::string& pass) const;
   const std::vector<const RuleInfo*>& all() const { return rules_; }
+  // Declared tags (every rule file registers the Tag records it sees; one entry per name).
+  void RegisterTag(const TagInfo* tag);
+  const TagInfo* FindTag(std::string_view name) const;
+  const std::vector<const TagInfo*>& tags() const { return tags_; }
 
  private:
   std::vector<const RuleInfo*> rules_;
+  std::vector<const TagInfo*> tags_;
 };
 
 // Defined in generated code (build/gen/rules/all_rules.cc): registers every rule file's rules.

@@ -202,6 +202,25 @@ ENTRY main {
   CHECK_FALSE(Rewrite(*m, {"TOpOfBroadcast"}).changed);
 }
 
+TEST_CASE("generated RuleInfo carries tags; YAML's tag:NAME selects by them", "[rewrite][tblgen]") {
+  const RuleInfo* add_zero = FindRule("AddZero");
+  REQUIRE(add_zero != nullptr);
+  REQUIRE(add_zero->num_tags == 1);
+  CHECK(std::string(add_zero->tags[0]) == "inexact_like_xla");
+  CHECK(RuleHasTag(*add_zero, "inexact_like_xla"));
+  CHECK(RuleNamedBy("tag:inexact_like_xla", *add_zero));
+  CHECK(RuleNamedBy("AddZero", *add_zero));
+  CHECK_FALSE(RuleNamedBy("inexact_like_xla", *add_zero));  // a tag is named with its prefix
+  const RuleInfo* sub_zero = FindRule("SubZero");
+  REQUIRE(sub_zero != nullptr);
+  CHECK(sub_zero->num_tags == 0);
+  CHECK_FALSE(RuleNamedBy("tag:inexact_like_xla", *sub_zero));
+  const TagInfo* tag = RuleRegistry::Global().FindTag("inexact_like_xla");
+  REQUIRE(tag != nullptr);
+  CHECK(std::string(tag->summary).find("inexact") != std::string::npos);
+  CHECK(RuleRegistry::Global().FindTag("inexact_like_xl") == nullptr);
+}
+
 TEST_CASE("generated RuleInfo carries file, line, pass, group, summary and root", "[rewrite][tblgen]") {
   const RuleInfo* add_zero = FindRule("TAddZero");
   REQUIRE(add_zero != nullptr);

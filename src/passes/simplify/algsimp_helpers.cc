@@ -189,8 +189,6 @@ bool IsFullDynamicUpdateSlice(const HloInstruction* inst) {
 
 // --- Constraints ------------------------------------------------------------------------------
 
-bool InexactLikeXla(RewriteContext&) { return true; }
-
 bool IsEffectiveConstant(RewriteContext&, const HloInstruction* x) { return LiteralOf(x) != nullptr; }
 
 bool IsKnownNonNegative(RewriteContext& ctx, const HloInstruction* x) {

@@ -33,8 +33,6 @@ bool IsFullDynamicSlice(const HloInstruction* inst);
 bool IsFullDynamicUpdateSlice(const HloInstruction* inst);
 
 // --- Constraints ---------------------------------------------------------------------------
-// Always true: marks a rule XLA applies although it is inexact for some floats.
-bool InexactLikeXla(RewriteContext& ctx);
 // x is a constant (or broadcast of one): rules that move constants use (Unless ...) of it.
 bool IsEffectiveConstant(RewriteContext& ctx, const HloInstruction* x);
 // x >= 0 or NaN for every element (unsigned, abs, exp, x*x for floats, constants >= +0).

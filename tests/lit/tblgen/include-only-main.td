@@ -12,6 +12,6 @@ def MainRule : Rule<(Subtract $x, (Zero)), (replaceWith $x)>;
 // CHECK-NEXT:   if (!rules::IsZero(n0)) return ctx.Refuse("matcher (Zero) failed");
 // CHECK-NEXT:   return ctx.Replace(root, v_x);
 // CHECK: {"MainRule", "algsimp", "", 0, "include-only-main.td", [[@LINE-8]], static_cast<int>(HloOpcode::kSubtract), nullptr, 0,
-// CHECK-NEXT: "x - 0 => x", Rule_MainRule},
+// CHECK-NEXT: "x - 0 => x", Rule_MainRule, nullptr, 0},
 // CHECK: void RegisterRules_include_only_main(RuleRegistry& registry) {
 // CHECK-NOT: IncludedRule

@@ -22,9 +22,9 @@ def Twice : Rule<(NegAbs (NegAbs:$i $x)), (replaceWith $i)>;
 // RULES-NEXT: if (n0->opcode() != HloOpcode::kAbs || n0->operand_count() != 1) return ctx.Refuse("no Abs at (NegAbs:$i $x)");
 // RULES: const RuleInfo kRules[] = {
 // RULES-NEXT: {"Twice", "algsimp", "", 0, "{{.*}}op-sets.td", 11, static_cast<int>(HloOpcode::kNegate),
-// RULES-NEXT: "op(op(x)) => op(x) for op in negate, abs (only the expansion is tested here)", Rule_Twice_Negate},
+// RULES-NEXT: "op(op(x)) => op(x) for op in negate, abs (only the expansion is tested here)", Rule_Twice_Negate, nullptr, 0},
 // RULES-NEXT: {"Twice", "algsimp", "", 0, "{{.*}}op-sets.td", 11, static_cast<int>(HloOpcode::kAbs),
-// RULES-NEXT: Rule_Twice_Abs},
+// RULES-NEXT: Rule_Twice_Abs, nullptr, 0},
 // RULES: // 1 rule(s), 2 after expanding op sets.
 
 // A trait query: the explicit ops first, then every op with the trait (rules/base/Ops.td
