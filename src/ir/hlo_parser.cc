@@ -133,7 +133,12 @@ bool Parser::ParseDouble(double* out) {
         return TokenError("constant is out of range for double (+/-1.79769e+308) and so is unparsable");
       *out = tok().decimal_val;
       break;
-    case TokKind::kInt: *out = static_cast<double>(tok().int_val); break;
+    case TokKind::kInt:
+      *out = static_cast<double>(tok().int_val);
+      // "-0" (how a negative zero prints) lexes as the integer 0: keep its sign, or a printed
+      // -0 would parse back as +0.
+      if (tok().int_val == 0 && lex_.Slice(tok().start, tok().end).substr(0, 1) == "-") *out = -0.0;
+      break;
     case TokKind::kw_inf: *out = INFINITY; break;
     case TokKind::kNegInf: *out = -INFINITY; break;
     default: return TokenError("expects decimal or integer");
