@@ -176,7 +176,8 @@ def main():
     p = run([args.hloc, "opt", args.module, "--profile", "h200", "--trace-rules", "--dump-to", odir, "--dump-html",
              "-v", "-o", os.path.join(work, "opt.txt")])
     passes = len(re.findall(r"^\[pass\] ", p.stderr, re.M))
-    firings = len(re.findall(r"^\[(?!pass\])[^\]]+\] \S+ \([^)]*:\d+\)$", p.stderr, re.M))
+    # A firing line ends with the rule's (file:line), then " [tags: ...]" when the rule has tags.
+    firings = len(re.findall(r"^\[(?!pass\])[^\]]+\] \S+ \([^)]*:\d+\)( \[tags: [^\]]*\])?$", p.stderr, re.M))
     # Fusions made: priority-fusion's, multi-output fusion's and horizontal fusion's merges.
     fused = len(re.findall(r"^priority-fusion: \S+ into ", p.stderr, re.M)) + \
         len(re.findall(r"^(multi-output-fusion|horizontal-in-place-fusion): merged ", p.stderr, re.M))
