@@ -24,6 +24,11 @@ def ElementwiseIsFusible : Fusible<OpSet<[], [Elementwise], [StochasticConvert]>
 def MovementIsFusible : Fusible<OpSet<[Constant, Iota], [MovesValuesOnly], [Copy, DynamicUpdateSlice]>,
                                 [LoopFusion, InputFusion]>;
 
+// map applies its computation per element (XLA counts it elementwise). elementwise-while-to-map
+// puts a whole loop in that computation, so a map stays the root of its loop fusion: its
+// operands (the broadcast initial state) fuse in, but a consumer reading it at other indices
+// never recomputes the loop.
+def MapIsFusible : Fusible<Map, [LoopFusion]> { let AsProducer = 0; }
 // A reduce is the hero of a kInput fusion (XLA's reduction emitter); one that reduces nothing
 // of size > 1 is a plain loop ("loop_reduce_fusion"). As a producer it fuses only as XLA's
 // reduction epilogue or into a row-normalization chain (FusionVetoes.td).

@@ -43,6 +43,8 @@ void RegisterSortMergerPass(PassRegistry& registry);
 void RegisterStableSortExpanderPass(PassRegistry& registry);
 // src/passes/sort/topk_decomposer.cc: topk-decomposer.
 void RegisterTopkDecomposerPass(PassRegistry& registry);
+// src/passes/simplify/elementwise_while_to_map.cc: elementwise-while-to-map.
+void RegisterElementwiseWhileToMapPass(PassRegistry& registry);
 // src/passes/sort/gpu_sort_rewriter.cc: gpu-sort-rewriter.
 void RegisterGpuSortRewriterPass(PassRegistry& registry);
 

@@ -20,6 +20,7 @@ void RegisterAllPasses(PassRegistry& registry) {
   RegisterSortMergerPass(registry);
   RegisterStableSortExpanderPass(registry);
   RegisterTopkDecomposerPass(registry);
+  RegisterElementwiseWhileToMapPass(registry);
   RegisterGpuSortRewriterPass(registry);
 }
 

@@ -277,6 +277,57 @@ absl::StatusOr<std::vector<llvm::Value*>> ElementalIrEmitter::EmitThreadLocalCal
   return results;
 }
 
+namespace {
+bool IsScalarOrScalarTuple(const Shape& s) {
+  if (!s.IsTuple()) return s.IsArray() && s.rank() == 0;
+  for (const Shape& e : s.tuple_shapes())
+    if (!e.IsArray() || e.rank() != 0) return false;
+  return true;
+}
+}  // namespace
+
+absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitScalarWhile(const HloInstruction& loop, const GeneratorMap* ops,
+                                                                 const IrArray::Index& index) {
+  if (loop.called_computations().size() != 2 || loop.operand_count() != 1)
+    return absl::InvalidArgumentError(loop.name() + ": a while needs one operand, a condition and a body");
+  for (const Shape& s : loop.shape().IsTuple() ? loop.shape().tuple_shapes() : std::vector<Shape>{loop.shape()})
+    if (!s.IsArray() || s.rank() != 0)
+      return absl::UnimplementedError(absl::StrCat("elemental emitter: ", loop.name(),
+                                                   ": a while inside a kernel carries scalars only"));
+  absl::StatusOr<llvm::Value*> init = OperandGenerator(*ops, &loop, 0)(index);
+  if (!init.ok()) return init;
+  B& b = *b_;
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(b.getContext(), loop.name() + ".header", f);
+  llvm::BasicBlock* body = llvm::BasicBlock::Create(b.getContext(), loop.name() + ".body", f);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(b.getContext(), loop.name() + ".exit", f);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  llvm::PHINode* state = b.CreatePHI((*init)->getType(), 2, loop.name() + ".state");
+  state->addIncoming(*init, pre);
+  absl::StatusOr<std::vector<llvm::Value*>> go = EmitThreadLocalCall(*loop.while_condition(), {state}, loop.name());
+  if (!go.ok()) return go.status();
+  if (go->size() != 1) return absl::InvalidArgumentError(loop.name() + ": the condition must return one pred");
+  llvm::Value* c = (*go)[0];
+  if (!c->getType()->isIntegerTy(1)) c = b.CreateICmpNE(c, llvm::ConstantInt::get(c->getType(), 0));
+  b.CreateCondBr(c, body, exit);
+  b.SetInsertPoint(body);
+  absl::StatusOr<std::vector<llvm::Value*>> next = EmitThreadLocalCall(*loop.while_body(), {state}, loop.name());
+  if (!next.ok()) return next.status();
+  llvm::Value* agg = (*next)[0];
+  if (loop.shape().IsTuple()) {
+    agg = llvm::UndefValue::get(state->getType());
+    for (size_t i = 0; i < next->size(); ++i) agg = b.CreateInsertValue(agg, (*next)[i], static_cast<unsigned>(i));
+  }
+  if (agg->getType() != state->getType())
+    return absl::InternalError(loop.name() + ": the body's state differs in type from the loop's");
+  state->addIncoming(agg, b.GetInsertBlock());
+  b.CreateBr(header);
+  b.SetInsertPoint(exit);
+  return state;
+}
+
 absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeElementGenerator(const HloInstruction* hlo,
                                                                           const GeneratorMap& operands) {
   const O op = hlo->opcode();
@@ -330,6 +381,35 @@ absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeElementGenerator(const 
     case O::kOptimizationBarrier:
       if (hlo->operand_count() != 1) break;
       return ElementGenerator([=](const IrArray::Index& index) { return OperandGenerator(*ops, hlo, 0)(index); });
+    case O::kFusion:
+      // A fusion of scalars inside a thread-local computation (the fusion passes also fuse the
+      // scalar loop bodies elementwise-while-to-map makes): its computation inlined.
+      if (!IsScalarOrScalarTuple(hlo->shape()) || hlo->called_computations().empty()) break;
+      return ElementGenerator([=, this](const IrArray::Index& index) -> absl::StatusOr<llvm::Value*> {
+        std::vector<llvm::Value*> args;
+        for (int64_t i = 0; i < hlo->operand_count(); ++i) {
+          if (hlo->operand(i)->shape().rank() != 0 || !hlo->operand(i)->shape().IsArray())
+            return absl::UnimplementedError(hlo->name() + ": a fusion inside a kernel's thread takes scalars only");
+          absl::StatusOr<llvm::Value*> v = OperandGenerator(*ops, hlo, i)(index);
+          if (!v.ok()) return v;
+          args.push_back(*v);
+        }
+        absl::StatusOr<std::vector<llvm::Value*>> r =
+            EmitThreadLocalCall(*hlo->fused_instructions_computation(), args, hlo->name());
+        if (!r.ok()) return r.status();
+        if (!hlo->shape().IsTuple()) return (*r)[0];
+        std::vector<llvm::Type*> types;  // a multi-output fusion: its outputs as one struct
+        for (llvm::Value* x : *r) types.push_back(x->getType());
+        llvm::Value* agg = llvm::UndefValue::get(llvm::StructType::get(b->getContext(), types));
+        for (size_t i = 0; i < r->size(); ++i) agg = b->CreateInsertValue(agg, (*r)[i], static_cast<unsigned>(i));
+        return agg;
+      });
+    case O::kWhile:
+      // A loop over scalars inside a thread (elementwise-while-to-map's map computations): the
+      // state a struct of scalars carried by a phi, condition and body inlined each iteration.
+      return ElementGenerator([=, this](const IrArray::Index& index) -> absl::StatusOr<llvm::Value*> {
+        return EmitScalarWhile(*hlo, ops, index);
+      });
     case O::kMap:
     case O::kCall:
       return ElementGenerator([=, this](const IrArray::Index& index) -> absl::StatusOr<llvm::Value*> {

@@ -59,6 +59,11 @@ class ElementalIrEmitter {
                                                                         const std::vector<llvm::Value*>& args,
                                                                         const std::string& name);
 
+  // A while over scalars (its state a scalar or a tuple of scalars) as an LLVM loop in the
+  // current thread: what elementwise-while-to-map's map computations hold.
+  absl::StatusOr<llvm::Value*> EmitScalarWhile(const HloInstruction& loop, const GeneratorMap* operands,
+                                               const IrArray::Index& index);
+
   // One elementwise operation (any opcode IsElementwise accepts, plus convert, bitcast-convert
   // of equal widths, reduce-precision, compare, select, clamp) on operand values; what the kernel
   // emitters use for scalar work outside element generators.
