@@ -158,8 +158,9 @@ class BufferAssigner {
         }
       }
       // Parameters (unless donated) and constants are read-only: something that writes into their
-      // buffer needs a copy first (copy-insertion adds it).
-      if (writes && ((info.param_value != nullptr && !donated(info.param_value)) || info.constant_value != nullptr))
+      // buffer needs a copy first (copy-insertion adds it). Values of an embedded computation
+      // (a loop inside a map's computation, which a kernel's thread runs) live in registers.
+      if (writes && !thread_local_buffer && ((info.param_value != nullptr && !donated(info.param_value)) || info.constant_value != nullptr))
         return absl::FailedPreconditionError(absl::StrCat(
             "buffer of ", (info.param_value ? info.param_value : info.constant_value)->ToShortString(),
             " is read-only but is written in place (e.g. by ",
