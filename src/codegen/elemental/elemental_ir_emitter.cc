@@ -278,6 +278,15 @@ absl::StatusOr<std::vector<llvm::Value*>> ElementalIrEmitter::EmitThreadLocalCal
 }
 
 namespace {
+// Several values as one literal struct (a tuple's leaves, a call's or a fusion's results).
+llvm::Value* PackStruct(llvm::IRBuilderBase& b, const std::vector<llvm::Value*>& values) {
+  std::vector<llvm::Type*> types;
+  for (llvm::Value* x : values) types.push_back(x->getType());
+  llvm::Value* agg = llvm::UndefValue::get(llvm::StructType::get(b.getContext(), types));
+  for (size_t i = 0; i < values.size(); ++i) agg = b.CreateInsertValue(agg, values[i], static_cast<unsigned>(i));
+  return agg;
+}
+
 bool IsScalarOrScalarTuple(const Shape& s) {
   if (!s.IsTuple()) return s.IsArray() && s.rank() == 0;
   for (const Shape& e : s.tuple_shapes())
@@ -290,9 +299,8 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitScalarWhile(const HloInstru
                                                                  const IrArray::Index& index) {
   if (loop.called_computations().size() != 2 || loop.operand_count() != 1)
     return absl::InvalidArgumentError(loop.name() + ": a while needs one operand, a condition and a body");
-  for (const Shape& s : loop.shape().IsTuple() ? loop.shape().tuple_shapes() : std::vector<Shape>{loop.shape()})
-    if (!s.IsArray() || s.rank() != 0)
-      return absl::UnimplementedError(absl::StrCat("elemental emitter: ", loop.name(),
+  if (!IsScalarOrScalarTuple(loop.shape()))
+    return absl::UnimplementedError(absl::StrCat("elemental emitter: ", loop.name(),
                                                    ": a while inside a kernel carries scalars only"));
   absl::StatusOr<llvm::Value*> init = OperandGenerator(*ops, &loop, 0)(index);
   if (!init.ok()) return init;
@@ -315,11 +323,7 @@ absl::StatusOr<llvm::Value*> ElementalIrEmitter::EmitScalarWhile(const HloInstru
   b.SetInsertPoint(body);
   absl::StatusOr<std::vector<llvm::Value*>> next = EmitThreadLocalCall(*loop.while_body(), {state}, loop.name());
   if (!next.ok()) return next.status();
-  llvm::Value* agg = (*next)[0];
-  if (loop.shape().IsTuple()) {
-    agg = llvm::UndefValue::get(state->getType());
-    for (size_t i = 0; i < next->size(); ++i) agg = b.CreateInsertValue(agg, (*next)[i], static_cast<unsigned>(i));
-  }
+  llvm::Value* agg = loop.shape().IsTuple() ? PackStruct(b, *next) : (*next)[0];
   if (agg->getType() != state->getType())
     return absl::InternalError(loop.name() + ": the body's state differs in type from the loop's");
   state->addIncoming(agg, b.GetInsertBlock());
@@ -397,12 +401,7 @@ absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeElementGenerator(const 
         absl::StatusOr<std::vector<llvm::Value*>> r =
             EmitThreadLocalCall(*hlo->fused_instructions_computation(), args, hlo->name());
         if (!r.ok()) return r.status();
-        if (!hlo->shape().IsTuple()) return (*r)[0];
-        std::vector<llvm::Type*> types;  // a multi-output fusion: its outputs as one struct
-        for (llvm::Value* x : *r) types.push_back(x->getType());
-        llvm::Value* agg = llvm::UndefValue::get(llvm::StructType::get(b->getContext(), types));
-        for (size_t i = 0; i < r->size(); ++i) agg = b->CreateInsertValue(agg, (*r)[i], static_cast<unsigned>(i));
-        return agg;
+        return hlo->shape().IsTuple() ? PackStruct(*b, *r) : (*r)[0];  // multi-output: one struct
       });
     case O::kWhile:
       // A loop over scalars inside a thread (elementwise-while-to-map's map computations): the
@@ -422,12 +421,7 @@ absl::StatusOr<ElementGenerator> ElementalIrEmitter::MakeElementGenerator(const 
         }
         absl::StatusOr<std::vector<llvm::Value*>> r = EmitThreadLocalCall(*hlo->to_apply(), args, hlo->name());
         if (!r.ok()) return r.status();
-        if (r->size() == 1) return (*r)[0];
-        std::vector<llvm::Type*> types;
-        for (llvm::Value* x : *r) types.push_back(x->getType());
-        llvm::Value* agg = llvm::UndefValue::get(llvm::StructType::get(b->getContext(), types));
-        for (size_t i = 0; i < r->size(); ++i) agg = b->CreateInsertValue(agg, (*r)[i], static_cast<unsigned>(i));
-        return agg;
+        return r->size() == 1 ? (*r)[0] : PackStruct(*b, *r);
       });
     default: break;
   }
