@@ -57,7 +57,9 @@ absl::Status EmitAtomicCombine(GpuKernel& k, const HloComputation& combiner, Hlo
   llvm::IRBuilderBase& b = *k.b;
   llvm::Value* addr = out.EmitArrayElementAddress(index, b);
   llvm::Type* t = value->getType();
-  if (op == HloOpcode::kAdd && (t->isFloatTy() || t->isDoubleTy())) {
+  // f16 and bf16 too: sm_90 adds them in hardware (atom.add.noftz.{f16,bf16}); where a target
+  // cannot, LLVM's atomic expansion makes it a compare-and-swap of the enclosing 32-bit word.
+  if (op == HloOpcode::kAdd && (t->isFloatTy() || t->isDoubleTy() || t->isHalfTy() || t->isBFloatTy())) {
     b.CreateAtomicRMW(llvm::AtomicRMWInst::FAdd, addr, value, llvm::MaybeAlign(), llvm::AtomicOrdering::Monotonic);
     return absl::OkStatus();
   }
@@ -107,7 +109,7 @@ absl::Status EmitScatterKernel(GpuKernel& k, const HloInstruction& scatter,
   // How updates combine in parallel: with no two updates on one element (unique_indices, or one
   // scatter index) a plain read-modify-write, deterministic; otherwise atomics: add in hardware,
   // any other combiner of a 32- or 64-bit element in a compare-and-swap loop (XLA's scatter
-  // emitter: the order of colliding updates is unspecified).
+  // emitter: the order of colliding updates is unspecified); f16/bf16 sums by atomic add.
   const Shape& upd_shape = scatter.operand(2)->shape();
   int64_t scatter_positions = 1;
   for (int64_t d = 0; d < upd_shape.rank(); ++d)
@@ -117,7 +119,10 @@ absl::Status EmitScatterKernel(GpuKernel& k, const HloInstruction& scatter,
       scatter_positions *= upd_shape.dimensions(d);
   const bool no_collisions = scatter.attrs().unique_indices || scatter_positions <= 1;
   const bool plain_ok = n == 1 && no_collisions;
-  const bool atomic_ok = n == 1 && !IsComplex(t) && (BitWidth(t) == 32 || BitWidth(t) == 64) &&
+  // A 16-bit float sum too (atomic add; a bf16 scatter-add of 12M colliding updates ran serially
+  // for seconds: the gather_scatter sweep's add_rows_50000x768_ids16384_bf16).
+  const bool half_add = atomic == HloOpcode::kAdd && (t == PrimitiveType::F16 || t == PrimitiveType::BF16);
+  const bool atomic_ok = n == 1 && !IsComplex(t) && (BitWidth(t) == 32 || BitWidth(t) == 64 || half_add) &&
                          !(k.deterministic_ops && IsFloatingPoint(t));
   if (!plain_ok && !atomic_ok) {
     // Serial and deterministic: XLA's order of updates exactly.
