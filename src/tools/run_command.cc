@@ -366,6 +366,8 @@ class GpuRunner : public Runner {
     calls_ = runs;
     auto t = exe_->Benchmark(args, static_cast<int>(batches_), static_cast<int>(runs));
     if (!t.ok()) return t.status();
+    // The first call runs plainly (runs_before_capture); by now the command buffers are graphs.
+    if (verbose_) std::cerr << exe_->DescribeCommandBuffers();
     std::vector<double> ms;
     for (double us : t->batch_us) ms.push_back(us / 1000.0);
     return ms;

@@ -61,7 +61,8 @@ matches() {
   "$H" eval --seed 3 "$m" --outputs "$m.ref.npz" > /dev/null 2>&1 || return 1
   local line
   line=$("$@" --seed 3 "$m" --expect "$m.ref.npz" 2> "$m.stderr" | tail -1)
-  [[ "$line" =~ ^([0-9]+)\ of\ ([0-9]+)\ outputs\ match ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]
+  # "[FILE: ]N of M outputs match" (hloc run names the module first)
+  [[ "$line" =~ (^|:\ )([0-9]+)\ of\ ([0-9]+)\ outputs\ match$ ]] && [ "${BASH_REMATCH[2]}" = "${BASH_REMATCH[3]}" ]
 }
 
 oom_part() {
