@@ -97,6 +97,7 @@ def _declare(lib):
                                    c.POINTER(c.c_int64)]),
         "hloc_execute_device": (c.c_int, [P, c.c_int64, c.POINTER(c.c_uint64), c.c_int64, c.POINTER(c.c_uint64)]),
         "hloc_executable_row_major_io": (c.c_int, [P]),
+        "hloc_executable_last_in_place": (c.c_int64, [P]),
         "hloc_gpu_alloc": (c.c_int, [c.c_int64, c.POINTER(c.c_uint64)]),
         "hloc_gpu_free": (c.c_int, [c.c_uint64]),
         "hloc_gpu_copy_to_host": (c.c_int, [c.c_uint64, c.c_int64, P]),
@@ -247,6 +248,13 @@ class Executable:
         finally:
             self._lib.hloc_free_buffer(buf)
 
+    @property
+    def last_in_place(self):
+        """How many arguments and results the last device-path run used in place, without a copy
+        (buffer assignment decides which can be: a parameter the program never writes, a result
+        alone in its buffer); the others were copied on the device. -1 on the CPU backend."""
+        return int(self._lib.hloc_executable_last_in_place(self._h))
+
     def run(self, *args):
         """Runs once on the arguments (numpy arrays, DLPack producers or array-likes), converted to
         each parameter's dtype and shape (a size or shape mismatch is an Error). Returns a numpy
@@ -254,7 +262,8 @@ class Executable:
 
         On the GPU backend, when every argument is a CUDA array (DLPack on device 0: jax.Array,
         torch.Tensor, ...) of the parameter's exact type and shape, nothing goes through host
-        memory: hloc reads the arguments on the device and the results are hloc.dlpack.DeviceArray
+        memory: hloc reads the arguments on the device (in place where it can, see last_in_place),
+        and the results are hloc.dlpack.DeviceArray
         objects (hand them to jax.dlpack.from_dlpack, torch.from_dlpack, ...). Otherwise the
         arguments are copied through host memory and the results come back as numpy arrays."""
         if len(args) != len(self.parameters):

@@ -8,9 +8,9 @@ The function is lowered by JAX (`jax.jit(f).lower(*args).as_text(dialect="hlo")`
 argument shapes and dtypes), compiled by hloc for `profile`, and the executable is cached on disk
 under $HLOC_CACHE_DIR (default ~/.cache/hloc) keyed by the sha256 of the HLO text, the profile
 and hloc's version, so a second process skips compilation. On the GPU backend, jax arrays on GPU
-0 go to hloc through DLPack with no host round trip (hloc copies them device to device into its
-executable's buffers) and the results come back as jax arrays over hloc's device memory
-(jax.dlpack.from_dlpack); otherwise arguments go through host memory (numpy) and results come
+0 go to hloc through DLPack with no host round trip (read in place where buffer assignment allows,
+else copied device to device) and the results come back as jax arrays over device memory hloc
+wrote them to directly (jax.dlpack.from_dlpack); otherwise arguments go through host memory (numpy) and results come
 back through jax.numpy.asarray. Keyword arguments and static arguments are not supported;
 pytrees of arrays are (flattened as JAX flattens them).
 """

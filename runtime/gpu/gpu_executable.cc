@@ -45,16 +45,66 @@ absl::Status GpuRuntimeAvailable() {
   return d.ok() ? absl::OkStatus() : d.status();
 }
 
+namespace {
+
+// Result memory handed to callers (the C API's DLPack path) is kept when freed and handed out
+// again for the same size, as the caching allocators of JAX and PyTorch do: cuMemAlloc and
+// cuMemFree cost tens of microseconds each and synchronize the device, and a result address seen
+// before finds the CUDA graphs captured for it (GpuExecutable::RunOnDevice). A block is only ever
+// written again by an executable's run, which first waits for all work on the context (so a
+// consumer still reading the block when it freed it is done by then). At most kPoolBytes are
+// kept; an allocation that fails returns them to the device and tries again.
+constexpr size_t kPoolBytes = size_t{1} << 30;
+
+struct ResultPool {
+  std::mutex mu;
+  std::multimap<size_t, CUdeviceptr> free;         // size -> block
+  std::map<CUdeviceptr, size_t> sizes;             // every block handed out or kept
+  size_t kept = 0;                                  // bytes in `free`
+};
+
+ResultPool& Pool(int ordinal) {
+  static std::mutex mu;
+  static std::map<int, std::unique_ptr<ResultPool>> pools;
+  std::lock_guard<std::mutex> lock(mu);
+  std::unique_ptr<ResultPool>& p = pools[ordinal];
+  if (p == nullptr) p = std::make_unique<ResultPool>();
+  return *p;
+}
+
+size_t PoolSize(int64_t bytes) { return (static_cast<size_t>(std::max<int64_t>(bytes, 1)) + 255) / 256 * 256; }
+
+void ReturnKept(ResultPool& pool, const CudaDriver& d) {
+  for (auto& [size, p] : pool.free) d.cuMemFree(p), pool.sizes.erase(p);
+  pool.free.clear();
+  pool.kept = 0;
+}
+
+}  // namespace
+
 absl::StatusOr<uint64_t> AllocateDeviceMemory(int64_t bytes, int ordinal) {
   absl::StatusOr<const CudaContext*> ctx = gpu::GetCudaContext(ordinal);
   if (!ctx.ok()) return ctx.status();
   if (absl::Status s = (*ctx)->MakeCurrent(); !s.ok()) return s;
-  CUdeviceptr p = 0;
   const CudaDriver& d = *(*ctx)->driver;
-  if (absl::Status s = HLOC_CU(d, cuMemAlloc, absl::StrCat("allocating ", bytes, " bytes for a result"), &p,
-                               static_cast<size_t>(std::max<int64_t>(bytes, 1)));
-      !s.ok())
-    return s;
+  const size_t size = PoolSize(bytes);
+  ResultPool& pool = Pool(ordinal);
+  std::lock_guard<std::mutex> lock(pool.mu);
+  if (auto it = pool.free.find(size); it != pool.free.end()) {
+    const CUdeviceptr p = it->second;
+    pool.free.erase(it);
+    pool.kept -= size;
+    return static_cast<uint64_t>(p);
+  }
+  CUdeviceptr p = 0;
+  const std::string what = absl::StrCat("allocating ", bytes, " bytes for a result");
+  absl::Status s = HLOC_CU(d, cuMemAlloc, what, &p, size);
+  if (!s.ok() && pool.kept > 0) {
+    ReturnKept(pool, d);
+    s = HLOC_CU(d, cuMemAlloc, what, &p, size);
+  }
+  if (!s.ok()) return s;
+  pool.sizes[p] = size;
   return static_cast<uint64_t>(p);
 }
 
@@ -62,7 +112,22 @@ absl::Status FreeDeviceMemory(uint64_t address, int ordinal) {
   absl::StatusOr<const CudaContext*> ctx = gpu::GetCudaContext(ordinal);
   if (!ctx.ok()) return ctx.status();
   if (absl::Status s = (*ctx)->MakeCurrent(); !s.ok()) return s;
-  return HLOC_CU(*(*ctx)->driver, cuMemFree, "freeing a result's device memory", static_cast<CUdeviceptr>(address));
+  const CUdeviceptr p = static_cast<CUdeviceptr>(address);
+  ResultPool& pool = Pool(ordinal);
+  std::lock_guard<std::mutex> lock(pool.mu);
+  auto it = pool.sizes.find(p);
+  if (it == pool.sizes.end())
+    return absl::InvalidArgumentError(absl::StrCat("freeing device memory at 0x", absl::Hex(address),
+                                                   ", which AllocateDeviceMemory did not hand out (or freed twice)"));
+  if (pool.kept + it->second <= kPoolBytes) {
+    for (auto [f, e] = pool.free.equal_range(it->second); f != e; ++f)
+      if (f->second == p) return absl::InvalidArgumentError(absl::StrCat("device memory at 0x", absl::Hex(address), " freed twice"));
+    pool.free.emplace(it->second, p);
+    pool.kept += it->second;
+    return absl::OkStatus();
+  }
+  pool.sizes.erase(it);
+  return HLOC_CU(*(*ctx)->driver, cuMemFree, "freeing a result's device memory", p);
 }
 
 absl::Status CopyDeviceToHost(uint64_t address, int64_t bytes, void* host, int ordinal) {

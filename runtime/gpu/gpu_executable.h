@@ -96,13 +96,17 @@ class GpuExecutable {
   virtual absl::StatusOr<std::vector<HostBuffer>> Run(const std::vector<HostBuffer>& arguments) = 0;
   // One call on device memory (the C API's DLPack path): arguments[i] is the device address of
   // parameter i's bytes, results[j] of room for result j, both row-major and on this
-  // executable's device (its primary context). No host round trip: the arguments are copied
-  // device to device into the executable's parameter buffers and the results out of its result
-  // buffers (the CUDA graphs were captured with those buffers' addresses, so the caller's
-  // cannot be used in place). Work queued on the context before the call (the producer's
-  // streams) is waited for first; the call returns when the results are written. A parameter or
-  // result whose layout is not row-major is an error (the host path, Run, moves layouts).
+  // executable's device (its primary context). No host round trip, and no copy where buffer
+  // assignment allows: a parameter alone in its allocation and never written is read where the
+  // caller holds it, a result alone in its output allocation is written where the caller wants
+  // it (each when 256-byte aligned); the others are copied device to device. CUDA graphs are
+  // captured per binding of caller memory (a few kept). Work queued on the context before the
+  // call (the producer's streams) is waited for first; the call returns when the results are
+  // written. A parameter or result whose layout is not row-major is an error (the host path,
+  // Run, moves layouts).
   virtual absl::Status RunOnDevice(const std::vector<uint64_t>& arguments, const std::vector<uint64_t>& results) = 0;
+  // How many arguments and results the last RunOnDevice used in place (the rest it copied).
+  virtual int64_t last_in_place() const = 0;
   // Timing the way DEVICE.md says XLA is timed: arguments uploaded once, back-to-back calls with
   // results ready, median over `batches` batches of `calls_per_batch` calls (after a warm-up).
   virtual absl::StatusOr<GpuTiming> Benchmark(const std::vector<HostBuffer>& arguments, int batches,

@@ -68,6 +68,12 @@ bool Capturable(const Thunk& t, bool nccl) {
   }
 }
 
+// The alignment the compiler assumed of every buffer (buffer assignment's GPU alignment: vector
+// loads and cuBLAS/cuDNN rely on it): caller memory less aligned is copied, not used in place.
+constexpr uint64_t kCallerAlignment = 256;
+// CUDA graph sets kept, one per binding of caller memory (Rebind).
+constexpr size_t kGraphBindings = 4;
+
 class GpuExecutableImpl : public GpuExecutable {
  public:
   GpuExecutableImpl(Executable exe, const GpuRunOptions& options) : exe_(std::move(exe)), options_(options) {
@@ -109,6 +115,7 @@ class GpuExecutableImpl : public GpuExecutable {
   absl::StatusOr<std::vector<HostBuffer>> Run(const std::vector<HostBuffer>& arguments) override {
     std::lock_guard<std::mutex> lock(mu_);
     GPU_RETURN_IF_ERROR(ctx_->MakeCurrent());
+    Rebind(own_);
     GPU_RETURN_IF_ERROR(Upload(arguments));
     GPU_RETURN_IF_ERROR(ExecuteAll("running"));
     std::vector<HostBuffer> results(exe_.result_shapes.size());
@@ -135,21 +142,37 @@ class GpuExecutableImpl : public GpuExecutable {
     // The producer's kernels may still be running on its own streams (ours does not wait for
     // them: it is a non-blocking stream).
     GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuCtxSynchronize, Where("waiting for the arguments' producers")));
+    // Zero-copy where buffer assignment allows it (CallerBindable) and the caller's address is as
+    // aligned as the compiler assumed; the rest is copied in and out on the device.
+    std::vector<CUdeviceptr> binding = own_;
+    std::vector<bool> arg_in_place(arguments.size()), result_in_place(results.size());
+    auto bind = [&](const BufferSlice& slice, bool bindable, uint64_t address) {
+      if (!bindable || address % kCallerAlignment != 0) return false;
+      binding[static_cast<size_t>(slice.allocation)] = static_cast<CUdeviceptr>(address);
+      return true;
+    };
+    for (size_t i = 0; i < arguments.size(); ++i)
+      arg_in_place[i] = bind(exe_.parameter_slices[i], param_bindable_[i], arguments[i]);
+    for (size_t j = 0; j < results.size(); ++j)
+      result_in_place[j] = bind(exe_.result_slices[j], result_bindable_[j], results[j]);
+    Rebind(binding);
     for (size_t i = 0; i < arguments.size(); ++i) {
       const BufferSlice& slice = exe_.parameter_slices[i];
       const int64_t bytes = exe_.parameter_shapes[i].byte_size();
-      if (!slice.valid() || bytes == 0) continue;
+      if (arg_in_place[i] || !slice.valid() || bytes == 0) continue;
       GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuMemcpyDtoDAsync, Where(absl::StrCat("copying argument ", i, " on the device")),
                                   Address(slice), static_cast<CUdeviceptr>(arguments[i]), bytes, stream_));
     }
     GPU_RETURN_IF_ERROR(ExecuteAll("running"));
     for (size_t j = 0; j < results.size(); ++j) {
       const int64_t bytes = exe_.result_shapes[j].byte_size();
-      if (bytes == 0) continue;
+      if (result_in_place[j] || bytes == 0) continue;
       GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuMemcpyDtoDAsync, Where(absl::StrCat("copying result ", j, " on the device")),
                                   static_cast<CUdeviceptr>(results[j]), Address(exe_.result_slices[j]), bytes, stream_));
     }
     GPU_RETURN_IF_ERROR(HLOC_CU(*d_, cuStreamSynchronize, Where("finishing the device results"), stream_));
+    last_in_place_ = static_cast<int64_t>(std::count(arg_in_place.begin(), arg_in_place.end(), true) +
+                                          std::count(result_in_place.begin(), result_in_place.end(), true));
     return absl::OkStatus();
   }
 
@@ -168,6 +191,7 @@ class GpuExecutableImpl : public GpuExecutable {
     if (batches < 1 || calls_per_batch < 1) return absl::InvalidArgumentError("Benchmark needs batches and calls >= 1");
     std::lock_guard<std::mutex> lock(mu_);
     GPU_RETURN_IF_ERROR(ctx_->MakeCurrent());
+    Rebind(own_);
     GPU_RETURN_IF_ERROR(Upload(arguments));
     // Warm-up: the first call captures the command buffers; a few more settle clocks and caches.
     for (int i = 0; i < 3; ++i) GPU_RETURN_IF_ERROR(ExecuteAll("warming up"));
@@ -195,6 +219,7 @@ class GpuExecutableImpl : public GpuExecutable {
     if (calls < 1) return absl::InvalidArgumentError("ProfileThunks needs calls >= 1");
     std::lock_guard<std::mutex> lock(mu_);
     GPU_RETURN_IF_ERROR(ctx_->MakeCurrent());
+    Rebind(own_);
     GPU_RETURN_IF_ERROR(Upload(arguments));
     GPU_RETURN_IF_ERROR(ExecuteAll("warming up"));
     std::map<const Thunk*, ThunkTime> times;
@@ -240,10 +265,12 @@ class GpuExecutableImpl : public GpuExecutable {
     return out + DescribeCommandBuffers();
   }
 
+  int64_t last_in_place() const override { return last_in_place_; }
+
   std::string DescribeCommandBuffers() const override {
     if (!options_.command_buffers.enabled) return "gpu: command buffers: off\n";
     int captured = 0, failed = 0;
-    for (const auto& [t, g] : graphs_) captured += g.exec != nullptr, failed += g.failed;
+    for (const auto& [t, g] : CurrentGraphs()) captured += g.exec != nullptr, failed += g.failed;
     // A command buffer is captured at its first call: before any call, both counts are 0.
     return absl::StrCat("gpu: command buffers: on, ", captured, " captured into CUDA graphs, ", failed,
                         " ran thunk by thunk (capture failed)", calls_ == 0 ? " before the first call" : "", "\n");
@@ -260,6 +287,12 @@ class GpuExecutableImpl : public GpuExecutable {
     CUgraphExec exec = nullptr;
     bool failed = false;
     int64_t plain_runs = 0;
+  };
+  // The CUDA graphs captured while the allocations had one binding (Rebind).
+  struct GraphSet {
+    std::vector<CUdeviceptr> binding;
+    std::map<const Thunk*, Graph> graphs;
+    int64_t last_call = 0;  // Rebind's count when it was last used
   };
 
   std::string Where(const std::string& what) const { return absl::StrCat(what, " (module ", origin_, ")"); }
@@ -507,7 +540,86 @@ class GpuExecutableImpl : public GpuExecutable {
                                     std::min<size_t>(a.constant_data.size(), static_cast<size_t>(a.size))));
       }
     }
+    own_ = buffers_;
+    graph_sets_.assign(1, GraphSet{own_, {}, 0});
+    current_set_ = 0;
+    FindCallerBindable();
     return absl::OkStatus();
+  }
+
+  // ---- Caller memory in place (RunOnDevice) ------------------------------------------------
+  // A parameter may be read where the caller holds it when its allocation holds it alone and the
+  // program never writes it (not aliased with an output); a result may be written where the caller
+  // wants it when it alone is in an output allocation no larger than it (temps that die before it
+  // is written may share that allocation: they fit). Constants and parameters passed through to
+  // the result are copied.
+  void FindCallerBindable() {
+    std::vector<int> users(exe_.allocations.size(), 0);
+    for (const BufferSlice& s : exe_.parameter_slices)
+      if (s.valid()) ++users[static_cast<size_t>(s.allocation)];
+    for (const BufferSlice& s : exe_.result_slices)
+      if (s.valid()) ++users[static_cast<size_t>(s.allocation)];
+    auto alone = [&](const BufferSlice& s, int64_t bytes) -> const BufferAllocation* {
+      if (!s.valid() || s.offset != 0 || bytes == 0 || users[static_cast<size_t>(s.allocation)] != 1) return nullptr;
+      const BufferAllocation& a = exe_.allocations[static_cast<size_t>(s.allocation)];
+      return a.size <= bytes ? &a : nullptr;
+    };
+    param_bindable_.assign(exe_.parameter_slices.size(), false);
+    for (size_t i = 0; i < exe_.parameter_slices.size(); ++i) {
+      const BufferAllocation* a = alone(exe_.parameter_slices[i], exe_.parameter_shapes[i].byte_size());
+      param_bindable_[i] = a != nullptr && a->is_entry_parameter && a->parameter_number == static_cast<int64_t>(i) &&
+                           a->parameter_shape_index.empty() && !a->maybe_live_out;
+    }
+    result_bindable_.assign(exe_.result_slices.size(), false);
+    for (size_t j = 0; j < exe_.result_slices.size(); ++j) {
+      const BufferAllocation* a = alone(exe_.result_slices[j], exe_.result_shapes[j].byte_size());
+      result_bindable_[j] = a != nullptr && a->maybe_live_out && !a->is_entry_parameter && !a->is_constant;
+    }
+  }
+
+  // Points the allocations at `binding`: kernels' argument arrays follow, and the CUDA graphs are
+  // those captured for this binding (XLA's command buffers are updated when allocations move;
+  // here each binding keeps its own, a few at a time, so a caller whose buffers take turns, as
+  // x = f(x) does with two, captures each once).
+  void Rebind(const std::vector<CUdeviceptr>& binding) {
+    ++binds_;
+    if (binding == buffers_) {
+      graph_sets_[current_set_].last_call = binds_;
+      return;
+    }
+    buffers_ = binding;
+    for (auto& [t, l] : launches_)
+      for (size_t i = 0; i < l.args.size(); ++i) l.args[i] = Address(t->arguments[i]);
+    size_t found = graph_sets_.size(), oldest = 0;
+    for (size_t k = 0; k < graph_sets_.size(); ++k) {
+      if (graph_sets_[k].binding == binding) found = k;
+      if (graph_sets_[k].last_call < graph_sets_[oldest].last_call) oldest = k;
+    }
+    if (found == graph_sets_.size()) {
+      if (graph_sets_.size() < kGraphBindings) {
+        graph_sets_.push_back(GraphSet{binding, {}, 0});
+      } else {
+        found = oldest;
+        DestroyGraphs(graph_sets_[found]);  // one still running is freed when it finishes
+        graph_sets_[found].binding = binding;
+      }
+    }
+    current_set_ = found;
+    graph_sets_[found].last_call = binds_;
+  }
+
+  void DestroyGraphs(GraphSet& set) {
+    for (auto& [t, g] : set.graphs) {
+      if (g.exec != nullptr) d_->cuGraphExecDestroy(g.exec);
+      if (g.graph != nullptr) d_->cuGraphDestroy(g.graph);
+    }
+    set.graphs.clear();
+  }
+
+  std::map<const Thunk*, Graph>& CurrentGraphs() { return graph_sets_[current_set_].graphs; }
+  const std::map<const Thunk*, Graph>& CurrentGraphs() const {
+    static const std::map<const Thunk*, Graph> kNone;
+    return graph_sets_.empty() ? kNone : graph_sets_[current_set_].graphs;
   }
 
   // The caller's error for a failed allocation, with what was asked and what the device holds.
@@ -529,11 +641,8 @@ class GpuExecutableImpl : public GpuExecutable {
     if (d_ == nullptr) return;
     if (ctx_ != nullptr) (void)ctx_->MakeCurrent();
     if (stream_ != nullptr) d_->cuStreamSynchronize(stream_);
-    for (auto& [t, g] : graphs_) {
-      if (g.exec != nullptr) d_->cuGraphExecDestroy(g.exec);
-      if (g.graph != nullptr) d_->cuGraphDestroy(g.graph);
-    }
-    graphs_.clear();
+    for (GraphSet& set : graph_sets_) DestroyGraphs(set);
+    graph_sets_.clear();
     if (loops_ != nullptr) loops_->Release();
     loops_.reset();
     loop_counters_.clear();
@@ -549,8 +658,12 @@ class GpuExecutableImpl : public GpuExecutable {
     convs_.clear();
     linalg_.clear();
     ffts_.clear();
-    for (CUdeviceptr& p : buffers_)
+    // Only the executable's own allocations (buffers_ may point at a caller's memory); before
+    // Allocate finished, buffers_ holds what it took so far.
+    for (CUdeviceptr& p : own_.empty() ? buffers_ : own_)
       if (p != 0) d_->cuMemFree(p), p = 0;
+    own_.clear();
+    buffers_.assign(buffers_.size(), 0);
     if (workspace_ != 0) d_->cuMemFree(workspace_), workspace_ = 0;
     if (pinned_ != nullptr) d_->cuMemFreeHost(pinned_), pinned_ = nullptr;
     for (CUevent e : events_) d_->cuEventDestroy(e);
@@ -1043,7 +1156,8 @@ class GpuExecutableImpl : public GpuExecutable {
 
   // XLA's CommandBufferThunk: the body is recorded into a CUDA graph on first execution (stream
   // capture: every library call and launch enqueued on our stream becomes a node) and the
-  // instantiated graph is replayed afterwards. Addresses never change, so no update is needed.
+  // instantiated graph is replayed afterwards; while allocations are bound to a caller's memory
+  // (RunOnDevice), the graphs of that binding (Rebind).
   absl::Status ExecuteCommandBuffer(const Thunk& t) {
     // Its body forks onto the lanes it was compiled for (or --graph-lanes) while captured,
     // here or inside an enclosing capture (a loop body's command buffer in a device loop).
@@ -1058,7 +1172,8 @@ class GpuExecutableImpl : public GpuExecutable {
   // finish their lazy set-up outside a capture), captured once, replayed afterwards; a capture
   // that fails runs plainly from then on, with a warning.
   absl::Status ExecuteGraph(const Thunk& key, const std::function<absl::Status()>& record) {
-    Graph& g = graphs_[&key];
+    // (std::map: a nested command buffer, captured while this one is, adds its entry meanwhile)
+    Graph& g = CurrentGraphs()[&key];
     if (g.failed) return record();
     if (g.exec == nullptr && g.plain_runs < options_.command_buffers.runs_before_capture) {
       ++g.plain_runs;
@@ -1213,7 +1328,11 @@ class GpuExecutableImpl : public GpuExecutable {
   std::map<const Thunk*, std::unique_ptr<CudnnConvolution>> convs_;
   std::map<const Thunk*, std::unique_ptr<GpuLinalg>> linalg_;
   std::map<const Thunk*, std::unique_ptr<CufftPlan>> ffts_;
-  absl::flat_hash_map<const Thunk*, Graph> graphs_;
+  std::vector<GraphSet> graph_sets_;  // CUDA graphs per binding of the allocations (Rebind)
+  size_t current_set_ = 0;
+  std::vector<CUdeviceptr> own_;  // the executable's own allocations (buffers_ when nothing is bound)
+  std::vector<bool> param_bindable_, result_bindable_;
+  int64_t last_in_place_ = 0;  // arguments and results RunOnDevice used in place, last call
   bool capturing_ = false;
   int64_t capture_lanes_ = 1;  // lanes of the command buffer whose body is being executed
   std::unique_ptr<DeviceLoops> loops_;                    // null: loops run from the host
@@ -1224,6 +1343,7 @@ class GpuExecutableImpl : public GpuExecutable {
   std::map<const ThunkSequence*, LanePlan> lane_plans_;
   std::deque<ForkLevel> fork_levels_;
   int fork_depth_ = 0;
+  int64_t binds_ = 0;  // Rebind calls so far (graph sets' recency)
   int64_t calls_ = 0;  // ExecuteAll calls so far (Describe's command-buffer counts are from them)
   int64_t loop_depth_ = 0;
   // --per-thunk profiling: events around each leaf thunk of a call (a pool reused per call).

@@ -36,7 +36,7 @@
 struct hloc_executable {
   hloc::runtime::Executable executable;  // kept for hloc_serialize (Load consumes a copy)
   std::vector<std::vector<int64_t>> param_dims, result_dims;
-  std::mutex mu;  // runs take turns; the first one loads
+  mutable std::mutex mu;  // runs take turns; the first one loads
   std::unique_ptr<hloc::runtime::CpuExecutable> cpu;
   std::unique_ptr<hloc::runtime::GpuExecutable> gpu;
 };
@@ -346,6 +346,12 @@ int hloc_gpu_alloc(int64_t bytes, uint64_t* address) {
   }
   *address = *p;
   return 0;
+}
+
+int64_t hloc_executable_last_in_place(const hloc_executable* exe) {
+  if (exe->executable.platform != "gpu") return -1;
+  std::lock_guard<std::mutex> lock(exe->mu);
+  return exe->gpu ? exe->gpu->last_in_place() : 0;
 }
 
 int hloc_executable_row_major_io(const hloc_executable* exe) {

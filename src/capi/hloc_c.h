@@ -77,12 +77,17 @@ int hloc_execute(hloc_executable* exe, int64_t num_args, const void* const* args
 /* Runs a GPU executable on device memory (the DLPack path: no host round trip). `args[i]` is
  * the device address of parameter i's row-major bytes, `results[j]` of room for result leaf j,
  * on device 0 (its primary context, which JAX and PyTorch use too). Work queued on that context
- * before the call is waited for; the call returns when the results are written. Arguments are
- * copied device to device into the executable's own buffers (its CUDA graphs were captured with
- * their addresses). Fails for CPU executables and for a parameter or result whose layout is not
- * row-major (use hloc_execute then). */
+ * before the call is waited for; the call returns when the results are written. Where buffer
+ * assignment allows, the executable reads the arguments and writes the results in place (a
+ * parameter the program never writes, a result alone in its buffer; 256-byte aligned); the others
+ * are copied device to device. Fails for CPU executables and for a parameter or result whose
+ * layout is not row-major (use hloc_execute then). */
 int hloc_execute_device(hloc_executable* exe, int64_t num_args, const uint64_t* args, int64_t num_results,
                         const uint64_t* results);
+
+/* How many arguments and results the last hloc_execute_device call used in place, without a
+ * copy (0 before any; -1 for a CPU executable). */
+int64_t hloc_executable_last_in_place(const hloc_executable* exe);
 
 /* 1 when every parameter and result leaf is row-major (hloc_execute_device can run it), else 0. */
 int hloc_executable_row_major_io(const hloc_executable* exe);

@@ -10,9 +10,10 @@ Times: `calls` back-to-back calls per batch, each batch's time divided by `calls
 over `batches` batches (after one warm-up call, which compiles). jax.jit's calls end with
 block_until_ready; hloc's calls are synchronous. The `path` column says how hloc.jax.jit's calls
 went: `device` (jax arrays lent through DLPack, results handed back as jax arrays over hloc's
-device memory, no host round trip) or `host` (copied through host memory). The `hloc run` column
+device memory, no host round trip) or `host` (copied through host memory); `in_place` how many of
+the arguments and results the device path used without a copy, of how many there are. The `hloc run` column
 is the executable alone on numpy arrays (the host path: upload, run, download). Exit status 1 when
-an output disagrees beyond the tolerance.
+an output disagrees beyond the tolerance, or when the device path used nothing in place.
 """
 import argparse
 import os
@@ -107,8 +108,8 @@ def main():
         if not gpu:
             print("jax_gpu_check: no usable GPU for hloc: %s" % reason)
             return 2
-    print("%-10s %10s %12s %12s %7s %12s %8s" % ("program", "rel_err", "jax_ms", "hloc_ms", "path", "hloc_run_ms",
-                                                  "compile_s"))
+    print("%-10s %10s %12s %12s %7s %8s %12s %8s" % ("program", "rel_err", "jax_ms", "hloc_ms", "path", "in_place",
+                                                       "hloc_run_ms", "compile_s"))
     bad = 0
     for name, fn, args, tol in programs(jax, jnp):
         ref_fn = jax.jit(fn)
@@ -129,13 +130,47 @@ def main():
         probe = exe.run(*jax.tree_util.tree_leaves(args))
         probe = probe[0] if isinstance(probe, tuple) and probe else probe
         path = "device" if isinstance(probe, hloc.dlpack.DeviceArray) else "host"
+        in_place = "%d/%d" % (exe.last_in_place, len(exe.parameters) + len(exe.results))
         host = [np.asarray(x) for x in jax.tree_util.tree_leaves(args)]
         t_run = time_per_call(lambda: exe.run(*host), a.batches, a.calls, lambda r: None)
-        print("%-10s %10.2e %12.4f %12.4f %7s %12.4f %8.2f%s" % (name, err, t_jax * 1e3, t_ours * 1e3, path,
-                                                                  t_run * 1e3, compile_s,
+        if path == "device" and exe.last_in_place <= 0:
+            bad += 1  # the device path copied every argument and result: zero-copy is broken
+            err = float("inf")
+        print("%-10s %10.2e %12.4f %12.4f %7s %8s %12.4f %8.2f%s" % (name, err, t_jax * 1e3, t_ours * 1e3, path,
+                                                                       in_place, t_run * 1e3, compile_s,
                                                                   "" if err <= tol else "  MISMATCH"))
     print("%d of 5 programs agree" % (5 - bad))
+    bad += chains(jax, jnp, a.profile)
     return 1 if bad else 0
+
+
+def chains(jax, jnp, profile):
+    """x = f(x) through hloc.jax.jit beside jax.jit: results fed back as arguments, once letting
+    each go (hloc's result buffers take turns, so each binding's CUDA graphs are reused) and once
+    keeping every one alive (a new binding each call, more than the executable keeps graphs
+    for). Returns the number of chains that disagree."""
+    def step(x, w):
+        return jnp.tanh(x @ w) + 0.5 * x
+
+    x0 = jax.random.normal(jax.random.PRNGKey(1), (256, 256), jnp.float32)
+    w = jax.random.normal(jax.random.PRNGKey(2), (256, 256), jnp.float32) * 0.05
+    ref_fn, ours = jax.jit(step), hj.jit(step, profile=profile)
+    ref = x0
+    for _ in range(12):
+        ref = ref_fn(ref, w)
+    bad = 0
+    for keep in (False, True):
+        x, kept = x0, []
+        for _ in range(12):
+            x = ours(x, w)
+            if keep:
+                kept.append(x)
+        err = rel_err(x, ref)
+        ok = err <= 2e-3
+        bad += not ok
+        print("chain (%s): 12 steps, rel_err %.2e %s" % ("every result kept" if keep else "results let go", err,
+                                                        "ok" if ok else "MISMATCH"))
+    return bad
 
 
 if __name__ == "__main__":
