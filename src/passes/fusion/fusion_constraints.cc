@@ -137,6 +137,9 @@ bool FormsRowNormalization(RewriteContext&, const HloInstruction* producer, cons
   MarkPostReduce(producer, std::vector<bool>(producer->operand_count(), false), flagged);
   const HloInstruction* producer_out = FusionOutputs(producer).front();
   const bool producer_flag = flagged[producer_out];
+  // A plain consumer reads the producer instruction itself (a fused consumer reads parameters,
+  // which MarkPostReduce flags): the producer's value is post-reduce when its root is.
+  flagged[producer] = producer_flag;
   std::vector<bool> consumer_inputs;
   for (const HloInstruction* op : consumer->operands()) consumer_inputs.push_back(op == producer && producer_flag);
   MarkPostReduce(consumer, consumer_inputs, flagged);

@@ -13,6 +13,7 @@
 #include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "engine/compile_recorder.h"
 #include "engine/yaml_util.h"
 #include "passes/fusion/fusion_analysis.h"
@@ -128,6 +129,17 @@ class EstimateCache {
   fusion::KernelEstimate scratch_;
 };
 
+// --trace-rules: a fusion's root opcode ("fusion.3 [reduce]"), and the consumers' names.
+std::string DescribeRoot(const HloInstruction* i) {
+  if (i->opcode() != HloOpcode::kFusion) return "";
+  return absl::StrCat(" [", std::string(HloOpcodeString(i->fused_instructions_computation()->root_instruction()->opcode())), "]");
+}
+std::string ConsumerNames(const std::vector<HloInstruction*>& consumers) {
+  std::vector<std::string> names;
+  for (const HloInstruction* c : consumers) names.push_back(absl::StrCat(c->name(), DescribeRoot(c)));
+  return absl::StrJoin(names, ", ");
+}
+
 Priority ComputePriority(HloInstruction* producer, fusion::FusionLegality& legality,
                          const fusion::GpuCostModel& cost, PairCache* cache = nullptr,
                          EstimateCache* estimates = nullptr) {
@@ -196,8 +208,9 @@ class ComputationFusion {
       std::vector<HloInstruction*> consumers = Consumers(producer);
       Record(producer, p, true);
       if (context_.trace_rules && context_.trace_out)
-        *context_.trace_out << "priority-fusion: " << producer->name() << " into " << consumers.size()
-                            << " consumer(s), benefit " << absl::StrFormat("%.3f", p.benefit * 1e6) << " us\n";
+        *context_.trace_out << "priority-fusion: " << producer->name() << DescribeRoot(producer) << " into "
+                            << consumers.size() << " consumer(s) (" << ConsumerNames(consumers) << "), benefit "
+                            << absl::StrFormat("%.3f", p.benefit * 1e6) << " us\n";
       std::vector<HloInstruction*> touched;
       // Their facts go after the merges (replaced by the merged fusions): a consumer grown in
       // place hands its facts on to its new id (FusionFactsCache::GrewInPlace) during the merge.
