@@ -15,7 +15,8 @@
 # Written to $OUT (default /tmp/sweep-out): gen_FAMILY.log, xla_results_sweep_FAMILY.json,
 # bench_sweep_FAMILY.{json,log}, check_sweep_FAMILY.md, sweeps_FAMILY.md, sweep_FAMILY.tar.xz.
 # HLOC: the hloc binary (default .carry/hloc, unpacked from .carry/hloc.xz when missing); PROFILE: the
-# gpu-check profile (default h100 on an H100, else h200); SWEEP_BUDGET: seconds for the whole command
+# profile the bench and gpu-check compile with (default h100 on an H100, else h200; before 2026-12-07's
+# third session the bench stage compiled with hloc run's default, h200, on the H100 too); SWEEP_BUDGET: seconds for the whole command
 # (default 570, under the 10-minute device limit): each stage gets what is left of it.
 set -u
 cd "$(dirname "$0")/../.."
@@ -62,7 +63,7 @@ if want bench; then
     t=$(( $(left) - 90 )); [ "$t" -lt 30 ] && { echo "sweep $FAM: bench stopped at module $i: budget spent (rerun: $0 $FAM $DIR bench check report)"; break; }
     only=$(IFS=,; echo "${NAMES[*]:i:CHUNK}")
     timeout "$t" python3 scripts/bench gpu --hloc "$HLOC" --corpus "$DIR" --results results.json --only "$only" \
-      --timeout 90 --out "$c" >> "$O/bench_sweep_$FAM.log" 2>&1
+      --timeout 90 --out "$c" -- --profile "$PROFILE" >> "$O/bench_sweep_$FAM.log" 2>&1
     grep -h '^bench gpu: \[' "$O/bench_sweep_$FAM.log" | tail -n "$CHUNK"
   done
   # One json for the family: the chunks' rows together.
