@@ -57,8 +57,10 @@ FusionEmitterChoice Planned(FusionEmitterKind kind, const runtime::LaunchDimensi
   return FusionEmitterChoice{kind, {l.block_x, l.block_y, l.block_z}, {l.grid_x, l.grid_y, l.grid_z}};
 }
 
-// The kind's launch plan where it is known before IR; the loop kernel's and the transposes' by
-// the functions their emitters call (gpu_emitter_conditions.h).
+// The kind's launch plan where it is known before IR; the loop kernel's, the transposes', the
+// cumulative reduce-window's and the multi-output dynamic-update-slice's by the functions their
+// emitters call (gpu_emitter_conditions.h). Not a single dynamic-update-slice's or a scatter's:
+// in place or not (buffer assignment, after the pass) changes their launch.
 FusionEmitterChoice WithLaunch(FusionEmitterKind kind, const HloInstruction& root, const HloComputation& fused,
                                const std::vector<Shape>& outputs, const GpuDeviceInfo& dev) {
   switch (kind) {
@@ -70,6 +72,16 @@ FusionEmitterChoice WithLaunch(FusionEmitterKind kind, const HloInstruction& roo
       break;
     case FusionEmitterKind::kTiledTranspose:
       if (std::optional<runtime::LaunchDimensions> l = TiledTransposeLaunch(root, outputs, dev))
+        return Planned(kind, *l);
+      break;
+    case FusionEmitterKind::kCumulativeReduceWindow:
+      if (std::optional<runtime::LaunchDimensions> l = CumulativeReduceWindowLaunch(root, outputs, dev))
+        return Planned(kind, *l);
+      break;
+    case FusionEmitterKind::kDynamicUpdateSlice:
+      if (root.opcode() != HloOpcode::kTuple) break;  // one output: in place or not decides
+      if (std::optional<runtime::LaunchDimensions> l = MultiDynamicUpdateSliceLaunch(
+              std::vector<const HloInstruction*>(root.operands().begin(), root.operands().end()), outputs, dev))
         return Planned(kind, *l);
       break;
     default:

@@ -40,8 +40,10 @@ struct FusionEmitterChoice {
   FusionEmitterKind kind = FusionEmitterKind::kLoop;
   // Threads per block and blocks (x, y, z) where the kind's emitter plans them before any IR,
   // from the same plan functions the emitter calls (row and split reductions, the loop kernel,
-  // the transpose tiles); empty: decided while emitting (dynamic-update-slice, scatter,
-  // cumulative reduce-window) or for an unfused instruction.
+  // the transpose tiles, the cumulative reduce-window scan, the multi-output
+  // dynamic-update-slice); empty: decided while emitting (a single dynamic-update-slice and
+  // scatter: in place or not, which buffer assignment decides after the pass) or for an unfused
+  // instruction.
   std::vector<int64_t> block, grid;
 };
 

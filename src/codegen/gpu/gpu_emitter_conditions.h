@@ -42,5 +42,22 @@ LoopKernelPlan PlanLoopKernel(const std::vector<Shape>& outputs, const std::vect
                               const GpuDeviceInfo& dev);
 // gpu_scan_emitter.cc: a reduce-window root that is a cumulative reduction.
 bool CumulativeReduceWindowApplies(const HloInstruction& reduce_window, const std::vector<Shape>& outputs);
+// Its scan's launch: scanned dimension minor, a block per row (blocks of up to 1024 threads over
+// the row's tiles, at most 8 waves of blocks); else blocks of 32 columns x up to 32 chunks.
+// nullopt where the emitter does not apply, or the serial form is as good (a scanned dimension
+// shorter than 2, no elements).
+std::optional<runtime::LaunchDimensions> CumulativeReduceWindowLaunch(const HloInstruction& reduce_window,
+                                                                      const std::vector<Shape>& outputs,
+                                                                      const GpuDeviceInfo& dev);
+
+// gpu_special_emitters.cc: a multi-output dynamic-update-slice fusion (`dus`: its root tuple's
+// operands, one per output): one grid-stride launch over the update's elements (the updates
+// have one shape), whichever outputs buffer assignment makes the updated operands' buffers
+// (written in place, in the one loop over the update) or not (copied whole, in loops of their
+// own under the same launch). nullopt where an operand is not a dynamic-update-slice, the
+// updates differ in shape, or the outputs are not one per update.
+std::optional<runtime::LaunchDimensions> MultiDynamicUpdateSliceLaunch(const std::vector<const HloInstruction*>& dus,
+                                                                       const std::vector<Shape>& outputs,
+                                                                       const GpuDeviceInfo& dev);
 
 }  // namespace hloc::codegen::gpu

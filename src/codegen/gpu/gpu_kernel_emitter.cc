@@ -202,8 +202,9 @@ class KernelBuilder {
   }
 
   // The launch plan recorded with the kind (row and split reductions, the loop kernel, the
-  // transpose tiles) is the one the emitter planned: both come from the same plan functions, so
-  // a difference is a bug (or a hand edit).
+  // transpose tiles, the cumulative reduce-window scan, the multi-output dynamic-update-slice)
+  // is the one the emitter planned: both come from the same plan functions, so a difference is
+  // a bug (or a hand edit).
   absl::Status CheckRecordedLaunch() const {
     if (!kind_recorded_) return absl::OkStatus();
     const FusionLaunchRecord rec = FusionBackendConfigLaunch(hlo_.attrs().backend_config);
@@ -288,13 +289,16 @@ class KernelBuilder {
         return NotEmitted(kind);
       k_.emitter_name = "dynamic-update-slice";
       const GeneratorMap& g = **gens;
-      return EmitMultiDynamicUpdateSliceKernel(
-          k_, std::vector<const HloInstruction*>(root->operands().begin(), root->operands().end()),
-          [&](const HloInstruction* i) {
-            auto it = g.find(i);
-            return it == g.end() ? ElementGenerator() : it->second;
-          },
-          param_leaf);
+      if (absl::Status s = EmitMultiDynamicUpdateSliceKernel(
+              k_, std::vector<const HloInstruction*>(root->operands().begin(), root->operands().end()),
+              [&](const HloInstruction* i) {
+                auto it = g.find(i);
+                return it == g.end() ? ElementGenerator() : it->second;
+              },
+              param_leaf);
+          !s.ok())
+        return s;
+      return CheckRecordedLaunch();
     }
     absl::Status emitted;
     if (root->opcode() == HloOpcode::kTuple) {

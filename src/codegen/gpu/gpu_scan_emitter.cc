@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "codegen/elemental/llvm_util.h"
+#include "codegen/gpu/gpu_emitter_conditions.h"
 #include "codegen/gpu/gpu_emitters.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/IntrinsicsNVPTX.h"
@@ -71,13 +72,11 @@ IrArray::Index Slice(const std::vector<llvm::Value*>& outer, const std::vector<l
 }
 
 // Scanned dimension minor: a block per row, tiles of T with warp shuffles.
+// k.launch: PlanCumulative's (blocks of T threads).
 absl::Status EmitRowScan(GpuKernel& k, const Cumulative& c, int64_t rows, int64_t len) {
   llvm::IRBuilderBase& b = *k.b;
-  const int64_t T = std::min<int64_t>(1024, std::max<int64_t>(32, len >= 2048 ? 512 : ((len + 31) / 32) * 32));
+  const int64_t T = k.launch.block_x;
   const int64_t warps = T / 32;
-  k.launch = runtime::LaunchDimensions{};
-  k.launch.block_x = T;
-  k.launch.grid_x = std::max<int64_t>(1, std::min<int64_t>(rows, k.device->sm_count * (2048 / T) * 8));
   llvm::Value* warp_totals = k.SharedArray(c.type, warps, "warp_totals");
   llvm::Value* carry_slot = k.SharedArray(c.type, 1, "carry_slot");
   auto wt_at = [&](llvm::Value* i) {
@@ -167,16 +166,13 @@ absl::Status EmitRowScan(GpuKernel& k, const Cumulative& c, int64_t rows, int64_
 }
 
 // Scanned dimension not minor: 32 columns x Y chunks per block.
+// k.launch: PlanCumulative's (blocks of 32 x Y threads).
 absl::Status EmitColumnScan(GpuKernel& k, const Cumulative& c, int64_t outer_n, int64_t len, int64_t inner) {
   llvm::IRBuilderBase& b = *k.b;
-  int64_t Y = 1;
-  while (Y < 32 && Y * 2 * 16 <= len) Y *= 2;  // chunks of at least 16 elements
+  const int64_t Y = k.launch.block_x / 32;
   const int64_t C = (len + Y - 1) / Y;
   const int64_t groups = (inner + 31) / 32;
   const int64_t blocks = outer_n * groups;
-  k.launch = runtime::LaunchDimensions{};
-  k.launch.block_x = 32 * Y;
-  k.launch.grid_x = std::max<int64_t>(1, std::min<int64_t>(blocks, k.device->sm_count * 64));
   llvm::Value* totals = k.SharedArray(c.type, 32 * Y, "chunk_totals");
   auto tot_at = [&](llvm::Value* i) {
     return b.CreateInBoundsGEP(llvm::ArrayType::get(c.type, 32 * Y), totals, {b.getInt64(0), i});
@@ -258,12 +254,49 @@ absl::Status EmitColumnScan(GpuKernel& k, const Cumulative& c, int64_t outer_n, 
   });
 }
 
+// The extent of a cumulative operation over dimension `dim` of a row-major array of `dims`:
+// the slices before it (outer), its length, and the elements after it (inner).
+struct CumulativeExtent {
+  int64_t outer = 1, len = 0, inner = 1;
+};
+
+CumulativeExtent ExtentOf(const std::vector<int64_t>& dims, int64_t dim) {
+  CumulativeExtent e;
+  e.len = dims[dim];
+  for (int64_t d = 0; d < dim; ++d) e.outer *= dims[d];
+  for (size_t d = dim + 1; d < dims.size(); ++d) e.inner *= dims[d];
+  return e;
+}
+
+// The scan's launch (no IR): scanned dimension minor, a block of T threads per row (T the
+// row's length rounded up to a warp, 512 from 2048 on, at most 1024), at most 8 waves of
+// blocks; else blocks of 32 columns x Y chunks (chunks of at least 16 elements, Y at most 32),
+// at most 64 blocks an SM. nullopt where the serial form is as good (EmitCumulative declines).
+std::optional<runtime::LaunchDimensions> PlanCumulative(const std::vector<int64_t>& dims, int64_t dim,
+                                                        const GpuDeviceInfo& dev) {
+  const CumulativeExtent e = ExtentOf(dims, dim);
+  if (e.len < 2 || e.outer * e.inner == 0) return std::nullopt;
+  runtime::LaunchDimensions l;
+  if (e.inner == 1) {
+    const int64_t T = std::min<int64_t>(1024, std::max<int64_t>(32, e.len >= 2048 ? 512 : ((e.len + 31) / 32) * 32));
+    l.block_x = T;
+    l.grid_x = std::max<int64_t>(1, std::min<int64_t>(e.outer, dev.sm_count * (2048 / T) * 8));
+  } else {
+    int64_t Y = 1;
+    while (Y < 32 && Y * 2 * 16 <= e.len) Y *= 2;  // chunks of at least 16 elements
+    const int64_t blocks = e.outer * ((e.inner + 31) / 32);
+    l.block_x = 32 * Y;
+    l.grid_x = std::max<int64_t>(1, std::min<int64_t>(blocks, dev.sm_count * 64));
+  }
+  return l;
+}
+
 absl::StatusOr<bool> EmitCumulative(GpuKernel& k, const Cumulative& c) {
-  const int64_t len = c.dims[c.dim];
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < c.dim; ++d) outer *= c.dims[d];
-  for (size_t d = c.dim + 1; d < c.dims.size(); ++d) inner *= c.dims[d];
-  if (len < 2 || outer * inner == 0) return false;  // the serial form is as good
+  std::optional<runtime::LaunchDimensions> launch = PlanCumulative(c.dims, c.dim, *k.device);
+  if (!launch) return false;  // the serial form is as good
+  k.launch = *launch;
+  const CumulativeExtent e = ExtentOf(c.dims, c.dim);
+  const int64_t len = e.len, outer = e.outer, inner = e.inner;
   if (inner == 1) {
     if (absl::Status s = EmitRowScan(k, c, outer, len); !s.ok()) return s;
   } else {
@@ -419,6 +452,14 @@ std::optional<CumulativeForm> CumulativeFormOf(const HloInstruction& rw, const s
 
 bool CumulativeReduceWindowApplies(const HloInstruction& rw, const std::vector<Shape>& outputs) {
   return CumulativeFormOf(rw, outputs).has_value();
+}
+
+std::optional<runtime::LaunchDimensions> CumulativeReduceWindowLaunch(const HloInstruction& rw,
+                                                                      const std::vector<Shape>& outputs,
+                                                                      const GpuDeviceInfo& dev) {
+  std::optional<CumulativeForm> form = CumulativeFormOf(rw, outputs);
+  if (!form) return std::nullopt;
+  return PlanCumulative(rw.shape().dimensions(), form->dim, dev);
 }
 
 absl::StatusOr<bool> TryEmitCumulativeReduceWindow(GpuKernel& k, const HloInstruction& rw,

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen/elemental/llvm_util.h"
 #include "codegen/elemental/scatter_scan_emitters.h"
+#include "codegen/gpu/gpu_emitter_conditions.h"
 #include "codegen/gpu/gpu_emitters.h"
 #include "llvm/IR/Constants.h"
 
@@ -244,6 +245,18 @@ absl::StatusOr<std::vector<llvm::Value*>> DusStarts(GpuKernel& k, const HloInstr
 
 }  // namespace
 
+std::optional<runtime::LaunchDimensions> MultiDynamicUpdateSliceLaunch(const std::vector<const HloInstruction*>& dus,
+                                                                       const std::vector<Shape>& outputs,
+                                                                       const GpuDeviceInfo& dev) {
+  if (dus.empty() || outputs.size() != dus.size()) return std::nullopt;
+  for (const HloInstruction* d : dus)
+    if (d->opcode() != HloOpcode::kDynamicUpdateSlice ||
+        d->operand(1)->shape().dimensions() != dus[0]->operand(1)->shape().dimensions())
+      return std::nullopt;
+  const int64_t n = dus[0]->operand(1)->shape().num_elements();
+  return GridStrideLaunch(std::max<int64_t>(1, n), dev.threads_per_block, dev);
+}
+
 absl::Status EmitMultiDynamicUpdateSliceKernel(GpuKernel& k, const std::vector<const HloInstruction*>& dus,
                                                const std::function<ElementGenerator(const HloInstruction*)>& gen_of,
                                                const std::function<int64_t(const HloInstruction*)>& leaf_of) {
@@ -255,7 +268,11 @@ absl::Status EmitMultiDynamicUpdateSliceKernel(GpuKernel& k, const std::vector<c
     if (d->opcode() != HloOpcode::kDynamicUpdateSlice || d->operand(1)->shape().dimensions() != update_shape.dimensions())
       return absl::InvalidArgumentError("dynamic-update-slices: the updates differ in shape");
   const int64_t n = update_shape.num_elements();
-  k.launch = GridStrideLaunch(std::max<int64_t>(1, n), k.device->threads_per_block, *k.device);
+  std::vector<Shape> output_shapes;
+  for (const IrArray& a : k.outputs) output_shapes.push_back(a.shape());
+  std::optional<runtime::LaunchDimensions> launch = MultiDynamicUpdateSliceLaunch(dus, output_shapes, *k.device);
+  if (!launch) return absl::InternalError("dynamic-update-slices: no launch plan");
+  k.launch = *launch;
   llvm::Value* thread = ThreadIndex(k);
   llvm::Value* stride = b.getInt64(k.launch.block_x * k.launch.grid_x);
   // In place (the output is the updated operand's buffer): one loop over the update writes them
