@@ -66,6 +66,19 @@ bool EmitSpmd(llvm::raw_ostream& os, const llvm::RecordKeeper& records);
 // --gen-library: LibraryPattern records (rules/base/Library.td) as a table whose rows point at
 // generated functions (their constraints, then their Fn) (tables_backend.cpp).
 bool EmitLibrary(llvm::raw_ostream& os, const llvm::RecordKeeper& records);
+// --gen-requirements: every Requirement record (rules/base/Requirements.td) as the X-macro list
+// `HLOC_REQUIREMENT(Name, "summary")`, by name, that src/engine/requirements.h makes the enum
+// hloc::Requirement of (tables_backend.cpp).
+bool EmitRequirements(llvm::raw_ostream& os, const llvm::RecordKeeper& records);
+// Every Requirement record must be defined in rules/base/Requirements.td, the file the enum is
+// generated from: one defined elsewhere would have no enumerator. Errors at the record; false
+// after one.
+bool CheckRequirementRecords(const llvm::RecordKeeper& records);
+// `const Requirement <var>[] = {Requirement::kIsGpu, ...};` appended to `out` for the record's
+// `Requires` list; returns the variable, or "nullptr" for an empty list. `prefix` goes before
+// `const` ("static " or "").
+std::string RequirementArray(std::string& out, const std::string& prefix, const std::string& var,
+                             const llvm::Record* record);
 // The file preamble shared by all backends.
 void EmitPreamble(llvm::raw_ostream& os, const llvm::RecordKeeper& records, llvm::StringRef what);
 

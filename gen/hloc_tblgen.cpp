@@ -2,6 +2,7 @@
 //
 //   hloc-tblgen --gen-rules  -I rules rules/simplify/X.td -o X.rules.cc [--source-root DIR] [-d X.d]
 //   hloc-tblgen --gen-layout | --gen-fusion | --gen-spmd | --gen-library | --gen-all | --print-records ...
+//   hloc-tblgen --gen-requirements -I rules rules/base/Requirements.td -o requirements.inc
 //
 // TableGen does the parsing (includes, let-blocks, classes, located errors); the backends in
 // rules_backend.cpp and tables_backend.cpp read the records of the main file only, so each
@@ -30,6 +31,8 @@ llvm::cl::opt<Action> action(
                      clEnumValN(kGenFusion, "gen-fusion", "FusionRule records as C++ tables"),
                      clEnumValN(kGenSpmd, "gen-spmd", "SpmdStrategy records as a C++ table"),
                      clEnumValN(kGenLibrary, "gen-library", "LibraryPattern records as a C++ table"),
+                     clEnumValN(kGenRequirements, "gen-requirements",
+                                "Requirement records (rules/base/Requirements.td) as an X-macro list (the C++ enum)"),
                      clEnumValN(kGenAll, "gen-all",
                                 "--gen-rules, --gen-layout, --gen-fusion, --gen-spmd and --gen-library in one file")),
     llvm::cl::init(kPrintRecords));

@@ -629,14 +629,9 @@ bool EmitRules(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
     names += "extern \"C\" const char hloc_rule_name_" + CppIdent(rule->getName()) + "[] = " +
              CppString(RecordFile(rule) + ":" + std::to_string(RecordLine(rule))) + ";\n";
     for (const std::string& code : codes) functions += code + "\n";
-    std::string requires_var = "nullptr";
     std::vector<Record*> reqs = rule->getValueAsListOfDefs("Requires");
-    if (!reqs.empty()) {
-      requires_var = "kRequires_" + CppIdent(rule->getName());
-      functions += "static const char* const " + requires_var + "[] = {";
-      for (size_t i = 0; i < reqs.size(); ++i) functions += (i ? ", " : "") + CppString(reqs[i]->getName());
-      functions += "};\n\n";
-    }
+    std::string requires_var = RequirementArray(functions, "static ", "kRequires_" + CppIdent(rule->getName()), rule);
+    if (!reqs.empty()) functions += "\n";
     std::string tags_var = "nullptr";
     if (!rule_tags.empty()) {
       tags_var = "kTags_" + CppIdent(rule->getName());

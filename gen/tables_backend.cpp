@@ -43,11 +43,7 @@ std::string NameArray(std::string& out, const std::string& var, const std::vecto
   return var;
 }
 
-std::vector<std::string> RequirementNames(const Record* r) {
-  std::vector<std::string> names;
-  for (const Record* req : r->getValueAsListOfDefs("Requires")) names.push_back(req->getName().str());
-  return names;
-}
+size_t NumRequirements(const Record* r) { return r->getValueAsListOfDefs("Requires").size(); }
 
 // The opcode expression of the record's `Opcode` field, or "" after an error.
 std::string OpcodeExpr(const Record* r) {
@@ -214,6 +210,45 @@ bool LibraryCondition(const Record* pattern, const llvm::DagInit* dag, std::stri
 
 }  // namespace
 
+bool CheckRequirementRecords(const llvm::RecordKeeper& records) {
+  if (!records.getClass("Requirement")) return true;
+  bool ok = true;
+  for (const Record* r : records.getAllDerivedDefinitions("Requirement")) {
+    const std::string file = RecordFile(r);
+    if (file == "base/Requirements.td" || llvm::StringRef(file).ends_with("/base/Requirements.td")) continue;
+    llvm::PrintError(r->getLoc(), "Requirement '" + r->getName().str() +
+                                      "' is defined outside rules/base/Requirements.td: define it there (hloc's enum "
+                                      "of requirements, hloc::Requirement, is generated from that file alone)");
+    ok = false;
+  }
+  return ok;
+}
+
+std::string RequirementArray(std::string& out, const std::string& prefix, const std::string& var, const Record* r) {
+  const std::vector<Record*> reqs = r->getValueAsListOfDefs("Requires");
+  if (reqs.empty()) return "nullptr";
+  out += prefix + "const Requirement " + var + "[] = {";
+  for (size_t i = 0; i < reqs.size(); ++i) out += (i ? ", " : "") + std::string("Requirement::k") + reqs[i]->getName().str();
+  out += "};\n";
+  return var;
+}
+
+bool EmitRequirements(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
+  std::vector<const Record*> reqs;
+  if (records.getClass("Requirement"))
+    for (const Record* r : records.getAllDerivedDefinitions("Requirement")) reqs.push_back(r);
+  std::sort(reqs.begin(), reqs.end(), [](const Record* a, const Record* b) { return a->getName() < b->getName(); });
+  os << "// HLOC_REQUIREMENT(Name, \"summary\"): one per Requirement record, by name (src/engine/requirements.h).\n";
+  for (const Record* r : reqs) {
+    if (r->isAnonymous()) {
+      llvm::PrintError(r->getLoc(), "a Requirement record needs a name (rows and profiles name it)");
+      return true;
+    }
+    os << "HLOC_REQUIREMENT(" << r->getName() << ", " << CppString(r->getValueAsString("Summary")) << ")\n";
+  }
+  return false;
+}
+
 bool EmitLayout(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
   const std::string stem = FileStem(records);
   bool failed = false;
@@ -238,11 +273,11 @@ bool EmitLayout(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
       failed = true;
       continue;
     }
-    std::string req = NameArray(arrays, "kLayoutRequires_" + CppIdent(r->getName()), RequirementNames(r));
+    std::string req = RequirementArray(arrays, "", "kLayoutRequires_" + CppIdent(r->getName()), r);
     rows += "    {" + CppString(r->getName()) + ", " + opcode + ", " + std::to_string(operand) + ", " +
             CppString(r->getValueAsDef("Layout")->getName()) + ", " + (r->getValueAsBit("Required") ? "true" : "false") +
             ", " + std::to_string(r->getValueAsInt("Priority")) + ", " + req + ", " +
-            std::to_string(RequirementNames(r).size()) + ",\n     " + CppString(SummaryOf(r)) + ", " +
+            std::to_string(NumRequirements(r)) + ",\n     " + CppString(SummaryOf(r)) + ", " +
             CppString(RecordFile(r)) + ", " + std::to_string(RecordLine(r)) +
             ", static_cast<int>(layout::LayoutKind::k" + kind->getName().str() + ")},\n";
   }
@@ -263,12 +298,12 @@ bool EmitFusion(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
   std::string arrays, fusible, costs, vetoes, functions;
   std::map<std::string, const Record*> fusible_owner, cost_owner;  // opcode -> its row (ClaimOps)
   for (const Record* r : MainFileRecords(records, "FusionRule")) {
-    std::string req_names = std::to_string(RequirementNames(r).size());
+    std::string req_names = std::to_string(NumRequirements(r));
     std::string where = CppString(SummaryOf(r)) + ", " + CppString(RecordFile(r)) + ", " + std::to_string(RecordLine(r));
     std::string id = CppIdent(r->getName());
     if (r->isSubClassOf("Fusible")) {
       std::vector<std::string> opcodes = OpcodeExprs(records, r);
-      if (opcodes.empty() || (RequirementNames(r).empty() && !ClaimOps(r, opcodes, fusible_owner, "Fusible"))) {
+      if (opcodes.empty() || (NumRequirements(r) == 0 && !ClaimOps(r, opcodes, fusible_owner, "Fusible"))) {
         failed = true;
         continue;
       }
@@ -280,7 +315,7 @@ bool EmitFusion(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
         continue;
       }
       std::string kinds_var = NameArray(arrays, "kKinds_" + id, kinds);
-      std::string req = NameArray(arrays, "kFusionRequires_" + id, RequirementNames(r));
+      std::string req = RequirementArray(arrays, "", "kFusionRequires_" + id, r);
       for (const std::string& opcode : opcodes)
         fusible += "    {" + CppString(r->getName()) + ", " + opcode + ", " + kinds_var + ", " +
                    std::to_string(kinds.size()) + ", " + (r->getValueAsBit("AsProducer") ? "true" : "false") + ", " +
@@ -324,7 +359,7 @@ bool EmitFusion(llvm::raw_ostream& os, const llvm::RecordKeeper& records) {
                    "(RewriteContext& ctx, [[maybe_unused]] HloInstruction* producer, [[maybe_unused]] HloInstruction* "
                    "consumer) {\n  (void)ctx;\n" +
                    body + "  return true;\n}\n\n";
-      std::string req = NameArray(arrays, "kFusionRequires_" + id, RequirementNames(r));
+      std::string req = RequirementArray(arrays, "", "kFusionRequires_" + id, r);
       vetoes += "    {" + CppString(r->getName()) + ", " + CppString(reason) + ", " + req + ", " + req_names + ",\n     " +
                 where + ", Veto_" + id + ", " + (r->getValueAsBit("Duplication") ? "true" : "false") + ", " +
                 (r->getValueAsBit("QueueOnly") ? "true" : "false") + "},\n";

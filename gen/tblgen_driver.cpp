@@ -65,6 +65,8 @@ void DiagnosticHandler(const llvm::SMDiagnostic& diag, void*) {
 }
 
 bool RunAction(Action action, llvm::raw_ostream& os, llvm::RecordKeeper& records) {
+  // Rows name requirements by their enumerators: every Requirement record must be one.
+  if (action != kPrintRecords && !CheckRequirementRecords(records)) return true;
   switch (action) {
     case kPrintRecords:
       os << records;
@@ -84,6 +86,9 @@ bool RunAction(Action action, llvm::raw_ostream& os, llvm::RecordKeeper& records
     case kGenLibrary:
       EmitPreamble(os, records, "--gen-library");
       return EmitLibrary(os, records);
+    case kGenRequirements:
+      EmitPreamble(os, records, "--gen-requirements");
+      return EmitRequirements(os, records);
     case kGenAll: {
       // Run every backend even after an error, so one run reports all of a file's mistakes.
       EmitPreamble(os, records, "--gen-all");

@@ -11,7 +11,7 @@
 
 namespace hloc_gen {
 
-enum Action { kPrintRecords, kGenRules, kGenLayout, kGenFusion, kGenSpmd, kGenLibrary, kGenAll };
+enum Action { kPrintRecords, kGenRules, kGenLayout, kGenFusion, kGenSpmd, kGenLibrary, kGenAll, kGenRequirements };
 
 // TableGen's diagnostics printed as TableGen prints them, plus a "did you mean" note for an
 // undefined name; installed on llvm::SrcMgr.

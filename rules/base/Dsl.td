@@ -110,7 +110,8 @@ class Builder<string summary, string fn> {
   string Fn = fn;
 }
 
-// A hardware capability or compilation mode a rule needs (profile capabilities by name).
+// A hardware capability or compilation mode a rule needs (`let Requires = [IsGpu]`). The
+// records are all in rules/base/Requirements.td, included at the end of this file.
 class Requirement<string summary> {
   string Summary = summary;
 }
@@ -171,5 +172,8 @@ class NativeRule<dag pattern, string fn, list<dag> constraints = []>
     : Rule<pattern, (replaceWith), constraints> {
   let Native = fn;
 }
+
+// Every Requirement record (one C++ enum is generated from them).
+include "base/Requirements.td"
 
 #endif  // HLOC_BASE_DSL_TD

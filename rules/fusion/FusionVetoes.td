@@ -14,8 +14,6 @@ include "base/Fusion.td"
 
 def : CppHeader<"passes/fusion/fusion_constraints.h">;
 
-def IsCpu : Requirement<"the profile is a CPU">;
-
 def IsExpensive : Constraint<"$x computes an expensive op (exp/log/tanh/power..., f64 divide)", "fusion::IsExpensive">;
 def ReusesElementsOf : Constraint<"$consumer reads elements of $producer more than once per output element",
                                   "fusion::ReusesElementsOf">;

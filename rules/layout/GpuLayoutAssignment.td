@@ -60,7 +60,6 @@ def CudnnConvHopperNhwc
 def CudnnConvHalfNhwc : LayoutKind<"cuDNN f16/bf16 2-D convolution calls: NHWC / OHWI">;
 // NCHW activations: batch, feature, spatial dimensions; OIHW filters.
 def CudnnConvNchw : LayoutKind<"cuDNN convolution calls: NCHW / OIHW">;
-def IsHopperOrNewer : Requirement<"the GPU's compute capability is 9.0 or newer">;
 
 let Requires = [IsGpu], Priority = 3 in {
 // cuDNN runs integer and FP8 convolutions in NHWC only: operands NHWC / OHWI ...

@@ -4,8 +4,8 @@
 // ChannelsLast, SameAsOperand0, SameAsResult). The kinds below are the ones the layout stage
 // adds; src/passes/layout/layout_constraints.cc computes each one (a switch over the
 // enumerators of src/passes/layout/layout_kinds.h), and hloc-tblgen refuses a LayoutKind record
-// that header does not list. The requirements are profile capabilities, looked up by name
-// (src/engine/profile_loader.cc derives them from configs/*.yaml).
+// that header does not list. The requirements the rows name (IsGpu, HasTensorCores, ...) are
+// in rules/base/Requirements.td.
 //===----------------------------------------------------------------------===//
 
 #ifndef HLOC_LAYOUT_KINDS_TD
@@ -19,9 +19,5 @@ def Int8ContractingMinor
 def OperandLayoutConstraints
     : LayoutKind<"the layout a custom-call's operand_layout_constraints give the operand">;
 def AsWritten : LayoutKind<"the layout the instruction's shape already carries (kept as written)">;
-
-def IsGpu : Requirement<"the profile is a GPU">;
-def IsCpu : Requirement<"the profile is a CPU">;
-def HasTensorCores : Requirement<"the GPU has tensor cores">;
 
 #endif  // HLOC_LAYOUT_KINDS_TD

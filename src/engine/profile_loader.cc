@@ -171,7 +171,8 @@ absl::Status ParseHardware(const yaml::Reader& reader, const YAML::Node& node, H
           std::vector<std::string> names;
           for (const auto& [name, where] : known) names.push_back(name);
           return reader.Error(c.key_node, absl::StrCat("unknown capability '", c.key,
-                                                       "': no rule requires it and hloc does not derive it",
+                                                       "': no Requirement record (rules/base/Requirements.td) "
+                                                       "has that name",
                                                        yaml::DidYouMean(c.key, names)));
         }
         absl::StatusOr<bool> b = reader.Bool(c.value, absl::StrCat("capability '", c.key, "'"));
@@ -604,36 +605,32 @@ absl::Status ApplyPatches(const Profile& profile, Pipeline& pipeline, const Regi
 }
 
 void DeriveCapabilities(HardwareProfile& hw) {
-  std::map<std::string, bool> derived;
+  std::map<Requirement, bool> derived;
   const bool gpu = hw.kind == "gpu";
   const int cc = hw.compute_capability_major * 10 + hw.compute_capability_minor;
-  derived["IsGpu"] = gpu;
-  derived["IsCpu"] = hw.kind == "cpu";
-  derived["HasTensorCores"] = hw.has_tensor_cores;
+  derived[Requirement::kIsGpu] = gpu;
+  derived[Requirement::kIsCpu] = hw.kind == "cpu";
+  derived[Requirement::kHasTensorCores] = hw.has_tensor_cores;
   // NVIDIA's compute capabilities: bf16 and cp.async from Ampere (8.0), fp8 from Ada (8.9),
   // TMA and thread-block clusters from Hopper (9.0), wgmma on Hopper only.
-  derived["HasBf16"] = gpu && cc >= 80;
-  derived["HasAsyncCopy"] = gpu && cc >= 80;
-  derived["HasFp8"] = gpu && cc >= 89;
-  derived["HasTma"] = gpu && cc >= 90;
-  derived["HasClusters"] = gpu && cc >= 90;
-  derived["IsHopperOrNewer"] = gpu && cc >= 90;  // XLA's cuDNN layout heuristic changes there
-  derived["HasWgmma"] = gpu && hw.compute_capability_major == 9;
-  for (const auto& [name, value] : derived) hw.capabilities.emplace(name, value);  // explicit entries win
+  derived[Requirement::kHasBf16] = gpu && cc >= 80;
+  derived[Requirement::kHasAsyncCopy] = gpu && cc >= 80;
+  derived[Requirement::kHasFp8] = gpu && cc >= 89;
+  derived[Requirement::kHasTma] = gpu && cc >= 90;
+  derived[Requirement::kHasClusters] = gpu && cc >= 90;
+  derived[Requirement::kIsHopperOrNewer] = gpu && cc >= 90;  // XLA's cuDNN layout heuristic changes there
+  derived[Requirement::kHasWgmma] = gpu && hw.compute_capability_major == 9;
+  for (const auto& [r, value] : derived) hw.capabilities.emplace(RequirementName(r), value);  // explicit entries win
 }
 
 std::map<std::string, std::string> KnownCapabilities() {
+  // The Requirement records (rules/base/Requirements.td): DeriveCapabilities derives some, and a
+  // profile may set any.
   std::map<std::string, std::string> known;
-  HardwareProfile gpu, cpu;
-  gpu.kind = "gpu";
-  cpu.kind = "cpu";
-  DeriveCapabilities(gpu);
-  DeriveCapabilities(cpu);
-  for (const HardwareProfile* hw : {&gpu, &cpu})
-    for (const auto& [name, value] : hw->capabilities) known.emplace(name, "");
-  auto add = [&](const char* const* requirements, int n, const char* record, const char* file, int line) {
+  for (int i = 0; i < kNumRequirements; ++i) known.emplace(RequirementName(static_cast<Requirement>(i)), "");
+  auto add = [&](const Requirement* requirements, int n, const char* record, const char* file, int line) {
     for (int i = 0; i < n; ++i) {
-      std::string& where = known[requirements[i]];
+      std::string& where = known[RequirementName(requirements[i])];
       if (where.empty()) where = absl::StrCat(file, ":", line, " (", record, ")");
     }
   };

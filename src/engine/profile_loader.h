@@ -78,11 +78,11 @@ absl::Status ApplyPatches(const Profile& profile, Pipeline& pipeline, const Regi
 // already in `capabilities` (the profile's explicit map) are kept as written.
 void DeriveCapabilities(HardwareProfile& hardware);
 
-// Every capability name a profile may set: those DeriveCapabilities derives and those the
-// generated records require (a rule's, layout row's, Fusible record's or veto's Requires),
-// each with where it is required ("rules/layout/GpuLayoutAssignment.td:40 (GpuConvHopperNhwc)";
-// empty for derived names no record requires). A profile's `capabilities:` key outside this
-// set is an error at its FILE:LINE:COL.
+// Every capability name a profile may set: the Requirement records' names (hloc::Requirement,
+// rules/base/Requirements.td), each with the first generated record requiring it (a rule's,
+// layout row's, Fusible record's or veto's Requires: "rules/layout/GpuLayoutAssignment.td:40
+// (GpuConvHopperNhwc)"; empty for names no record requires). A profile's `capabilities:` key
+// outside this set is an error at its FILE:LINE:COL.
 std::map<std::string, std::string> KnownCapabilities();
 
 // `--profile h200`: a path to a file, or a name looked up as NAME.yaml in `config_dirs` (in

@@ -240,16 +240,6 @@ absl::Status CheckRuleNames(const RuleRegistry& registry, const std::vector<std:
   return absl::OkStatus();
 }
 
-bool RequirementsMet(const RuleInfo* rule, const PassContext& context) {
-  if (rule->num_requires == 0) return true;
-  if (context.profile == nullptr) return false;  // no hardware chosen: nothing hardware-specific
-  for (int i = 0; i < rule->num_requires; ++i) {
-    auto it = context.profile->capabilities.find(rule->requirements[i]);
-    if (it == context.profile->capabilities.end() || !it->second) return false;
-  }
-  return true;
-}
-
 // Whether removing an unused instruction could change what the program does.
 bool HasSideEffect(const HloInstruction* inst) {
   switch (inst->opcode()) {
@@ -419,7 +409,7 @@ absl::StatusOr<bool> RunRewriteRules(HloModule& module, const std::string& pass,
   for (const RuleInfo* r : all) {
     if (restrict && !Named(context.enabled_rules, r)) continue;
     if (Named(context.disabled_rules, r)) continue;
-    if (!RequirementsMet(r, context)) continue;
+    if (!RequirementsHold(r->requirements, r->num_requires, context.profile)) continue;
     rules.push_back(r);
   }
   if (rules.empty()) return false;

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/pass.h"
+#include "engine/requirements.h"
 #include "ir/hlo_printer.h"
 #include "ir/module.h"
 
@@ -105,7 +106,7 @@ struct RuleInfo {
   const char* file;        // "rules/simplify/AlgebraicSimplifier.td"
   int line;
   int root_opcode;         // static_cast<int>(HloOpcode) of the pattern root, or -1 for any
-  const char* const* requirements;  // names of Requirement records (HasTensorCores, ...); C++20 reserves "requires"
+  const Requirement* requirements;  // its Requirement records (HasTensorCores, ...); C++20 reserves "requires"
   int num_requires;
   const char* summary;     // the rule's summary: its comment or its pattern text
   RuleFn fn;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "engine/requirements.h"
 #include "ir/instruction.h"
 
 namespace hloc {
@@ -25,7 +26,7 @@ struct LayoutConstraintInfo {
   const char* layout;       // the LayoutKind record: "DefaultLayout", "ContractingMinor", ...
   bool required;            // false: a preference (may lose to another constraint)
   int priority;             // higher wins between preferences
-  const char* const* requirements;  // Requirement names (profile capabilities)
+  const Requirement* requirements;  // its Requirement records (RequirementsHold, engine/requirements.h)
   int num_requires;
   const char* summary;
   const char* file;
@@ -41,7 +42,7 @@ struct FusibleInfo {
   int num_kinds;
   bool as_producer;          // may be fused into its consumer
   bool as_consumer;          // may absorb its producers
-  const char* const* requirements;
+  const Requirement* requirements;
   int num_requires;
   const char* summary;
   const char* file;
@@ -68,7 +69,7 @@ using FusionVetoFn = bool (*)(RewriteContext& ctx, HloInstruction* producer, Hlo
 struct FusionVetoInfo {
   const char* name;
   const char* reason;
-  const char* const* requirements;
+  const Requirement* requirements;
   int num_requires;
   const char* summary;
   const char* file;

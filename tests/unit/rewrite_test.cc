@@ -246,7 +246,8 @@ TEST_CASE("generated RuleInfo carries file, line, pass, group, summary and root"
   const RuleInfo* cap = FindRule("TNeedsCap");
   REQUIRE(cap != nullptr);
   REQUIRE(cap->num_requires == 1);
-  CHECK(std::string(cap->requirements[0]) == "HasTestCap");
+  CHECK(cap->requirements[0] == Requirement::kHasTma);
+  CHECK(std::string(RequirementName(cap->requirements[0])) == "HasTma");
   const RuleInfo* high = FindRule("TNegNegHigh");
   REQUIRE(high != nullptr);
   CHECK(high->priority == 10);
@@ -443,10 +444,10 @@ ENTRY main {
   auto m = Parse(text);
   CHECK_FALSE(Rewrite(*m, {"TNeedsCap"}).changed);  // no profile
   HardwareProfile without;
-  without.capabilities["HasTestCap"] = false;
+  without.capabilities["HasTma"] = false;
   CHECK_FALSE(Rewrite(*m, {"TNeedsCap"}, "test-rewrite", &without).changed);
   HardwareProfile with;
-  with.capabilities["HasTestCap"] = true;
+  with.capabilities["HasTma"] = true;
   CHECK(Rewrite(*m, {"TNeedsCap"}, "test-rewrite", &with).changed);
   CHECK(Root(*m)->opcode() == HloOpcode::kCeil);
 }
@@ -607,7 +608,7 @@ TEST_CASE("generated layout and fusion tables", "[rewrite][tblgen]") {
   CHECK_FALSE(conv->required);
   CHECK(conv->priority == 2);
   REQUIRE(conv->num_requires == 1);
-  CHECK(std::string(conv->requirements[0]) == "HasTensorCores");
+  CHECK(conv->requirements[0] == Requirement::kHasTensorCores);
   CHECK(tables.layout[2]->operand == LayoutConstraintInfo::kEveryOperand);
 
   REQUIRE(tables.fusible.size() == 2);

@@ -57,21 +57,10 @@ std::vector<std::string> FusionVetoNames() {
   return names;
 }
 
-bool FusionLegality::RequirementsHold(const char* const* requirements, int n) const {
-  if (n == 0) return true;
-  const HardwareProfile* hw = context_ ? context_->profile : nullptr;
-  for (int i = 0; i < n; ++i) {
-    const std::string req = requirements[i];
-    if (!target_.empty() && (req == "IsCpu" || req == "IsGpu")) {
-      if ((req == "IsCpu") != (target_ == "cpu")) return false;
-      continue;
-    }
-    // As for rewrite rules: a requirement needs a profile that has it.
-    if (hw == nullptr) return false;
-    auto it = hw->capabilities.find(requirements[i]);
-    if (it == hw->capabilities.end() || !it->second) return false;
-  }
-  return true;
+// As for rewrite rules and layout rows, except that IsCpu and IsGpu follow the compilation target
+// when there is one.
+bool FusionLegality::RequirementsHold(const Requirement* requirements, int n) const {
+  return hloc::RequirementsHold(requirements, n, context_ ? context_->profile : nullptr, target_);
 }
 
 const FusibleInfo* FusionLegality::FusibleRecord(HloOpcode opcode) const {

@@ -64,7 +64,7 @@ class FusionLegality {
   PassContext* context() const { return context_; }
 
  private:
-  bool RequirementsHold(const char* const* requirements, int n) const;
+  bool RequirementsHold(const Requirement* requirements, int n) const;
 
   PassContext* context_;
   std::string target_;

@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "engine/profile.h"
+#include "engine/requirements.h"
 #include "passes/layout/layout_util.h"
 #include "passes/pass_util.h"
 
@@ -187,12 +188,8 @@ absl::StatusOr<bool> FloatNormalization::Run(HloModule& module, PassContext& con
       arith.insert(*op);
     }
   } else if (const HardwareProfile* p = context.profile; p != nullptr && p->kind == "gpu") {
-    auto cap = [&](const char* name) {
-      auto it = p->capabilities.find(name);
-      return it != p->capabilities.end() && it->second;
-    };
     const bool f8 = IsF8OrF4(*low);
-    if (f8 ? cap("HasFp8") : cap("HasBf16")) {
+    if (HasCapability(p, f8 ? Requirement::kHasFp8 : Requirement::kHasBf16)) {
       arith.insert(HloOpcode::kDot);
       arith.insert(HloOpcode::kConvolution);
     }

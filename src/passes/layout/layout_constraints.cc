@@ -8,22 +8,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/profile.h"
+#include "engine/requirements.h"
 #include "ir/custom_calls/library_calls.h"
 #include "passes/layout/layout_util.h"
 
 namespace hloc::layout {
 
 namespace {
-
-bool RequirementsMet(const LayoutConstraintInfo& row, const HardwareProfile* profile) {
-  if (row.num_requires == 0) return true;
-  if (profile == nullptr) return false;  // no hardware chosen: nothing hardware-specific
-  for (int i = 0; i < row.num_requires; ++i) {
-    auto it = profile->capabilities.find(row.requirements[i]);
-    if (it == profile->capabilities.end() || !it->second) return false;
-  }
-  return true;
-}
 
 // Logical dimensions of a dot operand (0: lhs, 1: rhs) by role.
 void DotDims(const HloInstruction& dot, int operand, std::vector<int64_t>& batch, std::vector<int64_t>& contracting) {
@@ -157,7 +148,7 @@ ConstraintSet ConstraintSet::Build(const HardwareProfile* profile, const std::ve
   for (const LayoutConstraintInfo* row : all) family.push_back(row->name);
   const RecordSwitch on(enabled, disabled, family);
   for (const LayoutConstraintInfo* row : all)
-    if (on.On(row->name) && RequirementsMet(*row, profile)) set.rows_.push_back(row);
+    if (on.On(row->name) && RequirementsHold(row->requirements, row->num_requires, profile)) set.rows_.push_back(row);
   std::stable_sort(set.rows_.begin(), set.rows_.end(), [](const LayoutConstraintInfo* a, const LayoutConstraintInfo* b) {
     if (a->required != b->required) return a->required;
     return a->priority > b->priority;

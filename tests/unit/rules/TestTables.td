@@ -3,8 +3,6 @@ include "base/Common.td"
 include "base/Layout.td"
 include "base/Fusion.td"
 
-def HasTensorCores : Requirement<"tensor cores">;
-
 // A dot's left operand with the contracting dimension most minor.
 def DotLhsContractingMinor : LayoutConstraint<Dot, 0, ContractingMinor>;
 let Requires = [HasTensorCores] in
