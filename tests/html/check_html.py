@@ -179,7 +179,7 @@ def main():
     # A firing line ends with the rule's (file:line), then " [tags: ...]" when the rule has tags.
     firings = len(re.findall(r"^\[(?!pass\])[^\]]+\] \S+ \([^)]*:\d+\)( \[tags: [^\]]*\])?$", p.stderr, re.M))
     # Fusions made: priority-fusion's, multi-output fusion's and horizontal fusion's merges.
-    fused = len(re.findall(r"^priority-fusion: \S+ into ", p.stderr, re.M)) + \
+    fused = len(re.findall(r"^priority-fusion: \S+(?: \[[\w-]+\])? into ", p.stderr, re.M)) + \
         len(re.findall(r"^(multi-output-fusion|horizontal-in-place-fusion): merged ", p.stderr, re.M))
     html = glob.glob(os.path.join(odir, "*.html"))
     if len(html) != 1:
