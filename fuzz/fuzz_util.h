@@ -12,6 +12,19 @@ namespace hloc_fuzz {
 // abort, so that libFuzzer (and the replay main) report the input.
 [[noreturn]] inline void Fail(const std::string& what, std::string_view a = {}, std::string_view b = {}) {
   std::fprintf(stderr, "fuzz finding: %s\n", what.c_str());
+  // HLOC_FUZZ_DUMP=DIR: both texts whole, as DIR/first.txt and DIR/second.txt (the excerpt below
+  // is 400 bytes; a parse error's line may be far from the first difference).
+  if (const char* dir = std::getenv("HLOC_FUZZ_DUMP"); dir != nullptr && *dir != '\0') {
+    const std::string_view texts[] = {a, b};
+    const char* const names[] = {"/first.txt", "/second.txt"};
+    for (int k = 0; k < 2; ++k) {
+      if (std::FILE* f = std::fopen((std::string(dir) + names[k]).c_str(), "wb")) {
+        std::fwrite(texts[k].data(), 1, texts[k].size(), f);
+        std::fclose(f);
+      }
+    }
+    std::fprintf(stderr, "(whole texts in %s/first.txt and second.txt)\n", dir);
+  }
   if (!a.empty() || !b.empty()) {
     size_t i = 0;
     while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;

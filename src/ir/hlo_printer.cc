@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/hlo_lexer.h"
 #include "ir/hlo_printer_internal.h"
 
 namespace hloc {
@@ -93,11 +94,20 @@ namespace {
 
 using namespace printer_internal;  // NOLINT: this file is the printer
 
-// XLA's PrintName: without print_ids, names lose their ".N" suffix.
+// Whether `n` written bare reads back as a name: not a keyword ("maximal", "ROOT", "true"), a
+// number ("nan", "inf") or dim labels, which the lexer would take it for.
+bool LexesAsBareName(std::string_view n) {
+  HloLexer lex(n);
+  return lex.Lex() == TokKind::kIdent && lex.Lex() == TokKind::kEof;
+}
+
+// XLA's PrintName: without print_ids, names lose their ".N" suffix. Without print_percent a name
+// that would not read back bare keeps its '%' (XLA's short form prints `maximal = ...`, which its
+// own parser refuses; found by fuzz_hlo_roundtrip).
 std::string NameText(const std::string& name, const HloPrintOptions& o) {
   std::string_view n = name;
   if (!o.print_ids) n = n.substr(0, n.find('.'));
-  return o.print_percent ? absl::StrCat("%", std::string(n)) : std::string(n);
+  return o.print_percent || !LexesAsBareName(n) ? absl::StrCat("%", std::string(n)) : std::string(n);
 }
 
 // ---- async syntax sugar --------------------------------------------------------------
@@ -318,7 +328,7 @@ void AppendInstruction(std::string* out, const HloInstruction& inst, const HloPr
     // A custom-call's opaque="..." is XLA's raw backend config string.
     const std::string& config = !at.backend_config.empty() ? at.backend_config : at.opaque;
     if (!config.empty()) {
-      a.Cat("backend_config=", LexesAsJsonDict(config) ? config : Quoted(config));
+      a.Cat("backend_config=", printer_internal::LexesAsJsonDict(config) ? config : Quoted(config));
     }
   }
   for (const std::string& p : a.parts()) absl::StrAppend(out, ", ", p);
