@@ -28,6 +28,7 @@ absl::Status GpuRuntimeAvailable() {
   return absl::UnavailableError("hloc was built without the CUDA headers (no /usr/local/cuda/include/cuda.h at build time)");
 }
 absl::StatusOr<std::string> GpuDeviceDescription(int) { return GpuRuntimeAvailable(); }
+absl::StatusOr<GpuDeviceSummary> GpuDeviceSummaryOf(int) { return GpuRuntimeAvailable(); }
 absl::StatusOr<std::unique_ptr<GpuExecutable>> GpuExecutable::Load(Executable, const GpuRunOptions&) {
   return GpuRuntimeAvailable();
 }
@@ -137,6 +138,13 @@ absl::Status CopyDeviceToHost(uint64_t address, int64_t bytes, void* host, int o
   if (absl::Status s = (*ctx)->MakeCurrent(); !s.ok()) return s;
   return HLOC_CU(*(*ctx)->driver, cuMemcpyDtoH, "copying a result to the host", host, static_cast<CUdeviceptr>(address),
                  static_cast<size_t>(bytes));
+}
+
+absl::StatusOr<GpuDeviceSummary> GpuDeviceSummaryOf(int ordinal) {
+  absl::StatusOr<const CudaContext*> ctx = gpu::GetCudaContext(ordinal);
+  if (!ctx.ok()) return ctx.status();
+  const gpu::CudaDeviceInfo& i = (*ctx)->info;
+  return GpuDeviceSummary{i.cc_major, i.cc_minor, i.sm_count, i.total_memory};
 }
 
 absl::StatusOr<std::string> GpuDeviceDescription(int ordinal) {

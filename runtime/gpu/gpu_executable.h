@@ -133,5 +133,12 @@ absl::Status CopyDeviceToHost(uint64_t address, int64_t bytes, void* host, int o
 
 // "NVIDIA H200 (device 0, sm_90, 132 SMs, 139.8 GiB), driver 13000" or why there is none.
 absl::StatusOr<std::string> GpuDeviceDescription(int device_ordinal = 0);
+// The same device's compute capability, SM count and memory (for choosing its profile).
+struct GpuDeviceSummary {
+  int cc_major = 0, cc_minor = 0;
+  int64_t sm_count = 0;
+  int64_t total_memory = 0;  // bytes
+};
+absl::StatusOr<GpuDeviceSummary> GpuDeviceSummaryOf(int device_ordinal = 0);
 
 }  // namespace hloc::runtime

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -640,6 +641,25 @@ std::map<std::string, std::string> KnownCapabilities() {
   for (const FusibleInfo* r : t.fusible) add(r->requirements, r->num_requires, r->name, r->file, r->line);
   for (const FusionVetoInfo* r : t.vetoes) add(r->requirements, r->num_requires, r->name, r->file, r->line);
   return known;
+}
+
+std::optional<std::string> GpuProfileForDevice(const GpuDeviceFacts& device, const std::vector<std::string>& config_dirs) {
+  std::optional<std::string> best;
+  std::pair<int64_t, int64_t> best_distance;
+  for (const std::string& name : YamlNamesIn(config_dirs)) {
+    absl::StatusOr<std::string> path = FindProfileFile(name, config_dirs);
+    if (!path.ok()) continue;
+    absl::StatusOr<Profile> p = LoadProfileFile(*path);
+    if (!p.ok()) continue;
+    const HardwareProfile& h = p->hardware;
+    if (h.kind != "gpu" || h.compute_capability_major != device.compute_capability_major ||
+        h.compute_capability_minor != device.compute_capability_minor)
+      continue;
+    const std::pair<int64_t, int64_t> distance = {std::abs(h.memory_size - device.memory_size),
+                                                  std::abs(h.sm_count - device.sm_count)};
+    if (!best || distance < best_distance) best = name, best_distance = distance;
+  }
+  return best;
 }
 
 absl::StatusOr<std::string> FindProfileFile(const std::string& name_or_path,

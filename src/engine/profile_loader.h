@@ -19,6 +19,7 @@
 //
 // Errors are located (FILE:LINE:COL), in the profile when a patch does not fit the pipeline.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,19 @@ void DeriveCapabilities(HardwareProfile& hardware);
 // (GpuConvHopperNhwc)"; empty for names no record requires). A profile's `capabilities:` key
 // outside this set is an error at its FILE:LINE:COL.
 std::map<std::string, std::string> KnownCapabilities();
+
+// A GPU as the driver describes it, for choosing its profile.
+struct GpuDeviceFacts {
+  int compute_capability_major = 0, compute_capability_minor = 0;
+  int64_t sm_count = 0;
+  int64_t memory_size = 0;  // bytes
+};
+
+// The GPU profile of `config_dirs` that describes `device`, as XLA compiles for the device it
+// runs on: among the GPU profiles of its compute capability, the one nearest in memory size, then
+// in SM count (an H100 80 GB picks h100, an H200 h200). nullopt when none has its compute
+// capability; profiles that fail to load are skipped.
+std::optional<std::string> GpuProfileForDevice(const GpuDeviceFacts& device, const std::vector<std::string>& config_dirs);
 
 // `--profile h200`: a path to a file, or a name looked up as NAME.yaml in `config_dirs` (in
 // order). Errors list where it looked and the profiles that exist there.

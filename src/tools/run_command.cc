@@ -85,7 +85,8 @@ Options:
                       mean_ms=X compile_ms=X load_ms=X" (compile_ms is 0 for an .hlox)
   --threads N         threads of the CPU runtime (default: all cores)
   --profile C         when compiling FILE: a hardware profile, a path or a name looked up as
-                      C.yaml in the configs folder (default: cpu, or h200 with --backend gpu);
+                      C.yaml in the configs folder (default: cpu; with --backend gpu the
+                      profile of the GPU present: h100 on an H100, h200 on an H200, else h200);
                       a GPU profile picks --backend gpu
   --pipeline P        when compiling FILE: run this pipeline manifest instead of the profile's
                       (the profile's patches apply to it; as hloc compile --pipeline)
@@ -415,6 +416,25 @@ class GpuPartitionedRunner : public Runner {
   runtime::gpu::NcclBootstrap bootstrap_;
 };
 
+// Without --profile, the profile of the GPU this process runs on (engine/profile_loader.h's
+// GpuProfileForDevice: compute capability, then nearest memory size and SM count), as XLA compiles
+// for the device present; h200 when no profile has its compute capability.
+std::string DefaultGpuProfile(const std::vector<std::string>& config_dirs, bool verbose) {
+  std::optional<std::string> chosen;
+  if (absl::StatusOr<runtime::GpuDeviceSummary> d = runtime::GpuDeviceSummaryOf(0); d.ok()) {
+    GpuDeviceFacts facts;
+    facts.compute_capability_major = d->cc_major;
+    facts.compute_capability_minor = d->cc_minor;
+    facts.sm_count = d->sm_count;
+    facts.memory_size = d->total_memory;
+    chosen = GpuProfileForDevice(facts, config_dirs);
+  }
+  if (verbose)
+    std::cerr << "gpu: no --profile: compiling with " << (chosen ? *chosen : std::string("h200"))
+              << (chosen ? ", the profile of this GPU\n" : " (no profile has this GPU's compute capability)\n");
+  return chosen.value_or("h200");
+}
+
 Backend GpuBackend() {
   Backend b;
   b.name = "gpu";
@@ -426,9 +446,11 @@ Backend GpuBackend() {
     }
     codegen::gpu::GpuCompileOptions options;
     if (!args.Has("--no-passes")) {
+      const std::vector<std::string> config_dirs =
+          DataSearchDirs(args.Get("--config-dir"), "HLOC_CONFIG_DIR", "configs");
+      const std::string profile = args.Get("--profile").value_or(DefaultGpuProfile(config_dirs, args.Has("--verbose")));
       absl::Status s = codegen::gpu::LoadGpuProfileAndPipeline(
-          args.Get("--profile").value_or("h200"), DataSearchDirs(args.Get("--config-dir"), "HLOC_CONFIG_DIR", "configs"),
-          DataSearchDirs(args.Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), options);
+          profile, config_dirs, DataSearchDirs(args.Get("--pipeline-dir"), "HLOC_PIPELINE_DIR", "pipelines"), options);
       if (!s.ok()) return s;
       bool usage = false;
       if (absl::Status d = ApplyPipelineOptions(args, options.profile, options.pipeline, &usage); !d.ok()) return d;
