@@ -58,10 +58,14 @@ namespace {
 constexpr size_t kPoolBytes = size_t{1} << 30;
 
 struct ResultPool {
+  struct Block {
+    size_t size = 0;
+    bool kept = false;  // freed by the caller and in `free`
+  };
   std::mutex mu;
-  std::multimap<size_t, CUdeviceptr> free;         // size -> block
-  std::map<CUdeviceptr, size_t> sizes;             // every block handed out or kept
-  size_t kept = 0;                                  // bytes in `free`
+  std::multimap<size_t, CUdeviceptr> free;  // size -> kept block
+  std::map<CUdeviceptr, Block> blocks;      // every block handed out or kept
+  size_t kept = 0;                           // bytes in `free`
 };
 
 ResultPool& Pool(int ordinal) {
@@ -76,7 +80,7 @@ ResultPool& Pool(int ordinal) {
 size_t PoolSize(int64_t bytes) { return (static_cast<size_t>(std::max<int64_t>(bytes, 1)) + 255) / 256 * 256; }
 
 void ReturnKept(ResultPool& pool, const CudaDriver& d) {
-  for (auto& [size, p] : pool.free) d.cuMemFree(p), pool.sizes.erase(p);
+  for (auto& [size, p] : pool.free) d.cuMemFree(p), pool.blocks.erase(p);
   pool.free.clear();
   pool.kept = 0;
 }
@@ -95,6 +99,7 @@ absl::StatusOr<uint64_t> AllocateDeviceMemory(int64_t bytes, int ordinal) {
     const CUdeviceptr p = it->second;
     pool.free.erase(it);
     pool.kept -= size;
+    pool.blocks[p].kept = false;
     return static_cast<uint64_t>(p);
   }
   CUdeviceptr p = 0;
@@ -105,7 +110,7 @@ absl::StatusOr<uint64_t> AllocateDeviceMemory(int64_t bytes, int ordinal) {
     s = HLOC_CU(d, cuMemAlloc, what, &p, size);
   }
   if (!s.ok()) return s;
-  pool.sizes[p] = size;
+  pool.blocks[p] = ResultPool::Block{size, false};
   return static_cast<uint64_t>(p);
 }
 
@@ -116,18 +121,19 @@ absl::Status FreeDeviceMemory(uint64_t address, int ordinal) {
   const CUdeviceptr p = static_cast<CUdeviceptr>(address);
   ResultPool& pool = Pool(ordinal);
   std::lock_guard<std::mutex> lock(pool.mu);
-  auto it = pool.sizes.find(p);
-  if (it == pool.sizes.end())
+  auto it = pool.blocks.find(p);
+  if (it == pool.blocks.end())
     return absl::InvalidArgumentError(absl::StrCat("freeing device memory at 0x", absl::Hex(address),
                                                    ", which AllocateDeviceMemory did not hand out (or freed twice)"));
-  if (pool.kept + it->second <= kPoolBytes) {
-    for (auto [f, e] = pool.free.equal_range(it->second); f != e; ++f)
-      if (f->second == p) return absl::InvalidArgumentError(absl::StrCat("device memory at 0x", absl::Hex(address), " freed twice"));
-    pool.free.emplace(it->second, p);
-    pool.kept += it->second;
+  if (it->second.kept)
+    return absl::InvalidArgumentError(absl::StrCat("device memory at 0x", absl::Hex(address), " freed twice"));
+  if (pool.kept + it->second.size <= kPoolBytes) {
+    it->second.kept = true;
+    pool.free.emplace(it->second.size, p);
+    pool.kept += it->second.size;
     return absl::OkStatus();
   }
-  pool.sizes.erase(it);
+  pool.blocks.erase(it);
   return HLOC_CU(*(*ctx)->driver, cuMemFree, "freeing a result's device memory", p);
 }
 
